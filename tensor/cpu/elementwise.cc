@@ -1,0 +1,277 @@
+// CPU elementwise kernels: copy/convert, fill, ranges, random numbers, and
+// the unary, binary and where families.
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "tensor/cpu/cpu_backend.h"
+#include "tensor/cpu/dispatch.h"
+#include "tensor/cpu/parallel.h"
+#include "tensor/cpu/strided_loop.h"
+#include "tensor/functors.h"
+#include "tensor/status_macros.h"
+
+namespace ts::cpu {
+namespace {
+
+template <typename T>
+T* ptr(const Tensor& t) {
+  return static_cast<T*>(t.raw_data());
+}
+
+// Value-returning functors take numeric types (float-only ones, floating
+// types); bool-returning ones take every type.
+template <typename F, typename T>
+constexpr bool supports() {
+  if constexpr (requires { F::kFloatOnly; }) {
+    return !std::is_same_v<T, bool> && (!F::kFloatOnly || is_float_v<T>);
+  } else {
+    return true;
+  }
+}
+
+absl::Status unsupported(const char* op, DType dtype) {
+  return absl::InternalError(absl::StrCat("cpu ", op, ": no kernel for ", dtype_name(dtype)));
+}
+
+// A tensor-or-scalar input of element type T, read as Acc<T>.
+template <typename T>
+struct Input {
+  const T* data = nullptr;
+  Acc<T> value{};  // for a scalar
+  bool scalar = false;
+
+  static Input of(const Operand& x) {
+    Input in;
+    in.scalar = x.is_scalar();
+    if (in.scalar) {
+      in.value = load(x.scalar.to<T>());
+    } else {
+      in.data = ptr<T>(x.tensor);
+    }
+    return in;
+  }
+  Acc<T> at(int64_t offset) const { return scalar ? value : load(data[offset]); }
+};
+
+template <typename T, typename R, typename F>
+void binary_kernel(const StridedLayout<3>& layout, R* out, Input<T> a, Input<T> b, F f) {
+  for_each_run(layout, [&](const int64_t* off, int64_t n, const int64_t* st) {
+    R* o = out + off[0];
+    if (st[0] == 1 && !a.scalar && !b.scalar && st[1] == 1 && st[2] == 1) {
+      const T* pa = a.data + off[1];
+      const T* pb = b.data + off[2];
+      for (int64_t i = 0; i < n; ++i) o[i] = store<R>(f(load(pa[i]), load(pb[i])));
+    } else if (st[0] == 1 && b.scalar && (st[1] == 1 || a.scalar)) {
+      const T* pa = a.data + off[1];
+      const Acc<T> vb = b.value;
+      for (int64_t i = 0; i < n; ++i) o[i] = store<R>(f(load(pa[i]), vb));
+    } else if (st[0] == 1 && a.scalar && st[2] == 1) {
+      const T* pb = b.data + off[2];
+      const Acc<T> va = a.value;
+      for (int64_t i = 0; i < n; ++i) o[i] = store<R>(f(va, load(pb[i])));
+    } else {
+      for (int64_t i = 0; i < n; ++i) {
+        o[i * st[0]] = store<R>(f(a.at(off[1] + i * st[1]), b.at(off[2] + i * st[2])));
+      }
+    }
+  });
+}
+
+template <typename S, typename D>
+void convert_kernel(const StridedLayout<2>& layout, D* out, const S* in) {
+  for_each_run(layout, [&](const int64_t* off, int64_t n, const int64_t* st) {
+    D* o = out + off[0];
+    const S* s = in + off[1];
+    if constexpr (std::is_same_v<S, D>) {
+      if (st[0] == 1 && st[1] == 1) {
+        std::memcpy(o, s, n * sizeof(D));
+        return;
+      }
+    }
+    if (st[0] == 1 && st[1] == 1) {
+      for (int64_t i = 0; i < n; ++i) o[i] = store<D>(load(s[i]));
+    } else {
+      for (int64_t i = 0; i < n; ++i) o[i * st[0]] = store<D>(load(s[i * st[1]]));
+    }
+  });
+}
+
+}  // namespace
+
+absl::Status CpuBackend::copy(const Tensor& src, const Tensor& out) {
+  ASSIGN_OR_RETURN(auto layout, make_layout<2>({&out, &src}));
+  visit_dtype(src.dtype(), [&](auto s) {
+    using S = typename decltype(s)::type;
+    visit_dtype(out.dtype(), [&](auto d) {
+      using D = typename decltype(d)::type;
+      convert_kernel<S, D>(layout, ptr<D>(out), ptr<S>(src));
+    });
+  });
+  return absl::OkStatus();
+}
+
+absl::Status CpuBackend::transfer(const Tensor& src, const Tensor& dst) {
+  // Host to host: the only transfer this backend sees.
+  std::memcpy(dst.raw_data(), src.raw_data(), src.numel() * src.itemsize());
+  return absl::OkStatus();
+}
+
+absl::Status CpuBackend::fill(const Tensor& out, const Scalar& value) {
+  ASSIGN_OR_RETURN(auto layout, make_layout<1>({&out}));
+  visit_dtype(out.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T v = value.to<T>();
+    T* base = ptr<T>(out);
+    for_each_run(layout, [&](const int64_t* off, int64_t n, const int64_t* st) {
+      T* o = base + off[0];
+      if (st[0] == 1) {
+        std::fill(o, o + n, v);
+      } else {
+        for (int64_t i = 0; i < n; ++i) o[i * st[0]] = v;
+      }
+    });
+  });
+  return absl::OkStatus();
+}
+
+absl::Status CpuBackend::arange(const Tensor& out, double start, double step) {
+  visit_dtype(out.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* o = ptr<T>(out);
+    parallel_for(out.numel(), kElementwiseGrain, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) o[i] = store<T>(start + static_cast<double>(i) * step);
+    });
+  });
+  return absl::OkStatus();
+}
+
+absl::Status CpuBackend::random(RandomKind kind, const Tensor& out, PhiloxKey key, double a, double b,
+                                const Tensor& probs) {
+  const int64_t n = out.numel();
+  auto run = [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* o = ptr<T>(out);
+    const T* p = probs.defined() ? ptr<T>(probs) : nullptr;
+    if constexpr (std::is_same_v<T, double>) {
+      parallel_for((n + 1) / 2, kElementwiseGrain / 2, [&](int64_t g0, int64_t g1) {
+        for (int64_t g = g0; g < g1; ++g) {
+          double v[2];
+          const Philox4 w = philox_group(key, g);
+          if (kind == RandomKind::kNormal) normal2_f64(w, v); else uniform2_f64(w, v);
+          for (int64_t j = 0; j < 2 && 2 * g + j < n; ++j) {
+            const int64_t i = 2 * g + j;
+            switch (kind) {
+              case RandomKind::kUniform: o[i] = mul_add_unfused(b - a, v[j], a); break;
+              case RandomKind::kNormal: o[i] = mul_add_unfused(b, v[j], a); break;
+              case RandomKind::kBernoulli: o[i] = v[j] < (p ? p[i] : a) ? 1.0 : 0.0; break;
+            }
+          }
+        }
+      });
+    } else {
+      const int bits = kind == RandomKind::kBernoulli ? 24
+                       : std::is_same_v<T, Half>      ? 11
+                       : std::is_same_v<T, BFloat16>  ? 8
+                                                      : 24;
+      const float lo = static_cast<float>(a), span = static_cast<float>(b - a);
+      const float mean = static_cast<float>(a), stddev = static_cast<float>(b);
+      parallel_for((n + 3) / 4, kElementwiseGrain / 4, [&](int64_t g0, int64_t g1) {
+        for (int64_t g = g0; g < g1; ++g) {
+          float v[4];
+          const Philox4 w = philox_group(key, g);
+          if (kind == RandomKind::kNormal) normal4(w, v); else uniform4(w, bits, v);
+          for (int64_t j = 0; j < 4 && 4 * g + j < n; ++j) {
+            const int64_t i = 4 * g + j;
+            float r = 0;
+            switch (kind) {
+              case RandomKind::kUniform: r = mul_add_unfused(span, v[j], lo); break;
+              case RandomKind::kNormal: r = mul_add_unfused(stddev, v[j], mean); break;
+              case RandomKind::kBernoulli:
+                r = static_cast<double>(v[j]) < (p ? static_cast<double>(load(p[i])) : a) ? 1.0f : 0.0f;
+                break;
+            }
+            o[i] = store<T>(r);
+          }
+        }
+      });
+    }
+    return absl::OkStatus();
+  };
+  switch (out.dtype()) {
+    case DType::kF16: return run(TypeTag<Half>{});
+    case DType::kBF16: return run(TypeTag<BFloat16>{});
+    case DType::kF32: return run(TypeTag<float>{});
+    case DType::kF64: return run(TypeTag<double>{});
+    default: return unsupported("random", out.dtype());
+  }
+}
+
+absl::Status CpuBackend::unary(UnaryOp op, const Tensor& a, const Tensor& out) {
+  ASSIGN_OR_RETURN(auto layout, make_layout<2>({&out, &a}));
+  return visit_dtype(a.dtype(), [&](auto tag) -> absl::Status {
+    using T = typename decltype(tag)::type;
+    auto apply = [&](auto f, auto result_tag) -> absl::Status {
+      using F = decltype(f);
+      using R = typename decltype(result_tag)::type;
+      if constexpr (!supports<F, T>()) {
+        return unsupported(op_name(op), a.dtype());
+      } else {
+        const T* in = ptr<T>(a);
+        R* o = ptr<R>(out);
+        for_each_run(layout, [&](const int64_t* off, int64_t n, const int64_t* st) {
+          if (st[0] == 1 && st[1] == 1) {
+            for (int64_t i = 0; i < n; ++i) o[off[0] + i] = store<R>(f(load(in[off[1] + i])));
+          } else {
+            for (int64_t i = 0; i < n; ++i) o[off[0] + i * st[0]] = store<R>(f(load(in[off[1] + i * st[1]])));
+          }
+        });
+        return absl::OkStatus();
+      }
+    };
+    return functors::visit_unary(
+        op, [&](auto f) { return apply(f, TypeTag<T>{}); },
+        [&](auto f) { return apply(f, TypeTag<bool>{}); });
+  });
+}
+
+absl::Status CpuBackend::binary(BinaryOp op, const Operand& a, const Operand& b, const Tensor& out) {
+  ASSIGN_OR_RETURN(auto layout,
+                   make_layout<3>({&out, a.is_scalar() ? nullptr : &a.tensor, b.is_scalar() ? nullptr : &b.tensor}));
+  const DType dtype = a.is_scalar() ? b.tensor.dtype() : a.tensor.dtype();
+  return visit_dtype(dtype, [&](auto tag) -> absl::Status {
+    using T = typename decltype(tag)::type;
+    auto apply = [&](auto f, auto result_tag) -> absl::Status {
+      using F = decltype(f);
+      using R = typename decltype(result_tag)::type;
+      if constexpr (!supports<F, T>()) {
+        return unsupported(op_name(op), dtype);
+      } else {
+        binary_kernel<T, R>(layout, ptr<R>(out), Input<T>::of(a), Input<T>::of(b), f);
+        return absl::OkStatus();
+      }
+    };
+    return functors::visit_binary(
+        op, [&](auto f) { return apply(f, TypeTag<T>{}); },
+        [&](auto f) { return apply(f, TypeTag<bool>{}); });
+  });
+}
+
+absl::Status CpuBackend::where(const Tensor& cond, const Operand& a, const Operand& b, const Tensor& out) {
+  ASSIGN_OR_RETURN(auto layout, make_layout<4>({&out, &cond, a.is_scalar() ? nullptr : &a.tensor,
+                                                b.is_scalar() ? nullptr : &b.tensor}));
+  visit_dtype(out.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const Input<T> ia = Input<T>::of(a), ib = Input<T>::of(b);
+    const bool* c = ptr<bool>(cond);
+    T* o = ptr<T>(out);
+    for_each_run(layout, [&](const int64_t* off, int64_t n, const int64_t* st) {
+      for (int64_t i = 0; i < n; ++i) {
+        o[off[0] + i * st[0]] = store<T>(c[off[1] + i * st[1]] ? ia.at(off[2] + i * st[2])
+                                                               : ib.at(off[3] + i * st[3]));
+      }
+    });
+  });
+  return absl::OkStatus();
+}
+
+}  // namespace ts::cpu

@@ -1,0 +1,65 @@
+// CPU matrix products through OpenBLAS. Transposed operands are passed as
+// transposes, never copied; f16/bf16 go through f32 (OpenBLAS has no f16
+// GEMM), with the product rounded once.
+#include <cblas.h>
+
+#include "absl/strings/str_cat.h"
+#include "tensor/cpu/cpu_backend.h"
+#include "tensor/status_macros.h"
+
+namespace ts::cpu {
+namespace {
+
+// How a [rows, cols] matrix with the given strides reads as a row-major
+// operand: transposed or not, with its leading dimension.
+struct GemmOperand {
+  CBLAS_TRANSPOSE trans;
+  int64_t ld;
+};
+
+GemmOperand gemm_operand(int64_t rows, int64_t cols, int64_t row_stride, int64_t col_stride) {
+  if (col_stride == 1 && row_stride >= std::max<int64_t>(cols, 1)) return {CblasNoTrans, row_stride};
+  return {CblasTrans, std::max<int64_t>(col_stride, std::max<int64_t>(rows, 1))};
+}
+
+template <typename T, typename Gemm>
+void batched_gemm(const Tensor& a, const Tensor& b, const Tensor& out, Gemm gemm) {
+  const int64_t batch = out.size(0), m = out.size(1), n = out.size(2), k = a.size(2);
+  const GemmOperand ga = gemm_operand(m, k, a.stride(1), a.stride(2));
+  const GemmOperand gb = gemm_operand(k, n, b.stride(1), b.stride(2));
+  const T* pa = static_cast<const T*>(a.raw_data());
+  const T* pb = static_cast<const T*>(b.raw_data());
+  T* po = static_cast<T*>(out.raw_data());
+  // OpenBLAS threads each GEMM itself.
+  for (int64_t i = 0; i < batch; ++i) {
+    gemm(CblasRowMajor, ga.trans, gb.trans, m, n, k, T(1), pa + i * a.stride(0), ga.ld, pb + i * b.stride(0),
+         gb.ld, T(0), po + i * m * n, n);
+  }
+}
+
+}  // namespace
+
+absl::Status CpuBackend::matmul(const Tensor& a, const Tensor& b, const Tensor& out) {
+  switch (out.dtype()) {
+    case DType::kF32:
+      batched_gemm<float>(a, b, out, cblas_sgemm);
+      return absl::OkStatus();
+    case DType::kF64:
+      batched_gemm<double>(a, b, out, cblas_dgemm);
+      return absl::OkStatus();
+    case DType::kF16:
+    case DType::kBF16: {
+      ASSIGN_OR_RETURN(Tensor a32, Tensor::allocate(a.shape(), DType::kF32, a.device()));
+      ASSIGN_OR_RETURN(Tensor b32, Tensor::allocate(b.shape(), DType::kF32, b.device()));
+      ASSIGN_OR_RETURN(Tensor out32, Tensor::allocate(out.shape(), DType::kF32, out.device()));
+      RETURN_IF_ERROR(copy(a, a32));
+      RETURN_IF_ERROR(copy(b, b32));
+      batched_gemm<float>(a32, b32, out32, cblas_sgemm);
+      return copy(out32, out);
+    }
+    default:
+      return absl::InternalError(absl::StrCat("cpu matmul: no kernel for ", dtype_name(out.dtype())));
+  }
+}
+
+}  // namespace ts::cpu

@@ -1,0 +1,45 @@
+// A tensor's memory: one allocation on one device, shared by every tensor
+// viewing it and released when the last of them goes away.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "tensor/device.h"
+
+namespace ts {
+
+class Storage {
+ public:
+  // CPU memory is 64-byte aligned; CUDA memory comes from the device's caching
+  // allocator on the current stream.
+  static absl::StatusOr<std::shared_ptr<Storage>> allocate(int64_t nbytes, Device device);
+
+  // Adopts memory owned elsewhere; `deleter` runs when the storage dies.
+  Storage(void* data, int64_t nbytes, Device device, std::function<void(void*)> deleter);
+  ~Storage();
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+
+  void* data() const { return data_; }
+  int64_t nbytes() const { return nbytes_; }
+  Device device() const { return device_; }
+
+ private:
+  void* data_;
+  int64_t nbytes_;
+  Device device_;
+  std::function<void(void*)> deleter_;
+};
+
+// Host memory accounting of the CPU allocator (all CPU storages).
+struct CpuMemoryStats {
+  int64_t allocated_bytes = 0;
+  int64_t peak_allocated_bytes = 0;
+};
+CpuMemoryStats cpu_memory_stats();
+void reset_cpu_peak_memory();
+
+}  // namespace ts

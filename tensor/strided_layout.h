@@ -1,0 +1,91 @@
+// How an elementwise kernel walks N same-shaped operands (the output first):
+// size-1 dims are dropped and neighbouring dims merged wherever every operand
+// is contiguous across them, so the common cases become one flat loop and the
+// rest a few nested strides. Shared by the CPU and CUDA backends.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "tensor/host_device.h"
+#include "tensor/tensor.h"
+
+namespace ts {
+
+inline constexpr int kMaxLayoutDims = 10;
+
+template <int N>
+struct StridedLayout {
+  int ndim = 0;  // after merging; 0 for a single element
+  int64_t numel = 0;
+  int64_t sizes[kMaxLayoutDims] = {};       // outermost first
+  int64_t strides[N][kMaxLayoutDims] = {};  // in elements; 0 for broadcast
+
+  // Whether operand k is walked with unit stride in one flat loop.
+  TS_HOST_DEVICE bool flat(int k) const { return ndim <= 1 && (ndim == 0 || strides[k][0] == 1); }
+  bool all_flat() const {
+    for (int k = 0; k < N; ++k) {
+      if (!flat(k)) return false;
+    }
+    return true;
+  }
+
+  // Element offsets of operand k for the row-major linear index `i`.
+  TS_HOST_DEVICE int64_t offset(int k, int64_t i) const {
+    int64_t off = 0;
+    for (int d = ndim - 1; d >= 0; --d) {
+      const int64_t size = sizes[d];
+      off += (i % size) * strides[k][d];
+      i /= size;
+    }
+    return off;
+  }
+};
+
+// Builds the layout; operands[k] == nullptr marks a scalar operand (all
+// strides 0). Every tensor must have operands[0]'s shape.
+template <int N>
+absl::StatusOr<StridedLayout<N>> make_layout(const std::array<const Tensor*, N>& operands) {
+  const Tensor& out = *operands[0];
+  if (out.dim() > 64) {
+    return absl::InvalidArgumentError(absl::StrCat("elementwise op on ", out.describe(), ": more than 64 dims"));
+  }
+  StridedLayout<N> layout;
+  layout.numel = out.numel();
+  // Gather non-trivial dims innermost first, merging into the previous
+  // (inner) one when every operand steps over both as one.
+  int64_t sizes[64];
+  int64_t strides[N][64];
+  int n = 0;
+  for (int64_t d = out.dim() - 1; d >= 0; --d) {
+    const int64_t size = out.shape()[d];
+    if (size == 1) continue;
+    bool mergeable = n > 0;
+    for (int k = 0; k < N && mergeable; ++k) {
+      const int64_t stride = operands[k] ? operands[k]->strides()[d] : 0;
+      mergeable = stride == strides[k][n - 1] * sizes[n - 1];
+    }
+    if (mergeable) {
+      sizes[n - 1] *= size;
+      continue;
+    }
+    sizes[n] = size;
+    for (int k = 0; k < N; ++k) strides[k][n] = operands[k] ? operands[k]->strides()[d] : 0;
+    ++n;
+  }
+  if (n > kMaxLayoutDims) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "elementwise op on ", out.describe(), ": the operands' strides leave ", n,
+        " dims that cannot be merged (at most ", kMaxLayoutDims, " are supported); make them contiguous"));
+  }
+  layout.ndim = n;
+  for (int d = 0; d < n; ++d) {
+    layout.sizes[d] = sizes[n - 1 - d];
+    for (int k = 0; k < N; ++k) layout.strides[k][d] = strides[k][n - 1 - d];
+  }
+  return layout;
+}
+
+}  // namespace ts
