@@ -16,7 +16,7 @@ struct CachingAllocator::Block {
   size_t size;
   char* ptr;
   bool small;             // which pool, fixed at segment creation
-  bool allocated = false;
+  bool allocated = false;  // handed out, or freed but awaiting other streams
   Block* prev = nullptr;  // neighbours within the same segment
   Block* next = nullptr;
   std::set<cudaStream_t> used_by;  // other streams (record_stream)
@@ -141,12 +141,13 @@ void CachingAllocator::deallocate(void* ptr) {
   }
   Block* block = it->second;
   allocated_.erase(it);
-  block->allocated = false;
   count_allocated(-static_cast<int64_t>(block->size));
   if (block->used_by.empty()) {
     return_to_pool(block);
     return;
   }
+  // Until other streams are done with it the block stays marked allocated,
+  // so no neighbour merges with it.
   PendingFree pending{block, {}};
   for (cudaStream_t s : block->used_by) {
     absl::StatusOr<cudaEvent_t> event = device_->record_event(s);
@@ -173,6 +174,7 @@ void CachingAllocator::record_stream(void* ptr, cudaStream_t stream) {
 }
 
 void CachingAllocator::return_to_pool(Block* block) {
+  block->allocated = false;
   Pool& pool = block->small ? small_pool_ : large_pool_;
   // Merge with free neighbours of the same segment; they leave the pool and
   // the merged block re-enters it under its new size.
@@ -211,7 +213,8 @@ void CachingAllocator::process_pending_frees() {
       for (cudaEvent_t e : it->events) device_->destroy_event(e);
       return_to_pool(it->block);
     } else {
-      *still_pending++ = std::move(*it);
+      if (still_pending != it) *still_pending = std::move(*it);  // self-move would empty it
+      ++still_pending;
     }
   }
   pending_.erase(still_pending, pending_.end());
