@@ -1,0 +1,44 @@
+"""Summarizes gtest XML reports: totals, failed cases, and skipped cases
+grouped by the reason they gave (CUDA tests skip without a GPU).
+
+Usage: test_summary.py DIR   (every *.xml under DIR; Bazel's testlogs, or
+the folder tools/gpu_test writes)
+"""
+import collections
+import pathlib
+import sys
+import xml.etree.ElementTree as ET
+
+
+def main(root: str) -> int:
+    passed, failed = 0, []
+    skipped = collections.defaultdict(list)
+    for xml_path in sorted(pathlib.Path(root).rglob("*.xml")):
+        try:
+            tree = ET.parse(xml_path).getroot()
+        except ET.ParseError:
+            continue
+        for case in tree.iter("testcase"):
+            name = f"{case.get('classname')}.{case.get('name')}"
+            skip = case.find("skipped")
+            if skip is not None or case.get("result") == "skipped":
+                message = ((skip.get("message") if skip is not None else "") or "").strip()
+                reason = message.splitlines()[-1] if message else "(no reason given)"
+                skipped[reason].append(name)
+            elif case.find("failure") is not None:
+                failed.append(name)
+            else:
+                passed += 1
+    n_skipped = sum(len(v) for v in skipped.values())
+    print(f"test cases: {passed} passed, {len(failed)} failed, {n_skipped} skipped")
+    for name in failed:
+        print(f"  FAILED  {name}")
+    for reason, cases in sorted(skipped.items()):
+        print(f"  skipped {len(cases):4d}: {reason}")
+        for name in cases[:3]:
+            print(f"           e.g. {name}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1] if len(sys.argv) > 1 else "bazel-testlogs"))
