@@ -37,6 +37,8 @@ TS_HOST_DEVICE float tanh(float x) { return ::tanhf(x); }
 TS_HOST_DEVICE double tanh(double x) { return ::tanh(x); }
 TS_HOST_DEVICE float erf(float x) { return ::erff(x); }
 TS_HOST_DEVICE double erf(double x) { return ::erf(x); }
+TS_HOST_DEVICE float erfc(float x) { return ::erfcf(x); }
+TS_HOST_DEVICE double erfc(double x) { return ::erfc(x); }
 TS_HOST_DEVICE float floor(float x) { return ::floorf(x); }
 TS_HOST_DEVICE double floor(double x) { return ::floor(x); }
 TS_HOST_DEVICE float ceil(float x) { return ::ceilf(x); }
@@ -108,7 +110,9 @@ struct Sigmoid { static constexpr bool kFloatOnly = true; template <class T> TS_
 struct Gelu {
   static constexpr bool kFloatOnly = true;
   template <class T> TS_HOST_DEVICE T operator()(T x) const {
-    return T(0.5) * x * (T(1) + fm::erf(x * T(0.70710678118654752440)));
+    // erfc(-x/sqrt(2)) = 1 + erf(x/sqrt(2)) without the cancellation that
+    // 1 + erf(...) suffers for negative x.
+    return T(0.5) * x * fm::erfc(x * T(-0.70710678118654752440));
   }
 };
 struct Erf { static constexpr bool kFloatOnly = true; template <class T> TS_HOST_DEVICE T operator()(T x) const { return fm::erf(x); } };

@@ -90,7 +90,8 @@ absl::Status undefined_error(absl::string_view op) {
 // must be contiguous within itself (PyTorch's computeStride).
 std::optional<Shape> view_strides(Dims shape, Dims strides, Dims target) {
   Shape out(target.size());
-  if (shape_numel(shape) == 0) return contiguous_strides(target);
+  // Empty tensors take any shape; a 0-dim tensor's one element any all-ones shape.
+  if (shape_numel(shape) == 0 || shape.empty()) return contiguous_strides(target);
   int64_t view_d = static_cast<int64_t>(target.size()) - 1;
   int64_t chunk_base_stride = strides.empty() ? 1 : strides.back();
   int64_t tensor_numel = 1;

@@ -59,7 +59,7 @@ _cuda_objects = rule(
     implementation = _cuda_objects_impl,
     attrs = {
         "srcs": attr.label_list(allow_files = [".cu"]),
-        "hdrs": attr.label_list(allow_files = [".h", ".cuh"]),
+        "hdrs": attr.label_list(allow_files = [".h"]),
         "deps": attr.label_list(providers = [CcInfo]),
         "copts": attr.string_list(),
         "_nvcc": attr.label(
@@ -74,7 +74,8 @@ def cuda_library(name, srcs, hdrs = [], deps = [], copts = [], **kwargs):
 
     Args:
       name: the cc_library's name.
-      srcs: .cu files; private .cuh/.h headers may be listed too.
+      srcs: .cu files, and private .h headers (.cuh is not accepted: the
+        headers also go to a cc_library, which takes .h only).
       hdrs: public headers, usable from C++ and CUDA.
       deps: cc_library dependencies, visible to both nvcc and the linker.
       copts: extra nvcc flags.

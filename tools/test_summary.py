@@ -22,8 +22,10 @@ def main(root: str) -> int:
             name = f"{case.get('classname')}.{case.get('name')}"
             skip = case.find("skipped")
             if skip is not None or case.get("result") == "skipped":
-                message = ((skip.get("message") if skip is not None else "") or "").strip()
-                reason = message.splitlines()[-1] if message else "(no reason given)"
+                message = (skip.get("message") if skip is not None else "") or ""
+                # gtest writes "file:line", the reason, then any traces.
+                lines = [l for l in message.split("Google Test trace:")[0].splitlines() if l.strip()]
+                reason = lines[-1].strip() if lines else "(no reason given)"
                 skipped[reason].append(name)
             elif case.find("failure") is not None:
                 failed.append(name)

@@ -1,0 +1,58 @@
+// Copies: between layouts and dtypes on one device (copy), and between the
+// host and a device (transfer).
+#include "tensor/cuda/check.h"
+#include "tensor/cuda/cuda_backend.h"
+#include "tensor/cuda/device.h"
+#include "tensor/cuda/elementwise.h"
+#include "tensor/cuda/stream.h"
+
+namespace ts::cuda {
+
+absl::Status CudaBackend::copy(const Tensor& src, const Tensor& out) {
+  ASSIGN_OR_RETURN(auto layout, make_layout<2>({&out, &src}));
+  // Empty tensors have no memory to point at.
+  if (layout.numel == 0) return absl::OkStatus();
+  const int device = out.device().index;
+  DeviceGuard guard(device);
+  const cudaStream_t stream = current_stream(device);
+  return visit_dtype(src.dtype(), [&](auto src_tag) -> absl::Status {
+    using S = typename decltype(src_tag)::type;
+    return visit_dtype(out.dtype(), [&](auto out_tag) -> absl::Status {
+      using D = typename decltype(out_tag)::type;
+      if constexpr (std::is_same_v<S, D>) {
+        // One dtype: the bits move unchanged (NaN payloads too), by element
+        // size, and a flat pair is a single memcpy.
+        if (layout.all_flat()) {
+          RETURN_IF_CUDA_ERROR(cudaMemcpyAsync(out.raw_data(), src.raw_data(), layout.numel * sizeof(D),
+                                               cudaMemcpyDeviceToDevice, stream));
+          return absl::OkStatus();
+        }
+        using B = Bits<sizeof(D)>;
+        return launch_elementwise(device, stream, layout, static_cast<B*>(out.raw_data()), Identity{},
+                                  Input<B>::of(src));
+      } else {
+        return launch_elementwise(device, stream, layout, static_cast<D*>(out.raw_data()), Identity{},
+                                  Input<S>::of(src));
+      }
+    });
+  });
+}
+
+absl::Status CudaBackend::transfer(const Tensor& src, const Tensor& dst) {
+  const bool to_host = dst.device().is_cpu();
+  const int device = to_host ? src.device().index : dst.device().index;
+  const int64_t bytes = src.numel() * src.itemsize();
+  // Empty tensors have no memory to point at.
+  if (bytes == 0) return absl::OkStatus();
+  DeviceGuard guard(device);
+  const cudaStream_t stream = current_stream(device);
+  // Host tensors are pageable, so a host-to-device copy has consumed its
+  // source when the call returns; a device-to-host one is complete only once
+  // the stream has caught up, which the caller relies on.
+  RETURN_IF_CUDA_ERROR(cudaMemcpyAsync(dst.raw_data(), src.raw_data(), bytes,
+                                       to_host ? cudaMemcpyDeviceToHost : cudaMemcpyHostToDevice, stream));
+  if (to_host) RETURN_IF_CUDA_ERROR(cudaStreamSynchronize(stream));
+  return absl::OkStatus();
+}
+
+}  // namespace ts::cuda

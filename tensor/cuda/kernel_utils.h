@@ -1,0 +1,113 @@
+// What every CUDA kernel file shares: the device element type of each dtype,
+// the types kernels compute and accumulate in, conversions between them, and
+// how many blocks a launch gets. For .cu files only (the headers of a
+// cuda_library are .h because cc_library takes no other suffix).
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <type_traits>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "tensor/dtype.h"
+#include "tensor/half.h"
+#include "tensor/scalar.h"
+
+namespace ts::cuda {
+
+template <typename T>
+struct TypeTag {
+  using type = T;
+};
+
+// Calls f(TypeTag<E>{}) with the element type kernels use for `dtype`: CUDA's
+// __half and __nv_bfloat16 for the 16-bit floats (the bit layouts of
+// ts::Half and ts::BFloat16), the C++ type otherwise.
+template <typename F>
+decltype(auto) visit_dtype(DType dtype, F&& f) {
+  switch (dtype) {
+    case DType::kBool: return f(TypeTag<bool>{});
+    case DType::kU8: return f(TypeTag<uint8_t>{});
+    case DType::kI32: return f(TypeTag<int32_t>{});
+    case DType::kI64: return f(TypeTag<int64_t>{});
+    case DType::kF16: return f(TypeTag<__half>{});
+    case DType::kBF16: return f(TypeTag<__nv_bfloat16>{});
+    case DType::kF32: return f(TypeTag<float>{});
+    case DType::kF64: return f(TypeTag<double>{});
+  }
+  return f(TypeTag<float>{});  // unreachable: every enumerator is handled
+}
+
+template <typename T>
+inline constexpr bool is_half_v = std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>;
+
+template <typename T>
+inline constexpr bool is_float_v = std::is_floating_point_v<T> || is_half_v<T>;
+
+// The host type with T's bits (ts::Half for __half), for converting scalars.
+template <typename T>
+using HostType = std::conditional_t<std::is_same_v<T, __half>, Half,
+                                    std::conditional_t<std::is_same_v<T, __nv_bfloat16>, BFloat16, T>>;
+
+// The type elementwise functors compute in: float for f16/bf16, as on the CPU.
+template <typename T>
+using Compute = std::conditional_t<is_half_v<T>, float, T>;
+
+// The type reductions accumulate values in: float for f16/bf16/f32, double
+// for f64, int64_t for the integers.
+template <typename T>
+using ReduceAcc = std::conditional_t<std::is_same_v<T, double>, double,
+                                     std::conditional_t<is_float_v<T>, float, int64_t>>;
+
+template <typename T>
+__device__ __forceinline__ Compute<T> load(T x) {
+  if constexpr (std::is_same_v<T, __half>) {
+    return __half2float(x);
+  } else if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+    return __bfloat162float(x);
+  } else {
+    return x;
+  }
+}
+
+// Rounds v to T; 16-bit floats go through float (round to nearest even), as
+// ts::Half and ts::BFloat16 do, so both backends round wider values twice alike.
+template <typename T, typename V>
+__device__ __forceinline__ T store(V v) {
+  if constexpr (std::is_same_v<T, __half>) {
+    return __float2half_rn(static_cast<float>(v));
+  } else if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+    return __float2bfloat16_rn(static_cast<float>(v));
+  } else {
+    return static_cast<T>(v);
+  }
+}
+
+// A scalar operand as kernels compute with it: first rounded to the element
+// type (as the CPU kernels do), then widened to Compute<T>.
+template <typename T>
+Compute<T> scalar_value(const Scalar& s) {
+  return static_cast<Compute<T>>(s.to<HostType<T>>());
+}
+
+// The error for a dtype the op frontends never send to `op`.
+absl::Status unsupported(const char* op, DType dtype);
+
+__host__ __device__ __forceinline__ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// Threads per block of the elementwise and indexing kernels.
+inline constexpr int kThreads = 256;
+
+// Threads the device can hold resident at once (SMs times threads per SM),
+// queried once per device.
+absl::StatusOr<int64_t> resident_threads(int device);
+
+// Blocks of `threads` for a grid-stride loop over `items`: one per `threads`
+// items, capped at one full wave of resident blocks (more would only queue).
+absl::StatusOr<unsigned> grid_size(int device, int64_t items, int threads = kThreads);
+
+}  // namespace ts::cuda
