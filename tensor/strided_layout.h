@@ -32,15 +32,16 @@ struct StridedLayout {
     return true;
   }
 
-  // Element offsets of operand k for the row-major linear index `i`.
-  TS_HOST_DEVICE int64_t offset(int k, int64_t i) const {
-    int64_t off = 0;
+  // The element offset of every operand for the row-major linear index `i`,
+  // with one division per dim whatever the number of operands.
+  TS_HOST_DEVICE void offsets(int64_t i, int64_t (&out)[N]) const {
+    for (int k = 0; k < N; ++k) out[k] = 0;
     for (int d = ndim - 1; d >= 0; --d) {
-      const int64_t size = sizes[d];
-      off += (i % size) * strides[k][d];
-      i /= size;
+      const int64_t quotient = i / sizes[d];
+      const int64_t coord = i - quotient * sizes[d];
+      for (int k = 0; k < N; ++k) out[k] += coord * strides[k][d];
+      i = quotient;
     }
-    return off;
   }
 };
 

@@ -42,12 +42,8 @@ struct Input {
     return x.is_scalar() ? Input{nullptr, scalar_value<T>(x.scalar)} : of(x.tensor);
   }
 
+  // The value at element offset i (the scalar's value for a scalar).
   __device__ Compute<T> at(int64_t i) const { return data != nullptr ? load(data[i]) : value; }
-  // Element i of the layout, whose operand k this input is.
-  template <int N>
-  __device__ Compute<T> at(const StridedLayout<N>& layout, int k, int64_t i) const {
-    return data != nullptr ? load(data[layout.offset(k, i)]) : value;
-  }
 };
 
 // Functors for kernels that only move values: the conversion, if any,
@@ -138,7 +134,9 @@ __global__ void flat_kernel(int64_t n, R* out, F f, Input<T>... in) {
 template <int N, typename R, typename F, typename... T, size_t... K>
 __device__ __forceinline__ void strided_element(const StridedLayout<N>& layout, int64_t i, R* out, const F& f,
                                                 std::index_sequence<K...>, const Input<T>&... in) {
-  out[layout.offset(0, i)] = store<R>(f(in.at(layout, static_cast<int>(K) + 1, i)...));
+  int64_t offsets[N];
+  layout.offsets(i, offsets);
+  out[offsets[0]] = store<R>(f(in.at(offsets[K + 1])...));
 }
 
 template <int N, typename R, typename F, typename... T>

@@ -40,7 +40,9 @@ __global__ void index_copy_kernel(StridedLayout<3> layout, T* out, const int64_t
                                   int64_t dim_stride) {
   const int64_t stride = int64_t{gridDim.x} * blockDim.x;
   for (int64_t p = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; p < layout.numel; p += stride) {
-    out[p] = in[layout.offset(2, p) + index[layout.offset(1, p)] * dim_stride];
+    int64_t offsets[3];
+    layout.offsets(p, offsets);
+    out[p] = in[offsets[2] + index[offsets[1]] * dim_stride];
   }
 }
 
@@ -89,7 +91,9 @@ __global__ void scatter_add_kernel(StridedLayout<2> layout, T* out, const int64_
                                    int64_t dim_stride) {
   const int64_t stride = int64_t{gridDim.x} * blockDim.x;
   for (int64_t p = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; p < layout.numel; p += stride) {
-    atomic_add(out + layout.offset(1, p) + index[p] * dim_stride, src[p]);
+    int64_t offsets[2];
+    layout.offsets(p, offsets);
+    atomic_add(out + offsets[1] + index[p] * dim_stride, src[p]);
   }
 }
 
