@@ -13,8 +13,9 @@ namespace ts {
 
 class Storage {
  public:
-  // CPU memory is 64-byte aligned; CUDA memory comes from the device's caching
-  // allocator on the current stream.
+  // CPU memory comes from the CPU allocator (64-byte aligned, large blocks
+  // cached); CUDA memory from the device's caching allocator on the current
+  // stream.
   static absl::StatusOr<std::shared_ptr<Storage>> allocate(int64_t nbytes, Device device);
 
   // Adopts memory owned elsewhere; `deleter` runs when the storage dies.
@@ -33,13 +34,5 @@ class Storage {
   Device device_;
   std::function<void(void*)> deleter_;
 };
-
-// Host memory accounting of the CPU allocator (all CPU storages).
-struct CpuMemoryStats {
-  int64_t allocated_bytes = 0;
-  int64_t peak_allocated_bytes = 0;
-};
-CpuMemoryStats cpu_memory_stats();
-void reset_cpu_peak_memory();
 
 }  // namespace ts

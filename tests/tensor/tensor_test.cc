@@ -1,5 +1,6 @@
 // Tensor metadata and views: shapes, strides, sharing of storage, and the
 // errors of impossible views.
+#include "tensor/cpu_allocator.h"
 #include "tests/tensor/testing.h"
 
 namespace ts {
@@ -153,7 +154,7 @@ TEST(TensorTest, ItemAndToVector) {
                         {"from_vector", "[2, 2]"});
 }
 
-TEST(TensorTest, CpuMemoryIsAccounted) {
+TEST(TensorTest, CpuMemoryIsAccountedAndLargeBlocksAreReused) {
   reset_cpu_peak_memory();
   const int64_t before = cpu_memory_stats().allocated_bytes;
   {
@@ -162,6 +163,20 @@ TEST(TensorTest, CpuMemoryIsAccounted) {
   }
   EXPECT_EQ(cpu_memory_stats().allocated_bytes, before);
   EXPECT_GE(cpu_memory_stats().peak_allocated_bytes, before + 8000);
+
+  // A freed large block serves the next request of its size class.
+  void* first;
+  {
+    ASSERT_OK_AND_ASSIGN(Tensor big, empty({3 << 20}, {DType::kU8}));
+    first = big.raw_data();
+  }
+  const int64_t cached = cpu_memory_stats().cached_bytes;
+  EXPECT_GE(cached, 3 << 20);
+  ASSERT_OK_AND_ASSIGN(Tensor again, empty({(3 << 20) - 100}, {DType::kU8}));
+  EXPECT_EQ(again.raw_data(), first);
+  EXPECT_EQ(cpu_memory_stats().cached_bytes, cached - (4 << 20));  // 2 MiB granules
+  cpu_allocator::empty_cache();
+  EXPECT_EQ(cpu_memory_stats().cached_bytes, 0);
 }
 
 }  // namespace
