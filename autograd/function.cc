@@ -1,0 +1,43 @@
+#include "autograd/function.h"
+
+#include <memory>
+#include <utility>
+
+#include "autograd/grad_mode.h"
+
+namespace ts::autograd {
+
+bool any_requires_grad(absl::Span<const Variable> inputs) {
+  if (!grad_enabled()) return false;
+  for (const Variable& v : inputs) {
+    if (v.defined() && v.requires_grad()) return true;
+  }
+  return false;
+}
+
+std::vector<Variable> record(std::string name, absl::Span<const Variable> inputs,
+                             std::vector<Tensor> outputs, BackwardFn backward) {
+  std::vector<Variable> results;
+  results.reserve(outputs.size());
+  if (!any_requires_grad(inputs)) {
+    for (Tensor& t : outputs) results.emplace_back(std::move(t));
+    return results;
+  }
+  std::vector<Edge> edges;
+  std::vector<TensorMeta> input_meta;
+  for (const Variable& v : inputs) {
+    edges.push_back(v.defined() ? v.gradient_edge() : Edge{});
+    input_meta.push_back(v.defined() ? TensorMeta::of(v.data()) : TensorMeta{});
+  }
+  std::vector<TensorMeta> output_meta;
+  for (const Tensor& t : outputs) output_meta.push_back(TensorMeta::of(t));
+  auto node = std::make_shared<FunctionNode>(std::move(name), std::move(edges),
+                                             std::move(input_meta), std::move(output_meta),
+                                             std::move(backward));
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    results.push_back(Variable::from_node(std::move(outputs[i]), node, static_cast<int>(i)));
+  }
+  return results;
+}
+
+}  // namespace ts::autograd
