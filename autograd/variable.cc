@@ -47,7 +47,7 @@ class AccumulateGrad final : public Node {
     // Hooks may add or remove hooks: iterate over a snapshot.
     const std::map<int, Variable::GradReadyHook> hooks = leaf->hooks;
     const Variable leaf_var = Variable::from_impl(leaf);
-    for (const auto& [id, hook] : hooks) hook(leaf_var);
+    for (const auto& [id, hook] : hooks) RETURN_IF_ERROR(hook(leaf_var));
     return std::vector<Tensor>{};
   }
 

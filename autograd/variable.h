@@ -18,7 +18,8 @@ namespace ts::autograd {
 class Variable {
  public:
   // Called once per backward pass with the leaf whose gradient is now final.
-  using GradReadyHook = std::function<void(const Variable&)>;
+  // An error stops the backward and is returned by it.
+  using GradReadyHook = std::function<absl::Status(const Variable&)>;
 
   Variable() = default;
   // A leaf. Only floating-point tensors can require a gradient.
@@ -60,7 +61,8 @@ class Variable {
   absl::Status backward(Tensor grad = Tensor(), bool retain_graph = false) const;
 
   // Fires when this leaf's gradient is final in a backward pass (after
-  // accumulation into grad()). Returns an id for remove_grad_ready_hook.
+  // accumulation into grad()); an error it returns ends the backward with
+  // that error. Returns an id for remove_grad_ready_hook.
   int add_grad_ready_hook(GradReadyHook hook) const;
   void remove_grad_ready_hook(int id) const;
 

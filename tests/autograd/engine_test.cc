@@ -61,6 +61,7 @@ TEST(EngineTest, HooksFireOnceWithTheFinalGradientInReverseOrder) {
     w->set_name(w == &w1 ? "w1" : "w2");
     w->add_grad_ready_hook([&fired](const Variable& v) {
       fired.emplace_back(v.name(), v.grad().data<float>()[0]);
+      return absl::OkStatus();
     });
   }
   ASSERT_OK_AND_ASSIGN(Variable h, mul(x, w1));
@@ -77,11 +78,21 @@ TEST(EngineTest, HooksFireOnceWithTheFinalGradientInReverseOrder) {
 TEST(EngineTest, RemovedHookDoesNotFire) {
   Variable x = leaf({1}, {1});
   int calls = 0;
-  const int id = x.add_grad_ready_hook([&calls](const Variable&) { ++calls; });
+  const int id = x.add_grad_ready_hook([&calls](const Variable&) {
+    ++calls;
+    return absl::OkStatus();
+  });
   x.remove_grad_ready_hook(id);
   ASSERT_OK_AND_ASSIGN(Variable s, sum(x));
   ASSERT_OK(s.backward());
   EXPECT_EQ(calls, 0);
+}
+
+TEST(EngineTest, HookErrorStopsBackward) {
+  Variable x = leaf({1}, {1});
+  x.add_grad_ready_hook([](const Variable&) { return absl::UnavailableError("peer 1 is gone"); });
+  ASSERT_OK_AND_ASSIGN(Variable s, sum(x));
+  expect_error(s.backward(), absl::StatusCode::kUnavailable, {"peer 1 is gone"});
 }
 
 TEST(EngineTest, SecondBackwardNeedsRetainGraph) {
