@@ -1,0 +1,124 @@
+#include "data/readers/file_io.h"
+
+#include <zlib.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+
+namespace ts::data {
+namespace {
+
+absl::Status io_error(absl::string_view path, absl::string_view what) {
+  return absl::NotFoundError(absl::StrCat(path, ": ", what, ": ", std::strerror(errno)));
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> gunzip(absl::string_view bytes, absl::string_view name, int64_t max_bytes) {
+  z_stream z{};
+  // 16 + MAX_WBITS: gzip wrapper only, so a zlib or raw stream is an error.
+  if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) {
+    return absl::InternalError(absl::StrCat(name, ": inflateInit2 failed"));
+  }
+  std::string out;
+  out.resize(std::min<int64_t>(max_bytes, std::max<size_t>(bytes.size() * 4, 1 << 16)));
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.data()));
+  size_t produced = 0;
+  size_t remaining_in = bytes.size();
+  absl::Status status;
+  while (true) {
+    // avail_in/avail_out are 32-bit: feed huge buffers in pieces.
+    const size_t in_step = std::min<size_t>(remaining_in, 1u << 30);
+    z.avail_in = static_cast<uInt>(in_step);
+    if (produced == out.size()) {
+      if (static_cast<int64_t>(out.size()) >= max_bytes) {
+        status = absl::ResourceExhaustedError(
+            absl::StrCat(name, ": gzip data inflates to more than ", max_bytes, " bytes"));
+        break;
+      }
+      out.resize(std::min<int64_t>(max_bytes, out.size() * 2));
+    }
+    const size_t out_step = std::min<size_t>(out.size() - produced, 1u << 30);
+    z.next_out = reinterpret_cast<Bytef*>(out.data() + produced);
+    z.avail_out = static_cast<uInt>(out_step);
+    const int rc = inflate(&z, Z_NO_FLUSH);
+    produced += out_step - z.avail_out;
+    remaining_in -= in_step - z.avail_in;
+    if (rc == Z_STREAM_END) {
+      // Another gzip member may follow (as `cat a.gz b.gz` makes).
+      if (remaining_in == 0) break;
+      if (inflateReset(&z) != Z_OK) {
+        status = absl::InternalError(absl::StrCat(name, ": inflateReset failed"));
+        break;
+      }
+      continue;
+    }
+    if (rc == Z_BUF_ERROR && remaining_in == 0 && z.avail_out != 0) {
+      status = absl::DataLossError(absl::StrCat(name, ": gzip data is truncated"));
+      break;
+    }
+    if (rc != Z_OK && rc != Z_BUF_ERROR) {
+      status = absl::DataLossError(
+          absl::StrCat(name, ": corrupt gzip data: ", z.msg != nullptr ? z.msg : "inflate failed"));
+      break;
+    }
+  }
+  inflateEnd(&z);
+  if (!status.ok()) return status;
+  out.resize(produced);
+  return out;
+}
+
+absl::StatusOr<std::string> read_file(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) return io_error(path, "cannot open");
+  std::string bytes;
+  char buffer[1 << 16];
+  size_t n;
+  while ((n = std::fread(buffer, 1, sizeof buffer, f)) > 0) bytes.append(buffer, n);
+  const bool failed = std::ferror(f);
+  std::fclose(f);
+  if (failed) return io_error(path, "read failed");
+  if (is_gzip(bytes)) return gunzip(bytes, path);
+  return bytes;
+}
+
+absl::StatusOr<std::unique_ptr<ChunkReader>> ChunkReader::open(const std::string& path) {
+  gzFile f = gzopen(path.c_str(), "rb");
+  if (f == nullptr) return io_error(path, "cannot open");
+  gzbuffer(f, 1 << 20);
+  return std::unique_ptr<ChunkReader>(new ChunkReader(path, f));
+}
+
+ChunkReader::~ChunkReader() { gzclose(static_cast<gzFile>(file_)); }
+
+absl::StatusOr<int64_t> ChunkReader::read(std::string& out, int64_t max_bytes) {
+  const size_t old = out.size();
+  out.resize(old + max_bytes);
+  const int n = gzread(static_cast<gzFile>(file_), out.data() + old, static_cast<unsigned>(max_bytes));
+  // gzread reports a truncated gzip stream as a plain end of file (Z_BUF_ERROR
+  // is "not serious" to it), so the error state is checked on every short read.
+  int code = Z_OK;
+  const char* msg = gzerror(static_cast<gzFile>(file_), &code);
+  if (n < 0 || code != Z_OK) {
+    out.resize(old);
+    return absl::DataLossError(absl::StrCat(path_, ": read failed: ", msg));
+  }
+  out.resize(old + n);
+  return n;
+}
+
+absl::Status write_file(const std::string& path, absl::string_view bytes) {
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (f == nullptr) return io_error(path, "cannot create");
+  const bool wrote = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
+  const bool closed = std::fclose(f) == 0;
+  if (!wrote || !closed) return io_error(path, "write failed");
+  return absl::OkStatus();
+}
+
+}  // namespace ts::data

@@ -1,0 +1,127 @@
+#include "data/readers/lm_text.h"
+
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "data/readers/file_io.h"
+#include "data/readers/utf8.h"
+#include "tensor/ops.h"
+#include "tensor/philox.h"
+#include "tensor/status_macros.h"
+
+namespace ts::data {
+namespace {
+
+inline bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
+
+// Calls word(token) for each token and eos() at the end of each line.
+template <typename Word, typename Eos>
+void for_each_token(absl::string_view text, Word word, Eos eos) {
+  size_t i = 0;
+  while (i < text.size()) {
+    const size_t newline = text.find('\n', i);
+    const size_t line_end = newline == absl::string_view::npos ? text.size() : newline;
+    size_t p = i;
+    while (p < line_end) {
+      while (p < line_end && is_space(text[p])) ++p;
+      const size_t start = p;
+      while (p < line_end && !is_space(text[p])) ++p;
+      if (p > start) word(text.substr(start, p - start));
+    }
+    eos();
+    i = line_end + 1;
+  }
+}
+
+absl::StatusOr<Tensor> read_split(const std::string& path, const Vocabulary& vocab) {
+  ASSIGN_OR_RETURN(const std::string text, read_file(path));
+  ASSIGN_OR_RETURN(const std::vector<int64_t> ids, tokenize_lm(text, path, vocab));
+  return from_vector<int64_t>(ids, {static_cast<int64_t>(ids.size())});
+}
+
+}  // namespace
+
+absl::StatusOr<Vocabulary> build_lm_vocabulary(absl::string_view train_text, absl::string_view name) {
+  RETURN_IF_ERROR(check_utf8(train_text, name));
+  Vocabulary vocab(/*unknown=*/0);
+  vocab.add(kLmUnk);
+  vocab.add(kLmEos);
+  for_each_token(
+      train_text, [&](absl::string_view word) { vocab.add(word); }, [] {});
+  return vocab;
+}
+
+absl::StatusOr<std::vector<int64_t>> tokenize_lm(absl::string_view text, absl::string_view name,
+                                                 const Vocabulary& vocab) {
+  RETURN_IF_ERROR(check_utf8(text, name));
+  if (vocab.id(kLmEos) != 1 || vocab.unknown() != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, ": tokenize_lm needs a vocabulary from build_lm_vocabulary (<unk> = 0, <eos> = 1)"));
+  }
+  std::vector<int64_t> ids;
+  ids.reserve(text.size() / 5);
+  for_each_token(
+      text, [&](absl::string_view word) { ids.push_back(vocab.id(word)); }, [&] { ids.push_back(1); });
+  return ids;
+}
+
+absl::StatusOr<LmCorpus> load_lm_corpus(const std::string& train_path, const std::string& valid_path,
+                                        const std::string& test_path) {
+  ASSIGN_OR_RETURN(const std::string train_text, read_file(train_path));
+  if (train_text.empty()) return absl::InvalidArgumentError(absl::StrCat(train_path, ": empty train split"));
+  LmCorpus corpus;
+  ASSIGN_OR_RETURN(corpus.vocab, build_lm_vocabulary(train_text, train_path));
+  ASSIGN_OR_RETURN(const std::vector<int64_t> train_ids, tokenize_lm(train_text, train_path, corpus.vocab));
+  ASSIGN_OR_RETURN(corpus.train, from_vector<int64_t>(train_ids, {static_cast<int64_t>(train_ids.size())}));
+  ASSIGN_OR_RETURN(corpus.valid, read_split(valid_path, corpus.vocab));
+  ASSIGN_OR_RETURN(corpus.test, read_split(test_path, corpus.vocab));
+  return corpus;
+}
+
+absl::StatusOr<LmCorpus> load_wikitext(const std::string& dir) {
+  return load_lm_corpus(dir + "/wiki.train.tokens", dir + "/wiki.valid.tokens", dir + "/wiki.test.tokens");
+}
+
+absl::StatusOr<Tensor> batchify(const Tensor& stream, int64_t batch) {
+  if (stream.dim() != 1 || stream.dtype() != DType::kI64) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("batchify: expected an i64 token stream of rank 1, got ", stream.describe()));
+  }
+  if (batch < 1 || stream.numel() < batch) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("batchify: batch ", batch, " must be in [1, ", stream.numel(), "] (the stream's length)"));
+  }
+  const int64_t n = stream.numel() / batch;
+  ASSIGN_OR_RETURN(Tensor used, stream.narrow(0, 0, batch * n));
+  ASSIGN_OR_RETURN(Tensor batched, reshape(used, {batch, n}));
+  return contiguous(batched);
+}
+
+absl::StatusOr<BpttWindow> bptt_window(const Tensor& batched, int64_t start, int64_t seq_len) {
+  if (batched.dim() != 2) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("bptt_window: expected a [batch, n] tensor from batchify, got ", batched.describe()));
+  }
+  const int64_t n = batched.size(1);
+  if (start < 0 || start + 1 >= n || seq_len < 1) {
+    return absl::OutOfRangeError(absl::StrCat("bptt_window: start ", start, " with seq_len ", seq_len,
+                                              " leaves no window in ", n, " columns (start must be < n - 1)"));
+  }
+  const int64_t len = std::min(seq_len, n - 1 - start);
+  BpttWindow window;
+  ASSIGN_OR_RETURN(window.input, batched.narrow(1, start, len));
+  ASSIGN_OR_RETURN(window.target, batched.narrow(1, start + 1, len));
+  return window;
+}
+
+int64_t random_bptt_length(int64_t bptt, Generator& generator, int64_t min_len) {
+  const PhiloxKey key = generator.reserve(2);
+  double u[2], z[2];
+  uniform2_f64(philox_group(key, 0), u);
+  normal2_f64(philox_group(key, 1), z);
+  const double base = u[0] < 0.95 ? static_cast<double>(bptt) : bptt / 2.0;
+  // Python's int() truncates toward zero.
+  return std::max<int64_t>(min_len, static_cast<int64_t>(std::trunc(base + 5.0 * z[0])));
+}
+
+}  // namespace ts::data
