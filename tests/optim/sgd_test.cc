@@ -1,0 +1,254 @@
+// SGD against torch.optim.SGD's update written out in float64: one worked
+// example by hand, then every valid option combination over three steps for
+// each floating dtype; parameter groups, skipped parameters, strided
+// parameters, a real backward pass, and the errors users meet.
+#include "optim/sgd.h"
+
+#include <string>
+#include <vector>
+
+#include "autograd/ops.h"
+#include "autograd/variable.h"
+#include "gtest/gtest.h"
+#include "tests/tensor/testing.h"
+
+namespace ts::optim {
+namespace {
+
+using autograd::Variable;
+using ::ts::testing::expect_close;
+using ::ts::testing::expect_error;
+using ::ts::testing::random_tensor;
+using ::ts::testing::Ref;
+using ::ts::testing::value_or_die;
+
+Variable param_of(std::vector<double> values, Dims shape, DType dtype = DType::kF64) {
+  Tensor t = value_or_die(to(value_or_die(from_vector<double>(values, shape)), dtype));
+  return Variable(t, true);
+}
+
+void set_grad(const Variable& v, std::vector<double> values) {
+  v.set_grad(value_or_die(to(value_or_die(from_vector<double>(values, v.shape())), v.dtype())));
+}
+
+std::vector<double> values(const Tensor& t) { return value_or_die(to_vector<double>(t)); }
+
+TEST(SgdTest, NesterovWithWeightDecayMatchesAWorkedExample) {
+  // p0 = 1, lr 0.1, momentum 0.9, weight decay 0.01, Nesterov; gradients
+  // 0.5, -0.25, 1. By hand (g: gradient with decay, b: buffer, d: direction):
+  //   1: g = 0.5 + 0.01*1 = 0.51; b = g = 0.51; d = 0.51 + 0.9*0.51 = 0.969
+  //      p = 1 - 0.1*0.969 = 0.9031
+  //   2: g = -0.25 + 0.009031 = -0.240969; b = 0.9*0.51 + g = 0.218031
+  //      d = g + 0.9*b = -0.0447411; p = 0.9031 + 0.00447411 = 0.90757411
+  //   3: g = 1 + 0.0090757411 = 1.0090757411; b = 0.9*0.218031 + g = 1.2053036411
+  //      d = g + 0.9*b = 2.09384901809; p = 0.90757411 - 0.209384901809 = 0.698189208191
+  Variable p = param_of({1.0}, {1});
+  const SgdOptions options{.lr = 0.1, .momentum = 0.9, .weight_decay = 0.01, .nesterov = true};
+  ASSERT_OK_AND_ASSIGN(Sgd sgd, Sgd::create({p}, options));
+  const double grads[] = {0.5, -0.25, 1.0};
+  const double expected[] = {0.9031, 0.90757411, 0.698189208191};
+  for (int step = 0; step < 3; ++step) {
+    set_grad(p, {grads[step]});
+    ASSERT_OK(sgd.step());
+    EXPECT_NEAR(values(p.data())[0], expected[step], 1e-14) << "step " << step + 1;
+  }
+}
+
+// torch.optim.SGD's _single_tensor_sgd on float64 values, in its own words;
+// p and buf are then rounded to the parameter's dtype, as storage does.
+struct Reference {
+  std::vector<double> p, buf;
+  bool has_buf = false;
+
+  void step(const std::vector<double>& grad, const SgdOptions& o, DType dtype) {
+    for (size_t i = 0; i < p.size(); ++i) {
+      double d_p = grad[i];
+      if (o.weight_decay != 0) d_p = d_p + o.weight_decay * p[i];
+      if (o.momentum != 0) {
+        buf[i] = has_buf ? o.momentum * buf[i] + (1 - o.dampening) * d_p : d_p;
+        d_p = o.nesterov ? d_p + o.momentum * buf[i] : buf[i];
+      }
+      p[i] = p[i] - o.lr * d_p;
+    }
+    has_buf = o.momentum != 0;
+    const Shape shape{static_cast<int64_t>(p.size())};
+    p = ::ts::testing::ref_round(Ref{shape, p}, dtype).v;
+    buf = ::ts::testing::ref_round(Ref{shape, buf}, dtype).v;
+  }
+};
+
+std::vector<SgdOptions> every_valid_combination() {
+  std::vector<SgdOptions> out;
+  for (double momentum : {0.0, 0.9}) {
+    for (double dampening : {0.0, 0.3}) {
+      for (double weight_decay : {0.0, 0.01}) {
+        for (bool nesterov : {false, true}) {
+          if (nesterov && (momentum == 0 || dampening != 0)) continue;
+          out.push_back({.lr = 0.1, .momentum = momentum, .dampening = dampening,
+                         .weight_decay = weight_decay, .nesterov = nesterov});
+        }
+      }
+    }
+  }
+  return out;
+}
+
+std::string describe(const SgdOptions& o) {
+  return "momentum " + std::to_string(o.momentum) + " dampening " + std::to_string(o.dampening) +
+         " weight_decay " + std::to_string(o.weight_decay) + (o.nesterov ? " nesterov" : "");
+}
+
+class SgdReferenceTest : public ::ts::testing::SeededTest {};
+
+TEST_F(SgdReferenceTest, EveryOptionCombinationMatchesFloat64ForThreeSteps) {
+  const std::vector<SgdOptions> cases = every_valid_combination();
+  ASSERT_EQ(cases.size(), 10u);
+  for (DType dtype : {DType::kF64, DType::kF32, DType::kF16, DType::kBF16}) {
+    for (const SgdOptions& options : cases) {
+      SCOPED_TRACE(std::string(dtype_name(dtype)) + " " + describe(options));
+      const std::vector<Shape> shapes = {{3, 4}, {5}};
+      std::vector<Variable> params;
+      std::vector<Reference> refs;
+      for (const Shape& shape : shapes) {
+        params.emplace_back(random_tensor(rng(), shape, dtype), true);
+        refs.push_back({values(params.back().data()), std::vector<double>(shape_numel(shape)), false});
+      }
+      ASSERT_OK_AND_ASSIGN(Sgd sgd, Sgd::create(params, options));
+      for (int step = 0; step < 3; ++step) {
+        for (size_t i = 0; i < params.size(); ++i) {
+          params[i].set_grad(random_tensor(rng(), shapes[i], dtype));
+          refs[i].step(values(params[i].grad()), options, dtype);
+        }
+        ASSERT_OK(sgd.step());
+        for (size_t i = 0; i < params.size(); ++i) {
+          expect_close(params[i].data(), Ref{shapes[i], refs[i].p}, ::ts::testing::tolerance(dtype), 1e-3,
+                       "param " + std::to_string(i) + " after step " + std::to_string(step + 1));
+        }
+      }
+    }
+  }
+}
+
+TEST_F(SgdReferenceTest, GroupsKeepTheirOwnOptions) {
+  // As MLBench recipes do: batch-norm parameters without weight decay.
+  Variable conv(random_tensor(rng(), {4, 3}, DType::kF64), true);
+  Variable bn(random_tensor(rng(), {4}, DType::kF64), true);
+  const SgdOptions with_decay{.lr = 0.1, .momentum = 0.9, .weight_decay = 1e-2, .nesterov = true};
+  const SgdOptions no_decay{.lr = 0.05, .momentum = 0.9, .nesterov = true};
+  ASSERT_OK_AND_ASSIGN(Sgd sgd, Sgd::create({SgdParamGroup{{conv}, {"conv.weight"}, with_decay},
+                                             SgdParamGroup{{bn}, {"bn.weight"}, no_decay}}));
+  Reference conv_ref{values(conv.data()), std::vector<double>(12)};
+  Reference bn_ref{values(bn.data()), std::vector<double>(4)};
+  for (int step = 0; step < 3; ++step) {
+    conv.set_grad(random_tensor(rng(), {4, 3}, DType::kF64));
+    bn.set_grad(random_tensor(rng(), {4}, DType::kF64));
+    conv_ref.step(values(conv.grad()), with_decay, DType::kF64);
+    bn_ref.step(values(bn.grad()), no_decay, DType::kF64);
+    ASSERT_OK(sgd.step());
+  }
+  expect_close(conv.data(), Ref{{4, 3}, conv_ref.p}, 1e-12);
+  expect_close(bn.data(), Ref{{4}, bn_ref.p}, 1e-12);
+  EXPECT_EQ(sgd.num_groups(), 2);
+  EXPECT_EQ(sgd.lr(1), 0.05);
+  sgd.set_lr(0.2);
+  EXPECT_EQ(sgd.lr(0), 0.2);
+  EXPECT_EQ(sgd.lr(1), 0.2);
+  EXPECT_EQ(sgd.options(0).weight_decay, 1e-2);
+}
+
+TEST_F(SgdReferenceTest, ParametersWithoutGradientsAreSkippedAndStartTheirBufferLater) {
+  Variable a = param_of({1, 2}, {2}), b = param_of({3}, {1});
+  const SgdOptions options{.lr = 0.5, .momentum = 0.9};
+  ASSERT_OK_AND_ASSIGN(Sgd sgd, Sgd::create({a, b}, options));
+  Reference a_ref{{1, 2}, {0, 0}}, b_ref{{3}, {0}};
+  set_grad(a, {1, 1});
+  a_ref.step({1, 1}, options, DType::kF64);
+  ASSERT_OK(sgd.step());
+  EXPECT_EQ(values(b.data()), (std::vector<double>{3}));
+  // b's first step takes its gradient as the buffer, whatever a has done.
+  set_grad(b, {2});
+  b_ref.step({2}, options, DType::kF64);
+  a_ref.step({1, 1}, options, DType::kF64);
+  ASSERT_OK(sgd.step());
+  EXPECT_EQ(values(a.data()), a_ref.p);
+  EXPECT_EQ(values(b.data()), b_ref.p);
+  sgd.zero_grad();
+  EXPECT_FALSE(a.grad().defined());
+  EXPECT_FALSE(b.grad().defined());
+  ASSERT_OK(sgd.step());  // nothing to do
+  EXPECT_EQ(values(a.data()), a_ref.p);
+}
+
+TEST_F(SgdReferenceTest, StridedParameterIsUpdatedInPlace) {
+  Tensor storage_view = random_tensor(rng(), {3, 4}, DType::kF32, -1, 1, ::ts::testing::Layout::kTransposed);
+  ASSERT_FALSE(storage_view.is_contiguous());
+  Variable p(storage_view, true);
+  const std::vector<double> before = values(p.data());
+  const SgdOptions options{.lr = 0.1, .momentum = 0.9};
+  ASSERT_OK_AND_ASSIGN(Sgd sgd, Sgd::create({p}, options));
+  Reference ref{before, std::vector<double>(12)};
+  for (int step = 0; step < 2; ++step) {
+    p.set_grad(random_tensor(rng(), {3, 4}, DType::kF32));
+    ref.step(values(p.grad()), options, DType::kF32);
+    ASSERT_OK(sgd.step());
+  }
+  EXPECT_TRUE(p.data().shares_storage_with(storage_view));
+  expect_close(storage_view, Ref{{3, 4}, ref.p}, 1e-5);
+}
+
+TEST(SgdTest, StepsOnGradientsFromBackward) {
+  // loss = sum(w * x): dloss/dw = x.
+  Variable w = param_of({1, 2, 3}, {3}, DType::kF32);
+  Variable x = param_of({0.5, -1, 2}, {3}, DType::kF32);
+  ASSERT_OK(x.set_requires_grad(false));
+  ASSERT_OK_AND_ASSIGN(Variable wx, autograd::mul(w, x));
+  ASSERT_OK_AND_ASSIGN(Variable loss, autograd::sum(wx));
+  ASSERT_OK(loss.backward());
+  ASSERT_OK_AND_ASSIGN(Sgd sgd, Sgd::create({w}, {.lr = 0.1}));
+  ASSERT_OK(sgd.step());
+  EXPECT_EQ(values(w.data()), (std::vector<double>{1 - 0.1f * 0.5f, 2 + 0.1f, 3 - 0.1f * 2}));
+  EXPECT_FALSE(w.grad_fn());  // the update recorded no graph
+}
+
+TEST(SgdTest, InvalidOptionsAreErrorsNamingTheField) {
+  Variable p = param_of({1}, {1});
+  expect_error(Sgd::create({p}, {.lr = 0.1, .momentum = 0, .nesterov = true}).status(),
+               absl::StatusCode::kInvalidArgument, {"nesterov", "momentum > 0", "dampening 0"});
+  expect_error(Sgd::create({p}, {.lr = 0.1, .momentum = 0.9, .dampening = 0.1, .nesterov = true}).status(),
+               absl::StatusCode::kInvalidArgument, {"nesterov", "dampening 0.1"});
+  expect_error(Sgd::create({p}, {.lr = -1}).status(), absl::StatusCode::kInvalidArgument, {"lr", "-1"});
+  expect_error(Sgd::create({p}, {.lr = 0.1, .momentum = -0.5}).status(), absl::StatusCode::kInvalidArgument,
+               {"momentum"});
+  expect_error(Sgd::create({p}, {.lr = 0.1, .weight_decay = -1}).status(), absl::StatusCode::kInvalidArgument,
+               {"weight_decay"});
+}
+
+TEST(SgdTest, InvalidParameterListsAreErrors) {
+  Variable p = param_of({1}, {1});
+  expect_error(Sgd::create({p, p}, {}).status(), absl::StatusCode::kInvalidArgument,
+               {"\"0.1\"", "more than once"});
+  expect_error(Sgd::create({{"w", p}, {"w", param_of({1}, {1})}}, {}).status(),
+               absl::StatusCode::kInvalidArgument, {"\"w\"", "used twice"});
+  expect_error(Sgd::create({Variable()}, {}).status(), absl::StatusCode::kInvalidArgument, {"undefined"});
+  Variable ints(value_or_die(from_vector<int32_t>(std::vector<int32_t>{1}, {1})), false);
+  expect_error(Sgd::create({{"steps", ints}}, {}).status(), absl::StatusCode::kInvalidArgument,
+               {"\"steps\"", "i32", "not floating-point"});
+  expect_error(Sgd::create({SgdParamGroup{{p}, {"a", "b"}, {}}}).status(), absl::StatusCode::kInvalidArgument,
+               {"1 parameters but 2 names"});
+  expect_error(Sgd::create(std::vector<SgdParamGroup>{}).status(), absl::StatusCode::kInvalidArgument,
+               {"no parameter groups"});
+}
+
+TEST(SgdTest, MismatchedGradientFailsTheStepBeforeAnyUpdate) {
+  Variable a = param_of({1, 2}, {2}), b = param_of({3, 4}, {2});
+  ASSERT_OK_AND_ASSIGN(Sgd sgd, Sgd::create({{"a", a}, {"b", b}}, {.lr = 0.1, .momentum = 0.9}));
+  set_grad(a, {1, 1});
+  b.set_grad(value_or_die(from_vector<double>(std::vector<double>{1, 1, 1}, {3})));
+  expect_error(sgd.step(), absl::StatusCode::kInvalidArgument, {"\"b\"", "f64[2]", "f64[3]"});
+  EXPECT_EQ(values(a.data()), (std::vector<double>{1, 2}));  // a untouched
+  ASSERT_OK_AND_ASSIGN(NamedTensors state, sgd.state());
+  for (const auto& [name, tensor] : state) EXPECT_EQ(name.find("momentum_buffer"), std::string::npos) << name;
+}
+
+}  // namespace
+}  // namespace ts::optim
