@@ -1,0 +1,39 @@
+// The CPU LayerKernels: convolution as im2col + OpenBLAS GEMM, batch norm and
+// pooling as loops threaded over channels or planes. f32 and f64.
+#pragma once
+
+#include "absl/strings/str_cat.h"
+#include "nn/functional/kernels.h"
+
+namespace ts::nn::functional {
+
+// The error for a dtype the frontends should have converted away.
+inline absl::Status no_cpu_kernel(absl::string_view op, DType dtype) {
+  return absl::InternalError(absl::StrCat(op, ": no CPU kernel for ", dtype_name(dtype)));
+}
+
+class CpuKernels final : public LayerKernels {
+ public:
+  absl::Status conv2d_forward(const Conv2dGeometry& g, const Tensor& x, const Tensor& weight,
+                              const Tensor& bias, const Tensor& out) const override;
+  absl::Status conv2d_backward(const Conv2dGeometry& g, const Tensor& x, const Tensor& weight,
+                               const Tensor& grad_out, const Tensor& grad_x,
+                               const Tensor& grad_weight) const override;
+  absl::Status batch_norm_forward_training(const Tensor& x, const Tensor& weight, const Tensor& bias,
+                                           const Tensor& running_mean, const Tensor& running_var,
+                                           double momentum, double eps, const Tensor& y,
+                                           const Tensor& save_mean, const Tensor& save_invstd) const override;
+  absl::Status batch_norm_backward_training(const Tensor& x, const Tensor& grad_y, const Tensor& weight,
+                                            const Tensor& save_mean, const Tensor& save_invstd, double eps,
+                                            const Tensor& grad_x, const Tensor& grad_weight,
+                                            const Tensor& grad_bias) const override;
+  absl::Status max_pool2d_forward(const Pool2dGeometry& g, const Tensor& x, const Tensor& out,
+                                  const Tensor& indices) const override;
+  absl::Status max_pool2d_backward(const Pool2dGeometry& g, const Tensor& grad_out, const Tensor& indices,
+                                   const Tensor& grad_x) const override;
+  absl::Status avg_pool2d_forward(const Pool2dGeometry& g, const Tensor& x, const Tensor& out) const override;
+  absl::Status avg_pool2d_backward(const Pool2dGeometry& g, const Tensor& grad_out,
+                                   const Tensor& grad_x) const override;
+};
+
+}  // namespace ts::nn::functional

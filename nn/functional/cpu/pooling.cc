@@ -1,0 +1,146 @@
+// CPU pooling, threaded over planes: each task owns whole [h, w] planes, so
+// the backward scatters into grad_x without races.
+#include <cmath>
+#include <limits>
+
+#include "nn/functional/cpu/cpu_kernels.h"
+#include "tensor/cpu/parallel.h"
+
+namespace ts::nn::functional {
+namespace {
+
+template <typename PlaneFn>
+void for_each_plane(const Pool2dGeometry& g, PlaneFn fn) {
+  cpu::parallel_for(g.planes, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t p = begin; p < end; ++p) fn(p);
+  });
+}
+
+// The flat index of the window's largest element; a NaN wins at once, as in
+// PyTorch, so a NaN input gives a NaN output.
+template <typename T>
+int64_t window_argmax(const Pool2dGeometry& g, const PoolWindow& win, const T* in) {
+  int64_t best_at = win.h0 * g.w + win.w0;
+  T best = -std::numeric_limits<T>::infinity();
+  for (int64_t ih = win.h0; ih < win.h1; ++ih) {
+    for (int64_t iw = win.w0; iw < win.w1; ++iw) {
+      const T v = in[ih * g.w + iw];
+      if (std::isnan(v)) return ih * g.w + iw;
+      if (v > best) {
+        best = v;
+        best_at = ih * g.w + iw;
+      }
+    }
+  }
+  return best_at;
+}
+
+template <typename T>
+void max_forward(const Pool2dGeometry& g, const T* x, T* out, int32_t* indices) {
+  for_each_plane(g, [&](int64_t p) {
+    const T* in = x + p * g.h * g.w;
+    for (int64_t oh = 0; oh < g.out_h; ++oh) {
+      for (int64_t ow = 0; ow < g.out_w; ++ow) {
+        const int64_t at = window_argmax(g, pool_window(g, oh, ow), in);
+        const int64_t o = (p * g.out_h + oh) * g.out_w + ow;
+        out[o] = in[at];
+        indices[o] = static_cast<int32_t>(at);
+      }
+    }
+  });
+}
+
+template <typename T>
+void max_backward(const Pool2dGeometry& g, const T* grad_out, const int32_t* indices, T* grad_x) {
+  for_each_plane(g, [&](int64_t p) {
+    T* gx = grad_x + p * g.h * g.w;
+    std::fill(gx, gx + g.h * g.w, T(0));
+    const int64_t base = p * g.out_h * g.out_w;
+    for (int64_t o = 0; o < g.out_h * g.out_w; ++o) gx[indices[base + o]] += grad_out[base + o];
+  });
+}
+
+template <typename T>
+void avg_forward(const Pool2dGeometry& g, const T* x, T* out) {
+  for_each_plane(g, [&](int64_t p) {
+    const T* in = x + p * g.h * g.w;
+    for (int64_t oh = 0; oh < g.out_h; ++oh) {
+      for (int64_t ow = 0; ow < g.out_w; ++ow) {
+        const PoolWindow win = pool_window(g, oh, ow);
+        T sum = 0;
+        for (int64_t ih = win.h0; ih < win.h1; ++ih) {
+          for (int64_t iw = win.w0; iw < win.w1; ++iw) sum += in[ih * g.w + iw];
+        }
+        out[(p * g.out_h + oh) * g.out_w + ow] = sum / static_cast<T>(win.divisor);
+      }
+    }
+  });
+}
+
+template <typename T>
+void avg_backward(const Pool2dGeometry& g, const T* grad_out, T* grad_x) {
+  for_each_plane(g, [&](int64_t p) {
+    T* gx = grad_x + p * g.h * g.w;
+    std::fill(gx, gx + g.h * g.w, T(0));
+    for (int64_t oh = 0; oh < g.out_h; ++oh) {
+      for (int64_t ow = 0; ow < g.out_w; ++ow) {
+        const PoolWindow win = pool_window(g, oh, ow);
+        const T share = grad_out[(p * g.out_h + oh) * g.out_w + ow] / static_cast<T>(win.divisor);
+        for (int64_t ih = win.h0; ih < win.h1; ++ih) {
+          for (int64_t iw = win.w0; iw < win.w1; ++iw) gx[ih * g.w + iw] += share;
+        }
+      }
+    }
+  });
+}
+
+// Runs fn(T{}) for the f32 and f64 kernels.
+template <typename Fn>
+absl::Status dispatch(absl::string_view op, DType dtype, Fn fn) {
+  switch (dtype) {
+    case DType::kF32:
+      fn(float{});
+      return absl::OkStatus();
+    case DType::kF64:
+      fn(double{});
+      return absl::OkStatus();
+    default:
+      return no_cpu_kernel(op, dtype);
+  }
+}
+
+}  // namespace
+
+absl::Status CpuKernels::max_pool2d_forward(const Pool2dGeometry& g, const Tensor& x, const Tensor& out,
+                                            const Tensor& indices) const {
+  return dispatch("max_pool2d", x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    max_forward<T>(g, x.data<T>(), out.data<T>(), indices.data<int32_t>());
+  });
+}
+
+absl::Status CpuKernels::max_pool2d_backward(const Pool2dGeometry& g, const Tensor& grad_out,
+                                             const Tensor& indices, const Tensor& grad_x) const {
+  return dispatch("max_pool2d backward", grad_out.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    max_backward<T>(g, grad_out.data<T>(), indices.data<int32_t>(), grad_x.data<T>());
+  });
+}
+
+absl::Status CpuKernels::avg_pool2d_forward(const Pool2dGeometry& g, const Tensor& x,
+                                            const Tensor& out) const {
+  return dispatch("avg_pool2d", x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    avg_forward<T>(g, x.data<T>(), out.data<T>());
+  });
+}
+
+absl::Status CpuKernels::avg_pool2d_backward(const Pool2dGeometry& g, const Tensor& grad_out,
+                                             const Tensor& grad_x) const {
+  return dispatch("avg_pool2d backward", grad_out.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    avg_backward<T>(g, grad_out.data<T>(), grad_x.data<T>());
+  });
+}
+
+}  // namespace ts::nn::functional

@@ -1,0 +1,244 @@
+// CUDA convolution through cuDNN. The algorithm of each direction is chosen
+// once per (device, shape, dtype, math mode) by timing cuDNN's candidates
+// (cudnnFind*Ex, on the real tensors, with workspace from the caching
+// allocator) and cached; later calls look it up.
+#include <array>
+#include <map>
+#include <mutex>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "nn/functional/cuda/cuda_kernels.h"
+#include "nn/functional/cuda/cudnn_utils.h"
+#include "tensor/precision.h"
+#include "tensor/status_macros.h"
+
+namespace ts::nn::functional {
+namespace {
+
+// Candidates needing more workspace than this are not considered.
+constexpr size_t kMaxWorkspace = size_t{1} << 30;
+
+enum class Direction { kForward, kBackwardData, kBackwardFilter };
+
+struct Algorithm {
+  int algo;  // a cudnnConvolution{Fwd,BwdData,BwdFilter}Algo_t
+  cudnnMathType_t math;
+  size_t workspace;
+};
+
+// PyTorch's choice: tensor cores for f16/bf16; for f32 only when TF32 is
+// allowed (CUDNN_FMA_MATH rules them out).
+cudnnMathType_t math_type(DType dtype) {
+  if (is_reduced_float(dtype)) return CUDNN_TENSOR_OP_MATH;
+  if (dtype == DType::kF32 && !allow_tf32()) return CUDNN_FMA_MATH;
+  return CUDNN_DEFAULT_MATH;
+}
+
+// Descriptors of one convolution call.
+struct ConvDescriptors {
+  cudnn::TensorDescriptor x, y;
+  cudnn::FilterDescriptor w;
+  cudnn::ConvolutionDescriptor conv;
+};
+
+absl::StatusOr<ConvDescriptors> describe(const Conv2dGeometry& g, DType dtype) {
+  ASSIGN_OR_RETURN(cudnn::TensorDescriptor x, cudnn::nchw(dtype, g.n, g.c_in, g.h, g.w));
+  ASSIGN_OR_RETURN(cudnn::TensorDescriptor y, cudnn::nchw(dtype, g.n, g.c_out, g.out_h, g.out_w));
+  ASSIGN_OR_RETURN(cudnn::FilterDescriptor w, cudnn::FilterDescriptor::create());
+  RETURN_IF_CUDA_ERROR(cudnnSetFilter4dDescriptor(
+      w.get(), cudnn::data_type(dtype), CUDNN_TENSOR_NCHW, static_cast<int>(g.c_out),
+      static_cast<int>(g.c_in / g.groups), static_cast<int>(g.kh), static_cast<int>(g.kw)));
+  ASSIGN_OR_RETURN(cudnn::ConvolutionDescriptor conv, cudnn::ConvolutionDescriptor::create());
+  RETURN_IF_CUDA_ERROR(cudnnSetConvolution2dDescriptor(
+      conv.get(), static_cast<int>(g.pad_h), static_cast<int>(g.pad_w), static_cast<int>(g.stride_h),
+      static_cast<int>(g.stride_w), static_cast<int>(g.dil_h), static_cast<int>(g.dil_w),
+      CUDNN_CROSS_CORRELATION, dtype == DType::kF64 ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT));
+  RETURN_IF_CUDA_ERROR(cudnnSetConvolutionGroupCount(conv.get(), static_cast<int>(g.groups)));
+  RETURN_IF_CUDA_ERROR(cudnnSetConvolutionMathType(conv.get(), math_type(dtype)));
+  return ConvDescriptors{std::move(x), std::move(y), std::move(w), std::move(conv)};
+}
+
+using CacheKey = std::array<int64_t, 18>;
+
+CacheKey cache_key(int device, Direction direction, DType dtype, const Conv2dGeometry& g) {
+  return {device,
+          static_cast<int64_t>(direction),
+          static_cast<int64_t>(dtype),
+          math_type(dtype),
+          g.n,
+          g.c_in,
+          g.h,
+          g.w,
+          g.c_out,
+          g.kh,
+          g.kw,
+          g.stride_h,
+          g.stride_w,
+          g.pad_h,
+          g.pad_w,
+          g.dil_h,
+          g.dil_w,
+          g.groups};
+}
+
+class AlgorithmCache {
+ public:
+  bool lookup(const CacheKey& key, Algorithm* out) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = cache_.find(key);
+    if (it == cache_.end()) return false;
+    *out = it->second;
+    return true;
+  }
+  void insert(const CacheKey& key, const Algorithm& algorithm) {
+    std::lock_guard<std::mutex> lock(mu_);
+    cache_.emplace(key, algorithm);
+  }
+
+ private:
+  std::mutex mu_;
+  std::map<CacheKey, Algorithm> cache_;
+};
+
+AlgorithmCache& algorithm_cache() {
+  static AlgorithmCache* cache = new AlgorithmCache;
+  return *cache;
+}
+
+// The fastest successful result of a Find call (results come sorted by time).
+template <typename Perf>
+absl::StatusOr<Algorithm> fastest(const std::vector<Perf>& results, int returned, const char* what) {
+  for (int i = 0; i < returned; ++i) {
+    if (results[i].status == CUDNN_STATUS_SUCCESS) {
+      return Algorithm{static_cast<int>(results[i].algo), results[i].mathType, results[i].memory};
+    }
+  }
+  return absl::InternalError(absl::StrCat("conv2d: cuDNN found no working ", what, " algorithm"));
+}
+
+// The largest workspace any heuristic candidate asks for, within the cap:
+// what the Find call below is given to time them in.
+template <typename Perf>
+size_t candidate_workspace(const std::vector<Perf>& candidates, int returned) {
+  size_t bytes = 0;
+  for (int i = 0; i < returned; ++i) {
+    if (candidates[i].status == CUDNN_STATUS_SUCCESS && candidates[i].memory <= kMaxWorkspace) {
+      bytes = std::max(bytes, candidates[i].memory);
+    }
+  }
+  return bytes;
+}
+
+// Chooses (once per key) and runs one direction. `find` and `run` are the
+// cuDNN Find and compute calls of that direction, bound to its tensors.
+template <typename Perf, typename GetFn, typename FindFn, typename RunFn>
+absl::Status choose_and_run(int device, const CacheKey& key, const ConvDescriptors& d, const char* what,
+                            GetFn get, FindFn find, RunFn run) {
+  Algorithm algorithm;
+  if (!algorithm_cache().lookup(key, &algorithm)) {
+    std::vector<Perf> results(16);
+    int returned = 0;
+    RETURN_IF_ERROR(get(static_cast<int>(results.size()), &returned, results.data()));
+    ASSIGN_OR_RETURN(cudnn::Workspace ws,
+                     cudnn::Workspace::allocate(device, candidate_workspace(results, returned)));
+    RETURN_IF_ERROR(find(static_cast<int>(results.size()), &returned, results.data(), ws.get(), ws.size()));
+    ASSIGN_OR_RETURN(algorithm, fastest(results, returned, what));
+    algorithm_cache().insert(key, algorithm);
+  }
+  RETURN_IF_CUDA_ERROR(cudnnSetConvolutionMathType(d.conv.get(), algorithm.math));
+  ASSIGN_OR_RETURN(cudnn::Workspace ws, cudnn::Workspace::allocate(device, algorithm.workspace));
+  return run(algorithm.algo, ws.get(), ws.size());
+}
+
+}  // namespace
+
+absl::Status CudaKernels::conv2d_forward(const Conv2dGeometry& g, const Tensor& x, const Tensor& weight,
+                                         const Tensor& bias, const Tensor& out) const {
+  const int device = x.device().index;
+  ASSIGN_OR_RETURN(cudnnHandle_t h, cudnn::handle(device));
+  ASSIGN_OR_RETURN(const ConvDescriptors d, describe(g, x.dtype()));
+  const cudnn::Scaling s(x.dtype());
+  RETURN_IF_ERROR(choose_and_run<cudnnConvolutionFwdAlgoPerf_t>(
+      device, cache_key(device, Direction::kForward, x.dtype(), g), d, "forward",
+      [&](int n, int* returned, cudnnConvolutionFwdAlgoPerf_t* r) -> absl::Status {
+        RETURN_IF_CUDA_ERROR(cudnnGetConvolutionForwardAlgorithm_v7(h, d.x.get(), d.w.get(), d.conv.get(),
+                                                                    d.y.get(), n, returned, r));
+        return absl::OkStatus();
+      },
+      [&](int n, int* returned, cudnnConvolutionFwdAlgoPerf_t* r, void* ws, size_t bytes) -> absl::Status {
+        RETURN_IF_CUDA_ERROR(cudnnFindConvolutionForwardAlgorithmEx(
+            h, d.x.get(), x.raw_data(), d.w.get(), weight.raw_data(), d.conv.get(), d.y.get(), out.raw_data(),
+            n, returned, r, ws, bytes));
+        return absl::OkStatus();
+      },
+      [&](int algo, void* ws, size_t bytes) -> absl::Status {
+        RETURN_IF_CUDA_ERROR(cudnnConvolutionForward(
+            h, s.one(), d.x.get(), x.raw_data(), d.w.get(), weight.raw_data(), d.conv.get(),
+            static_cast<cudnnConvolutionFwdAlgo_t>(algo), ws, bytes, s.zero(), d.y.get(), out.raw_data()));
+        return absl::OkStatus();
+      }));
+  if (!bias.defined()) return absl::OkStatus();
+  ASSIGN_OR_RETURN(const cudnn::TensorDescriptor bd, cudnn::nchw(x.dtype(), 1, g.c_out, 1, 1));
+  RETURN_IF_CUDA_ERROR(
+      cudnnAddTensor(h, s.one(), bd.get(), bias.raw_data(), s.one(), d.y.get(), out.raw_data()));
+  return absl::OkStatus();
+}
+
+absl::Status CudaKernels::conv2d_backward(const Conv2dGeometry& g, const Tensor& x, const Tensor& weight,
+                                          const Tensor& grad_out, const Tensor& grad_x,
+                                          const Tensor& grad_weight) const {
+  const int device = x.device().index;
+  ASSIGN_OR_RETURN(cudnnHandle_t h, cudnn::handle(device));
+  ASSIGN_OR_RETURN(const ConvDescriptors d, describe(g, x.dtype()));
+  const cudnn::Scaling s(x.dtype());
+  if (grad_x.defined()) {
+    RETURN_IF_ERROR(choose_and_run<cudnnConvolutionBwdDataAlgoPerf_t>(
+        device, cache_key(device, Direction::kBackwardData, x.dtype(), g), d, "backward-data",
+        [&](int n, int* returned, cudnnConvolutionBwdDataAlgoPerf_t* r) -> absl::Status {
+          RETURN_IF_CUDA_ERROR(cudnnGetConvolutionBackwardDataAlgorithm_v7(
+              h, d.w.get(), d.y.get(), d.conv.get(), d.x.get(), n, returned, r));
+          return absl::OkStatus();
+        },
+        [&](int n, int* returned, cudnnConvolutionBwdDataAlgoPerf_t* r, void* ws,
+            size_t bytes) -> absl::Status {
+          RETURN_IF_CUDA_ERROR(cudnnFindConvolutionBackwardDataAlgorithmEx(
+              h, d.w.get(), weight.raw_data(), d.y.get(), grad_out.raw_data(), d.conv.get(), d.x.get(),
+              grad_x.raw_data(), n, returned, r, ws, bytes));
+          return absl::OkStatus();
+        },
+        [&](int algo, void* ws, size_t bytes) -> absl::Status {
+          RETURN_IF_CUDA_ERROR(cudnnConvolutionBackwardData(
+              h, s.one(), d.w.get(), weight.raw_data(), d.y.get(), grad_out.raw_data(), d.conv.get(),
+              static_cast<cudnnConvolutionBwdDataAlgo_t>(algo), ws, bytes, s.zero(), d.x.get(),
+              grad_x.raw_data()));
+          return absl::OkStatus();
+        }));
+  }
+  if (grad_weight.defined()) {
+    RETURN_IF_ERROR(choose_and_run<cudnnConvolutionBwdFilterAlgoPerf_t>(
+        device, cache_key(device, Direction::kBackwardFilter, x.dtype(), g), d, "backward-filter",
+        [&](int n, int* returned, cudnnConvolutionBwdFilterAlgoPerf_t* r) -> absl::Status {
+          RETURN_IF_CUDA_ERROR(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
+              h, d.x.get(), d.y.get(), d.conv.get(), d.w.get(), n, returned, r));
+          return absl::OkStatus();
+        },
+        [&](int n, int* returned, cudnnConvolutionBwdFilterAlgoPerf_t* r, void* ws,
+            size_t bytes) -> absl::Status {
+          RETURN_IF_CUDA_ERROR(cudnnFindConvolutionBackwardFilterAlgorithmEx(
+              h, d.x.get(), x.raw_data(), d.y.get(), grad_out.raw_data(), d.conv.get(), d.w.get(),
+              grad_weight.raw_data(), n, returned, r, ws, bytes));
+          return absl::OkStatus();
+        },
+        [&](int algo, void* ws, size_t bytes) -> absl::Status {
+          RETURN_IF_CUDA_ERROR(cudnnConvolutionBackwardFilter(
+              h, s.one(), d.x.get(), x.raw_data(), d.y.get(), grad_out.raw_data(), d.conv.get(),
+              static_cast<cudnnConvolutionBwdFilterAlgo_t>(algo), ws, bytes, s.zero(), d.w.get(),
+              grad_weight.raw_data()));
+          return absl::OkStatus();
+        }));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace ts::nn::functional

@@ -1,0 +1,86 @@
+// cuDNN plumbing for the layer kernels: a handle per thread and device bound
+// to the current stream, owning descriptor wrappers, dtype mapping, and
+// workspace from the caching allocator.
+#pragma once
+
+#include <cudnn.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "absl/status/statusor.h"
+#include "tensor/cuda/cudnn_check.h"
+#include "tensor/dtype.h"
+
+namespace ts::nn::functional::cudnn {
+
+// The calling thread's handle for `device` (a handle must not be used by two
+// threads at once), set to the device's current stream.
+absl::StatusOr<cudnnHandle_t> handle(int device);
+
+cudnnDataType_t data_type(DType dtype);
+
+// Blend factors alpha = 1, beta = 0 in the type cuDNN reads for `dtype`
+// (double for f64 data, float otherwise).
+struct Scaling {
+  explicit Scaling(DType dtype) : is_double(dtype == DType::kF64) {}
+  const void* one() const { return is_double ? static_cast<const void*>(&one_d) : &one_f; }
+  const void* zero() const { return is_double ? static_cast<const void*>(&zero_d) : &zero_f; }
+  bool is_double;
+  double one_d = 1, zero_d = 0;
+  float one_f = 1, zero_f = 0;
+};
+
+// An owned cuDNN descriptor.
+template <typename T, cudnnStatus_t (*Create)(T*), cudnnStatus_t (*Destroy)(T)>
+class Descriptor {
+ public:
+  static absl::StatusOr<Descriptor> create() {
+    Descriptor d;
+    RETURN_IF_CUDA_ERROR(Create(&d.desc_));
+    return d;
+  }
+  Descriptor(Descriptor&& other) noexcept : desc_(other.desc_) { other.desc_ = nullptr; }
+  Descriptor& operator=(Descriptor&&) = delete;
+  Descriptor(const Descriptor&) = delete;
+  ~Descriptor() {
+    if (desc_ != nullptr) CHECK_CUDA(Destroy(desc_));
+  }
+  T get() const { return desc_; }
+
+ private:
+  Descriptor() = default;
+  T desc_ = nullptr;
+};
+
+using TensorDescriptor =
+    Descriptor<cudnnTensorDescriptor_t, cudnnCreateTensorDescriptor, cudnnDestroyTensorDescriptor>;
+using FilterDescriptor =
+    Descriptor<cudnnFilterDescriptor_t, cudnnCreateFilterDescriptor, cudnnDestroyFilterDescriptor>;
+using ConvolutionDescriptor = Descriptor<cudnnConvolutionDescriptor_t, cudnnCreateConvolutionDescriptor,
+                                         cudnnDestroyConvolutionDescriptor>;
+
+// A contiguous NCHW tensor descriptor.
+absl::StatusOr<TensorDescriptor> nchw(DType dtype, int64_t n, int64_t c, int64_t h, int64_t w);
+
+// Device memory from the caching allocator on the current stream, returned
+// when this goes out of scope (after the work using it was enqueued, which
+// the allocator's stream ordering makes safe).
+class Workspace {
+ public:
+  static absl::StatusOr<Workspace> allocate(int device, size_t bytes);
+  Workspace(Workspace&& other) noexcept;
+  Workspace& operator=(Workspace&&) = delete;
+  Workspace(const Workspace&) = delete;
+  ~Workspace();
+  void* get() const { return ptr_; }
+  size_t size() const { return bytes_; }
+
+ private:
+  Workspace(int device, void* ptr, size_t bytes) : device_(device), ptr_(ptr), bytes_(bytes) {}
+  int device_;
+  void* ptr_;
+  size_t bytes_;
+};
+
+}  // namespace ts::nn::functional::cudnn

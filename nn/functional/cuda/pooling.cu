@@ -1,0 +1,207 @@
+// CUDA pooling: one thread per output element (grid-stride). Backward
+// kernels scatter each output's gradient into its window with atomicAdd, into
+// f32 (f64 for f64 data) so f16/bf16 need no half-precision atomics; the
+// result is then converted into grad_x.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <type_traits>
+
+#include "absl/strings/str_cat.h"
+#include "nn/functional/cuda/cuda_kernels.h"
+#include "tensor/cuda/check.h"
+#include "tensor/cuda/device.h"
+#include "tensor/cuda/stream.h"
+#include "tensor/ops.h"
+#include "tensor/status_macros.h"
+
+namespace ts::nn::functional {
+namespace {
+
+template <typename T>
+using Acc = std::conditional_t<std::is_same_v<T, double>, double, float>;
+
+template <typename T>
+__device__ __forceinline__ Acc<T> load(T v) {
+  if constexpr (std::is_same_v<T, __half>) {
+    return __half2float(v);
+  } else if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+    return __bfloat162float(v);
+  } else {
+    return v;
+  }
+}
+
+template <typename T>
+__device__ __forceinline__ T store(Acc<T> v) {
+  if constexpr (std::is_same_v<T, __half>) {
+    return __float2half_rn(v);
+  } else if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+    return __float2bfloat16_rn(v);
+  } else {
+    return v;
+  }
+}
+
+#define TS_GRID_STRIDE(i, n)                                                \
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < (n); \
+       i += int64_t{gridDim.x} * blockDim.x)
+
+template <typename T>
+__global__ void max_forward(Pool2dGeometry g, const T* x, T* out, int32_t* indices) {
+  const int64_t per_plane = g.out_h * g.out_w;
+  TS_GRID_STRIDE(o, g.planes * per_plane) {
+    const int64_t p = o / per_plane, oh = o % per_plane / g.out_w, ow = o % g.out_w;
+    const PoolWindow win = pool_window(g, oh, ow);
+    const T* in = x + p * g.h * g.w;
+    int64_t best_at = win.h0 * g.w + win.w0;
+    Acc<T> best = -INFINITY;
+    bool found_nan = false;
+    for (int64_t ih = win.h0; ih < win.h1 && !found_nan; ++ih) {
+      for (int64_t iw = win.w0; iw < win.w1; ++iw) {
+        const Acc<T> v = load(in[ih * g.w + iw]);
+        if (v > best || ::isnan(v)) {  // NaN wins, as on the CPU
+          best = v;
+          best_at = ih * g.w + iw;
+          if (::isnan(v)) {
+            found_nan = true;
+            break;
+          }
+        }
+      }
+    }
+    out[o] = in[best_at];
+    indices[o] = static_cast<int32_t>(best_at);
+  }
+}
+
+template <typename T>
+__global__ void max_backward(Pool2dGeometry g, const T* grad_out, const int32_t* indices, Acc<T>* grad_x) {
+  const int64_t per_plane = g.out_h * g.out_w;
+  TS_GRID_STRIDE(o, g.planes * per_plane) {
+    atomicAdd(grad_x + o / per_plane * g.h * g.w + indices[o], load(grad_out[o]));
+  }
+}
+
+template <typename T>
+__global__ void avg_forward(Pool2dGeometry g, const T* x, T* out) {
+  const int64_t per_plane = g.out_h * g.out_w;
+  TS_GRID_STRIDE(o, g.planes * per_plane) {
+    const int64_t p = o / per_plane, oh = o % per_plane / g.out_w, ow = o % g.out_w;
+    const PoolWindow win = pool_window(g, oh, ow);
+    const T* in = x + p * g.h * g.w;
+    Acc<T> sum = 0;
+    for (int64_t ih = win.h0; ih < win.h1; ++ih) {
+      for (int64_t iw = win.w0; iw < win.w1; ++iw) sum += load(in[ih * g.w + iw]);
+    }
+    out[o] = store<T>(sum / static_cast<Acc<T>>(win.divisor));
+  }
+}
+
+template <typename T>
+__global__ void avg_backward(Pool2dGeometry g, const T* grad_out, Acc<T>* grad_x) {
+  const int64_t per_plane = g.out_h * g.out_w;
+  TS_GRID_STRIDE(o, g.planes * per_plane) {
+    const int64_t p = o / per_plane, oh = o % per_plane / g.out_w, ow = o % g.out_w;
+    const PoolWindow win = pool_window(g, oh, ow);
+    const Acc<T> share = load(grad_out[o]) / static_cast<Acc<T>>(win.divisor);
+    Acc<T>* gx = grad_x + p * g.h * g.w;
+    for (int64_t ih = win.h0; ih < win.h1; ++ih) {
+      for (int64_t iw = win.w0; iw < win.w1; ++iw) atomicAdd(gx + ih * g.w + iw, share);
+    }
+  }
+}
+
+constexpr int kThreads = 256;
+
+int blocks_for(int64_t n) {
+  const int64_t blocks = (n + kThreads - 1) / kThreads;
+  return static_cast<int>(blocks < 65536 ? (blocks > 0 ? blocks : 1) : 65536);
+}
+
+// Calls f(T{}) with the kernel element type of `dtype`.
+template <typename F>
+absl::Status visit_float(DType dtype, F f) {
+  switch (dtype) {
+    case DType::kF16:
+      return f(__half{});
+    case DType::kBF16:
+      return f(__nv_bfloat16{});
+    case DType::kF32:
+      return f(float{});
+    case DType::kF64:
+      return f(double{});
+    default:
+      return absl::InternalError(absl::StrCat("pooling: no CUDA kernel for ", dtype_name(dtype)));
+  }
+}
+
+// Runs a scatter-style backward: `launch(acc_ptr, stream)` accumulates into
+// a zeroed buffer of the accumulation type, which then becomes grad_x.
+template <typename T, typename Launch>
+absl::Status scatter_backward(const Tensor& grad_x, Launch launch) {
+  const int device = grad_x.device().index;
+  cudaStream_t stream = ts::cuda::current_stream(device);
+  const DType acc = std::is_same_v<T, double> ? DType::kF64 : DType::kF32;
+  Tensor buffer = grad_x;
+  if (grad_x.dtype() != acc) {
+    ASSIGN_OR_RETURN(buffer, Tensor::allocate(grad_x.shape(), acc, grad_x.device()));
+  }
+  RETURN_IF_CUDA_ERROR(cudaMemsetAsync(buffer.raw_data(), 0, buffer.numel() * buffer.itemsize(), stream));
+  launch(static_cast<Acc<T>*>(buffer.raw_data()), stream);
+  RETURN_IF_CUDA_ERROR(cudaGetLastError());
+  if (buffer.shares_storage_with(grad_x)) return absl::OkStatus();
+  return ts::copy_(grad_x, buffer);
+}
+
+}  // namespace
+
+absl::Status CudaKernels::max_pool2d_forward(const Pool2dGeometry& g, const Tensor& x, const Tensor& out,
+                                             const Tensor& indices) const {
+  return visit_float(x.dtype(), [&](auto tag) -> absl::Status {
+    using T = decltype(tag);
+    ts::cuda::DeviceGuard guard(x.device().index);
+    max_forward<T><<<blocks_for(out.numel()), kThreads, 0, ts::cuda::current_stream(x.device().index)>>>(
+        g, static_cast<const T*>(x.raw_data()), static_cast<T*>(out.raw_data()), indices.data<int32_t>());
+    RETURN_IF_CUDA_ERROR(cudaGetLastError());
+    return absl::OkStatus();
+  });
+}
+
+absl::Status CudaKernels::max_pool2d_backward(const Pool2dGeometry& g, const Tensor& grad_out,
+                                              const Tensor& indices, const Tensor& grad_x) const {
+  return visit_float(grad_x.dtype(), [&](auto tag) -> absl::Status {
+    using T = decltype(tag);
+    ts::cuda::DeviceGuard guard(grad_x.device().index);
+    return scatter_backward<T>(grad_x, [&](Acc<T>* acc, cudaStream_t stream) {
+      max_backward<T><<<blocks_for(grad_out.numel()), kThreads, 0, stream>>>(
+          g, static_cast<const T*>(grad_out.raw_data()), indices.data<int32_t>(), acc);
+    });
+  });
+}
+
+absl::Status CudaKernels::avg_pool2d_forward(const Pool2dGeometry& g, const Tensor& x,
+                                             const Tensor& out) const {
+  return visit_float(x.dtype(), [&](auto tag) -> absl::Status {
+    using T = decltype(tag);
+    ts::cuda::DeviceGuard guard(x.device().index);
+    avg_forward<T><<<blocks_for(out.numel()), kThreads, 0, ts::cuda::current_stream(x.device().index)>>>(
+        g, static_cast<const T*>(x.raw_data()), static_cast<T*>(out.raw_data()));
+    RETURN_IF_CUDA_ERROR(cudaGetLastError());
+    return absl::OkStatus();
+  });
+}
+
+absl::Status CudaKernels::avg_pool2d_backward(const Pool2dGeometry& g, const Tensor& grad_out,
+                                              const Tensor& grad_x) const {
+  return visit_float(grad_x.dtype(), [&](auto tag) -> absl::Status {
+    using T = decltype(tag);
+    ts::cuda::DeviceGuard guard(grad_x.device().index);
+    return scatter_backward<T>(grad_x, [&](Acc<T>* acc, cudaStream_t stream) {
+      avg_backward<T><<<blocks_for(grad_out.numel()), kThreads, 0, stream>>>(
+          g, static_cast<const T*>(grad_out.raw_data()), acc);
+    });
+  });
+}
+
+}  // namespace ts::nn::functional

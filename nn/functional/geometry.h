@@ -1,0 +1,61 @@
+// The index arithmetic of convolution and pooling, shared by the op frontends
+// (which validate and fill it in) and by the CPU and CUDA kernels.
+#pragma once
+
+#include <cstdint>
+
+#include "tensor/host_device.h"
+
+namespace ts::nn::functional {
+
+// x [n, c_in, h, w] * weight [c_out, c_in / groups, kh, kw] -> [n, c_out, out_h, out_w].
+struct Conv2dGeometry {
+  int64_t n, c_in, h, w;
+  int64_t c_out, kh, kw;
+  int64_t out_h, out_w;
+  int64_t stride_h, stride_w, pad_h, pad_w, dil_h, dil_w;
+  int64_t groups;
+};
+
+// Pooling over `planes` (= n * c) independent [h, w] planes.
+struct Pool2dGeometry {
+  int64_t planes, h, w;
+  int64_t out_h, out_w;
+  int64_t kh, kw, stride_h, stride_w, pad_h, pad_w;
+  bool count_include_pad;
+  bool adaptive;  // PyTorch's adaptive windows; kernel/stride/pad unused
+};
+
+// The input rows [h0, h1) and columns [w0, w1) one output element reads,
+// clamped to the input, and what an average divides by.
+struct PoolWindow {
+  int64_t h0, h1, w0, w1;
+  int64_t divisor;
+};
+
+TS_HOST_DEVICE PoolWindow pool_window(const Pool2dGeometry& g, int64_t oh, int64_t ow) {
+  PoolWindow win;
+  if (g.adaptive) {
+    // start = floor(i * in / out), end = ceil((i + 1) * in / out).
+    win.h0 = oh * g.h / g.out_h;
+    win.h1 = ((oh + 1) * g.h + g.out_h - 1) / g.out_h;
+    win.w0 = ow * g.w / g.out_w;
+    win.w1 = ((ow + 1) * g.w + g.out_w - 1) / g.out_w;
+    win.divisor = (win.h1 - win.h0) * (win.w1 - win.w0);
+    return win;
+  }
+  int64_t h0 = oh * g.stride_h - g.pad_h, w0 = ow * g.stride_w - g.pad_w;
+  // A window may reach into the padding on the far side but no further (as
+  // PyTorch counts it for count_include_pad).
+  int64_t h1 = h0 + g.kh < g.h + g.pad_h ? h0 + g.kh : g.h + g.pad_h;
+  int64_t w1 = w0 + g.kw < g.w + g.pad_w ? w0 + g.kw : g.w + g.pad_w;
+  const int64_t padded_size = (h1 - h0) * (w1 - w0);
+  win.h0 = h0 > 0 ? h0 : 0;
+  win.w0 = w0 > 0 ? w0 : 0;
+  win.h1 = h1 < g.h ? h1 : g.h;
+  win.w1 = w1 < g.w ? w1 : g.w;
+  win.divisor = g.count_include_pad ? padded_size : (win.h1 - win.h0) * (win.w1 - win.w0);
+  return win;
+}
+
+}  // namespace ts::nn::functional

@@ -1,0 +1,110 @@
+// nn::Module: the unit models are built from. A module owns named parameters
+// (leaf Variables that require a gradient), buffers (plain tensors such as
+// running statistics) and child modules; names nest with dots as in PyTorch
+// ("layer1.0.conv1.weight"), so state dicts line up with torchvision's.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "autograd/variable.h"
+#include "tensor/tensor.h"
+
+namespace ts::nn {
+
+using autograd::Variable;
+
+// Tensors by name, in a meaningful order (registration order for modules).
+using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
+
+class Module {
+ public:
+  virtual ~Module() = default;
+  Module(const Module&) = delete;
+  Module& operator=(const Module&) = delete;
+
+  // The module's computation for one input. Modules are used through
+  // std::shared_ptr, as children and as models.
+  virtual absl::StatusOr<Variable> forward(const Variable& x) = 0;
+
+  // "Linear", "BatchNorm2d", ...: names the module in error messages.
+  const std::string& type_name() const { return type_name_; }
+
+  // ---- Recursive views, PyTorch's order: a module's own entries in
+  // registration order, then each child's under "<child name>.".
+  std::vector<std::pair<std::string, Variable>> named_parameters() const;
+  std::vector<Variable> parameters() const;
+  NamedTensors named_buffers() const;
+  // Every descendant (not this module itself), depth first, parents first.
+  std::vector<std::pair<std::string, std::shared_ptr<Module>>> named_modules() const;
+  const std::vector<std::pair<std::string, std::shared_ptr<Module>>>& children() const {
+    return children_;
+  }
+  int64_t num_parameters() const;
+
+  // ---- State dict: per module, parameters' values then buffers, then
+  // children (PyTorch's state_dict order). The tensors are the module's own
+  // (not copies).
+  NamedTensors state_dict() const;
+  // Copies `state` into the module's tensors in place (any device; dtypes
+  // must match). Strict: a missing or unexpected name, or a shape or dtype
+  // mismatch, is an error naming the entry, and nothing is copied then.
+  absl::Status load_state_dict(const NamedTensors& state);
+
+  // ---- Mode and placement, recursive.
+  void train(bool on = true);
+  void eval() { train(false); }
+  bool is_training() const { return training_; }
+  // Moves parameters (and their gradients) and buffers.
+  absl::Status to(Device device);
+  // Converts floating-point parameters, gradients and buffers; integer
+  // buffers (num_batches_tracked) keep their dtype.
+  absl::Status to(DType dtype);
+  // Drops every parameter's gradient (PyTorch's set_to_none=True): the next
+  // backward writes a fresh one.
+  void zero_grad();
+
+  // Replaces one of this module's own parameters by `value` (same shape,
+  // dtype and device), e.g. to tie weights or to put a gradcheck leaf in.
+  absl::Status set_parameter(absl::string_view name, Variable value);
+
+ protected:
+  explicit Module(std::string type_name) : type_name_(std::move(type_name)) {}
+
+  // Registration. Names are the layer's own identifiers, so a bad one (empty,
+  // dotted, repeated) is a bug and fatal.
+  Variable register_parameter(std::string name, Tensor value, bool requires_grad = true);
+  void register_buffer(std::string name, Tensor value);
+  template <typename M>
+  std::shared_ptr<M> register_module(std::string name, std::shared_ptr<M> child) {
+    add_child(std::move(name), child);
+    return child;
+  }
+
+  // This module's own entries by name; asking for one that was never
+  // registered is a bug and fatal.
+  const Variable& param(absl::string_view name) const;
+  const Tensor& buffer(absl::string_view name) const;
+  // Whether an own parameter of that name exists (optional ones: bias).
+  bool has_param(absl::string_view name) const;
+
+ private:
+  void add_child(std::string name, std::shared_ptr<Module> child);
+  void check_new_name(const std::string& name) const;
+  template <typename F>
+  absl::Status for_each_tensor_slot(F&& f);
+
+  std::string type_name_;
+  bool training_ = true;
+  std::vector<std::pair<std::string, Variable>> params_;
+  std::vector<std::pair<std::string, Tensor>> buffers_;
+  std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
+};
+
+}  // namespace ts::nn

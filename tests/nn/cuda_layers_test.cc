@@ -1,0 +1,171 @@
+// Every layer and loss on CUDA against the CPU: the same module moved with
+// to(), the same input; outputs, input gradients, parameter gradients and
+// batch norm's running statistics must agree. Skips without a GPU.
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "autograd/ops.h"
+#include "gtest/gtest.h"
+#include "nn/batch_norm.h"
+#include "nn/conv2d.h"
+#include "nn/dropout.h"
+#include "nn/flatten.h"
+#include "nn/linear.h"
+#include "nn/losses.h"
+#include "nn/pooling.h"
+#include "nn/relu.h"
+#include "tensor/ops.h"
+#include "tensor/status_macros.h"
+#include "tests/tensor/testing.h"
+
+namespace ts::nn {
+namespace {
+
+using ::ts::testing::random_tensor;
+using ::ts::testing::ref_of;
+using ::ts::testing::value_or_die;
+
+// f32 on both sides; cuDNN and cuBLAS sum in other orders than the CPU.
+constexpr double kTol = 1e-4;
+
+struct Run {
+  Tensor out, input_grad;
+  NamedTensors state, param_grads;  // on the CPU
+};
+
+absl::StatusOr<Run> run(Module& m, const Tensor& x_cpu, Device device) {
+  RETURN_IF_ERROR(m.to(device));
+  m.zero_grad();
+  ASSIGN_OR_RETURN(Tensor x, to(x_cpu, device));
+  Variable input(x, true);
+  ASSIGN_OR_RETURN(Variable y, m.forward(input));
+  // A non-uniform output gradient, the same on both devices.
+  ASSIGN_OR_RETURN(Tensor weights, arange(0, static_cast<double>(y.numel()), 1, {y.dtype(), device}));
+  ASSIGN_OR_RETURN(weights, reshape(weights, y.shape()));
+  ASSIGN_OR_RETURN(weights, sin(weights));
+  RETURN_IF_ERROR(y.backward(weights));
+  Run r;
+  ASSIGN_OR_RETURN(r.out, to(y.data(), Device::cpu()));
+  ASSIGN_OR_RETURN(r.input_grad, to(input.grad(), Device::cpu()));
+  for (const auto& [name, t] : m.state_dict()) {
+    ASSIGN_OR_RETURN(Tensor host, to(t, Device::cpu()));
+    ASSIGN_OR_RETURN(host, clone(host));
+    r.state.emplace_back(name, host);
+  }
+  for (const auto& [name, p] : m.named_parameters()) {
+    ASSIGN_OR_RETURN(Tensor g, to(p.grad(), Device::cpu()));
+    r.param_grads.emplace_back(name, g);
+  }
+  return r;
+}
+
+// Runs `m` on the CPU, restores its state, runs it on CUDA, compares.
+void expect_cuda_matches_cpu(Module& m, const Tensor& x) {
+  SCOPED_TRACE(m.type_name());
+  const NamedTensors initial = [&] {
+    NamedTensors copy;
+    for (const auto& [name, t] : m.state_dict()) copy.emplace_back(name, value_or_die(clone(t)));
+    return copy;
+  }();
+  const uint64_t seed = 1234;
+  manual_seed(seed);
+  ASSERT_OK_AND_ASSIGN(Run cpu, run(m, x, Device::cpu()));
+  ASSERT_OK(m.load_state_dict(initial));
+  manual_seed(seed);
+  ASSERT_OK_AND_ASSIGN(Run gpu, run(m, x, Device::cuda(0)));
+  ts::testing::expect_close(gpu.out, ref_of(cpu.out), kTol, 1e-3, "output");
+  ts::testing::expect_close(gpu.input_grad, ref_of(cpu.input_grad), kTol, 1e-3, "input grad");
+  for (size_t i = 0; i < cpu.param_grads.size(); ++i) {
+    ts::testing::expect_close(gpu.param_grads[i].second, ref_of(cpu.param_grads[i].second), kTol, 1e-2,
+                              cpu.param_grads[i].first + " grad");
+  }
+  for (size_t i = 0; i < cpu.state.size(); ++i) {
+    ts::testing::expect_close(gpu.state[i].second, ref_of(cpu.state[i].second), kTol, 1e-3,
+                              cpu.state[i].first);
+  }
+  ASSERT_OK(m.to(Device::cpu()));
+}
+
+class CudaLayersTest : public ts::testing::SeededTest {
+ protected:
+  void SetUp() override { TS_SKIP_WITHOUT_CUDA(); }
+  Tensor images(Dims shape) { return random_tensor(rng(), shape, DType::kF32, -2, 2); }
+};
+
+TEST_F(CudaLayersTest, Linear) {
+  expect_cuda_matches_cpu(*value_or_die(Linear::create(37, 19)), images({8, 37}));
+}
+
+TEST_F(CudaLayersTest, Conv2d) {
+  functional::Conv2dOptions options;
+  options.stride = {2, 2};
+  options.padding = {1, 1};
+  expect_cuda_matches_cpu(*value_or_die(Conv2d::create(8, 16, {3, 3}, options)), images({4, 8, 15, 15}));
+  options.groups = 4;
+  expect_cuda_matches_cpu(*value_or_die(Conv2d::create(8, 16, {3, 3}, options, false)), images({2, 8, 9, 9}));
+}
+
+TEST_F(CudaLayersTest, BatchNorm2dTrainAndEval) {
+  auto bn = value_or_die(BatchNorm2d::create(6));
+  expect_cuda_matches_cpu(*bn, images({4, 6, 5, 5}));
+  bn->eval();
+  expect_cuda_matches_cpu(*bn, images({4, 6, 5, 5}));
+}
+
+TEST_F(CudaLayersTest, PoolingReluFlatten) {
+  MaxPool2d max_pool({{3, 3}, {2, 2}, {1, 1}});
+  expect_cuda_matches_cpu(max_pool, images({2, 3, 9, 9}));
+  AvgPool2d avg_pool({{2, 2}, {2, 2}});
+  expect_cuda_matches_cpu(avg_pool, images({2, 3, 8, 8}));
+  AdaptiveAvgPool2d adaptive({3, 2});
+  expect_cuda_matches_cpu(adaptive, images({2, 3, 7, 5}));
+  ReLU relu;
+  expect_cuda_matches_cpu(relu, images({2, 3, 4, 4}));
+  Flatten flatten;
+  expect_cuda_matches_cpu(flatten, images({2, 3, 4, 4}));
+}
+
+TEST_F(CudaLayersTest, DropoutDrawsTheSameMask) {
+  // The generator gives the same numbers on both devices for one seed.
+  expect_cuda_matches_cpu(*value_or_die(Dropout::create(0.3)), images({4, 1000}));
+}
+
+TEST_F(CudaLayersTest, Losses) {
+  const Tensor logits = images({16, 10});
+  std::vector<int64_t> t(16);
+  for (size_t i = 0; i < t.size(); ++i) t[i] = static_cast<int64_t>((i * 7) % 10);
+  const Tensor target = value_or_die(from_vector<int64_t>(t, {16}));
+  const Tensor binary = value_or_die(to(value_or_die(gt(images({16, 10}), 0)), DType::kF32));
+  using LossFn = std::function<absl::StatusOr<Variable>(const Variable&, const Tensor&, const Tensor&)>;
+  const std::vector<std::pair<std::string, LossFn>> losses = {
+      {"cross_entropy",
+       [](auto& x, auto& t, auto&) {
+         return cross_entropy(x, t, {Reduction::kMean, 0.1});
+       }},
+      {"bce_with_logits", [](auto& x, auto&, auto& b) { return binary_cross_entropy_with_logits(x, b); }},
+  };
+  for (const auto& [name, fn] : losses) {
+    SCOPED_TRACE(name);
+    std::vector<Tensor> values, grads;
+    for (Device d : {Device::cpu(), Device::cuda(0)}) {
+      Variable x(value_or_die(to(logits, d)), true);
+      ASSERT_OK_AND_ASSIGN(Variable loss, fn(x, value_or_die(to(target, d)), value_or_die(to(binary, d))));
+      ASSERT_OK(loss.backward());
+      values.push_back(value_or_die(to(loss.data(), Device::cpu())));
+      grads.push_back(value_or_die(to(x.grad(), Device::cpu())));
+    }
+    ts::testing::expect_close(values[1], ref_of(values[0]), kTol);
+    ts::testing::expect_close(grads[1], ref_of(grads[0]), kTol);
+  }
+  ASSERT_OK_AND_ASSIGN(Tensor logits_gpu, to(logits, Device::cuda(0)));
+  ASSERT_OK_AND_ASSIGN(Tensor target_gpu, to(target, Device::cuda(0)));
+  for (int64_t k : {1, 3, 5}) {
+    EXPECT_EQ(value_or_die(topk_correct(logits_gpu, target_gpu, k)),
+              value_or_die(topk_correct(logits, target, k)));
+  }
+}
+
+}  // namespace
+}  // namespace ts::nn

@@ -1,0 +1,52 @@
+#include "tests/nn/functional/layer_testing.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "tests/tensor/testing.h"
+
+namespace ts::nn::testing {
+
+using ::ts::testing::value_or_die;
+
+std::vector<Tensor> forward_backward(const LayerFn& fn, const std::vector<Tensor>& inputs,
+                                     const Tensor& grad_out, Device device) {
+  std::vector<autograd::Variable> vars;
+  for (const Tensor& t : inputs) {
+    vars.push_back(t.defined() ? autograd::Variable(value_or_die(to(t, device)), true)
+                               : autograd::Variable());
+  }
+  const autograd::Variable out = value_or_die(fn(vars));
+  const absl::Status status = out.backward(value_or_die(to(value_or_die(to(grad_out, out.dtype())), device)));
+  EXPECT_TRUE(status.ok()) << status;
+  std::vector<Tensor> results = {value_or_die(to(out.data(), Device::cpu()))};
+  for (const autograd::Variable& v : vars) {
+    results.push_back(v.defined() && v.grad().defined() ? value_or_die(to(v.grad(), Device::cpu()))
+                                                        : Tensor());
+  }
+  return results;
+}
+
+void expect_cuda_matches_cpu(const LayerFn& fn, const std::vector<Tensor>& inputs, const Tensor& grad_out,
+                             DType dtype, double tol) {
+  std::vector<Tensor> in64, in_dtype;
+  for (const Tensor& t : inputs) {
+    in64.push_back(t.defined() ? value_or_die(to(t, DType::kF64)) : Tensor());
+    in_dtype.push_back(t.defined() ? value_or_die(to(t, dtype)) : Tensor());
+  }
+  const std::vector<Tensor> want = forward_backward(fn, in64, grad_out, Device::cpu());
+  const std::vector<Tensor> got = forward_backward(fn, in_dtype, grad_out, Device::cuda(0));
+  ASSERT_EQ(want.size(), got.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    const std::string what = i == 0 ? "output" : "gradient of input " + std::to_string(i - 1);
+    ASSERT_EQ(want[i].defined(), got[i].defined()) << what;
+    if (!want[i].defined()) continue;
+    const ts::testing::Ref ref = ts::testing::ref_of(want[i]);
+    double scale = 0;
+    for (double v : ref.v) scale = std::max(scale, std::abs(v));
+    ts::testing::expect_close(got[i], ref, tol, std::max(scale, 1e-6), what);
+  }
+}
+
+}  // namespace ts::nn::testing

@@ -1,0 +1,232 @@
+// max_pool2d, avg_pool2d and adaptive_avg_pool2d against float64 references
+// written from PyTorch's definitions (padding, ceil_mode, count_include_pad,
+// adaptive windows), gradcheck, errors, and CUDA against CPU.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "autograd/gradcheck.h"
+#include "gtest/gtest.h"
+#include "nn/functional.h"
+#include "tests/nn/functional/layer_testing.h"
+#include "tests/tensor/testing.h"
+
+namespace ts::nn::functional {
+namespace {
+
+using autograd::Variable;
+using ::ts::testing::random_tensor;
+using ::ts::testing::Ref;
+using ::ts::testing::ref_of;
+using ::ts::testing::value_or_die;
+
+struct PoolCase {
+  std::string name;
+  Shape x;
+  Pool2dOptions options;
+};
+
+std::vector<PoolCase> cases() {
+  return {
+      {"2x2 stride 2", {2, 3, 8, 6}, {{2, 2}, {2, 2}, {0, 0}, false, true}},
+      {"3x3 stride 2 pad 1", {2, 2, 9, 7}, {{3, 3}, {2, 2}, {1, 1}, false, true}},
+      {"3x3 stride 2 pad 1, excluding pad", {1, 2, 9, 7}, {{3, 3}, {2, 2}, {1, 1}, false, false}},
+      {"ceil mode", {2, 2, 7, 8}, {{3, 2}, {2, 3}, {1, 0}, true, true}},
+      {"ceil mode, excluding pad", {2, 2, 7, 8}, {{3, 3}, {2, 2}, {1, 1}, true, false}},
+      {"overlapping, stride 1", {1, 3, 5, 5}, {{3, 2}, {1, 1}, {1, 1}, false, true}},
+      {"3-D input", {3, 6, 5}, {{2, 3}, {2, 2}, {1, 1}, true, true}},
+  };
+}
+
+int64_t out_size(int64_t in, int64_t k, int64_t s, int64_t p, bool ceil_mode) {
+  const double span = static_cast<double>(in + 2 * p - k) / s;
+  int64_t out = static_cast<int64_t>(ceil_mode ? std::ceil(span) : std::floor(span)) + 1;
+  if (ceil_mode && (out - 1) * s >= in + p) --out;
+  return out;
+}
+
+// Pools each [h, w] plane with `reduce(values, window_size_with_pad)`, where
+// values are the window's in-bounds inputs.
+template <typename Reduce>
+Ref pool_reference(const Ref& x, const Pool2dOptions& o, Reduce reduce) {
+  const int64_t nd = x.shape.size(), h = x.shape[nd - 2], w = x.shape[nd - 1];
+  const int64_t planes = x.numel() / (h * w);
+  const int64_t oh = out_size(h, o.kernel[0], o.stride[0], o.padding[0], o.ceil_mode);
+  const int64_t ow = out_size(w, o.kernel[1], o.stride[1], o.padding[1], o.ceil_mode);
+  Ref out{x.shape, std::vector<double>(planes * oh * ow)};
+  out.shape[nd - 2] = oh;
+  out.shape[nd - 1] = ow;
+  for (int64_t p = 0; p < planes; ++p)
+    for (int64_t i = 0; i < oh; ++i)
+      for (int64_t j = 0; j < ow; ++j) {
+        std::vector<double> values;
+        const int64_t y0 = i * o.stride[0] - o.padding[0], z0 = j * o.stride[1] - o.padding[1];
+        // The window as PyTorch counts it with padding: cut at the far padding edge.
+        const int64_t y1 = std::min(y0 + o.kernel[0], h + o.padding[0]);
+        const int64_t z1 = std::min(z0 + o.kernel[1], w + o.padding[1]);
+        for (int64_t y = y0; y < y1; ++y)
+          for (int64_t z = z0; z < z1; ++z)
+            if (y >= 0 && y < h && z >= 0 && z < w) values.push_back(x.v[(p * h + y) * w + z]);
+        out.v[(p * oh + i) * ow + j] = reduce(values, (y1 - y0) * (z1 - z0));
+      }
+  return out;
+}
+
+double max_of(const std::vector<double>& v, int64_t) {
+  double m = -std::numeric_limits<double>::infinity();
+  for (double x : v) m = std::max(m, x);
+  return m;
+}
+
+double sum_of(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x;
+  return s;
+}
+
+Ref adaptive_reference(const Ref& x, int64_t oh, int64_t ow) {
+  const int64_t nd = x.shape.size(), h = x.shape[nd - 2], w = x.shape[nd - 1];
+  const int64_t planes = x.numel() / (h * w);
+  Ref out{x.shape, std::vector<double>(planes * oh * ow)};
+  out.shape[nd - 2] = oh;
+  out.shape[nd - 1] = ow;
+  for (int64_t p = 0; p < planes; ++p)
+    for (int64_t i = 0; i < oh; ++i)
+      for (int64_t j = 0; j < ow; ++j) {
+        const auto y0 = static_cast<int64_t>(std::floor(double(i) * h / oh));
+        const auto y1 = static_cast<int64_t>(std::ceil(double(i + 1) * h / oh));
+        const auto z0 = static_cast<int64_t>(std::floor(double(j) * w / ow));
+        const auto z1 = static_cast<int64_t>(std::ceil(double(j + 1) * w / ow));
+        double s = 0;
+        for (int64_t y = y0; y < y1; ++y)
+          for (int64_t z = z0; z < z1; ++z) s += x.v[(p * h + y) * w + z];
+        out.v[(p * oh + i) * ow + j] = s / ((y1 - y0) * (z1 - z0));
+      }
+  return out;
+}
+
+const std::vector<std::array<int64_t, 2>> kAdaptiveSizes = {{3, 2}, {1, 1}, {5, 7}, {7, 4}, {2, 9}};
+
+class PoolingTest : public ts::testing::SeededTest {
+ protected:
+  // f64 values in [-1, 1) far apart (2 / numel), shuffled: no two elements of
+  // a max window are within a gradcheck step of each other.
+  Tensor distinct(Dims shape) {
+    std::vector<double> v(shape_numel(shape));
+    for (size_t i = 0; i < v.size(); ++i) v[i] = -1 + 2.0 * i / v.size();
+    std::shuffle(v.begin(), v.end(), rng());
+    return value_or_die(from_vector<double>(v, shape));
+  }
+};
+
+TEST_F(PoolingTest, MaxMatchesReference) {
+  for (const DType dtype : {DType::kF32, DType::kF64, DType::kF16}) {
+    for (const PoolCase& c : cases()) {
+      SCOPED_TRACE(absl::StrCat(c.name, " ", dtype_name(dtype)));
+      const Tensor x = random_tensor(rng(), c.x, dtype);
+      ASSERT_OK_AND_ASSIGN(const Variable y, max_pool2d(Variable(x), c.options));
+      EXPECT_EQ(y.dtype(), dtype);
+      ts::testing::expect_equal(y.data(), pool_reference(ref_of(x), c.options, max_of));
+    }
+  }
+}
+
+TEST_F(PoolingTest, AvgMatchesReference) {
+  for (const DType dtype : {DType::kF32, DType::kF64}) {
+    for (const PoolCase& c : cases()) {
+      SCOPED_TRACE(absl::StrCat(c.name, " ", dtype_name(dtype)));
+      const Tensor x = random_tensor(rng(), c.x, dtype);
+      ASSERT_OK_AND_ASSIGN(const Variable y, avg_pool2d(Variable(x), c.options));
+      const bool include_pad = c.options.count_include_pad;
+      const Ref want =
+          pool_reference(ref_of(x), c.options, [include_pad](const std::vector<double>& v, int64_t padded) {
+            return sum_of(v) / (include_pad ? padded : static_cast<int64_t>(v.size()));
+          });
+      ts::testing::expect_close(y.data(), want, ts::testing::tolerance(dtype), 1.0);
+    }
+  }
+}
+
+TEST_F(PoolingTest, AdaptiveAvgMatchesReference) {
+  for (const DType dtype : {DType::kF32, DType::kF64}) {
+    for (const auto& size : kAdaptiveSizes) {
+      SCOPED_TRACE(absl::StrCat(size[0], "x", size[1], " ", dtype_name(dtype)));
+      const Tensor x = random_tensor(rng(), {2, 3, 7, 5}, dtype);
+      ASSERT_OK_AND_ASSIGN(const Variable y, adaptive_avg_pool2d(Variable(x), size));
+      ts::testing::expect_close(y.data(), adaptive_reference(ref_of(x), size[0], size[1]),
+                                ts::testing::tolerance(dtype), 1.0);
+    }
+  }
+}
+
+TEST_F(PoolingTest, MaxPropagatesNan) {
+  const Tensor x = value_or_die(from_vector<float>({1, NAN, 3, 4}, {1, 1, 2, 2}));
+  ASSERT_OK_AND_ASSIGN(const Variable y, max_pool2d(Variable(x), {}));
+  EXPECT_TRUE(std::isnan(value_or_die(item<float>(y.data()))));
+}
+
+TEST_F(PoolingTest, Gradcheck) {
+  for (const PoolCase& c : cases()) {
+    SCOPED_TRACE(c.name);
+    const Pool2dOptions o = c.options;
+    EXPECT_OK(autograd::gradcheck([o](const std::vector<Variable>& v) { return max_pool2d(v[0], o); },
+                                  {distinct(c.x)}));
+    EXPECT_OK(autograd::gradcheck([o](const std::vector<Variable>& v) { return avg_pool2d(v[0], o); },
+                                  {random_tensor(rng(), c.x, DType::kF64)}));
+  }
+  for (const auto& size : kAdaptiveSizes) {
+    SCOPED_TRACE(absl::StrCat("adaptive ", size[0], "x", size[1]));
+    EXPECT_OK(autograd::gradcheck(
+        [size](const std::vector<Variable>& v) { return adaptive_avg_pool2d(v[0], size); },
+        {random_tensor(rng(), {2, 2, 7, 5}, DType::kF64)}));
+  }
+}
+
+TEST_F(PoolingTest, BadInputsAreErrors) {
+  using ts::testing::expect_error;
+  const auto kInvalid = absl::StatusCode::kInvalidArgument;
+  const Variable x(random_tensor(rng(), {2, 3, 4, 4}, DType::kF32));
+  expect_error(max_pool2d(x, {{2, 2}, {2, 2}, {2, 2}}).status(), kInvalid,
+               {"max_pool2d", "padding [2, 2]", "half"});
+  expect_error(avg_pool2d(x, {{6, 6}, {1, 1}, {0, 0}}).status(), kInvalid,
+               {"avg_pool2d", "kernel [6, 6]", "[2, 3, 4, 4]"});
+  expect_error(max_pool2d(x, {{2, 2}, {0, 2}}).status(), kInvalid, {"max_pool2d", "stride [0, 2]"});
+  const Variable flat(random_tensor(rng(), {3, 4}, DType::kF32));
+  expect_error(avg_pool2d(flat, {}).status(), kInvalid, {"avg_pool2d", "[3, 4]"});
+  expect_error(adaptive_avg_pool2d(x, {0, 2}).status(), kInvalid,
+               {"adaptive_avg_pool2d", "[0, 2]", "[2, 3, 4, 4]"});
+  const Variable ints(value_or_die(zeros({1, 1, 2, 2}, {DType::kI64})));
+  expect_error(max_pool2d(ints, {}).status(), kInvalid, {"max_pool2d", "floating-point", "i64"});
+}
+
+TEST_F(PoolingTest, CudaMatchesCpu) {
+  TS_SKIP_WITHOUT_CUDA();
+  for (const DType dtype : {DType::kF32, DType::kF16, DType::kBF16, DType::kF64}) {
+    const double tol = dtype == DType::kF64 ? 1e-12 : is_reduced_float(dtype) ? 1e-2 : 1e-6;
+    for (const PoolCase& c : cases()) {
+      SCOPED_TRACE(absl::StrCat(c.name, " ", dtype_name(dtype)));
+      const Pool2dOptions o = c.options;
+      const Tensor x = random_tensor(rng(), c.x, dtype);
+      const Shape out_shape = value_or_die(max_pool2d(Variable(x), o)).shape();
+      nn::testing::expect_cuda_matches_cpu(
+          [o](const std::vector<Variable>& v) { return max_pool2d(v[0], o); }, {x},
+          random_tensor(rng(), out_shape, DType::kF64), dtype, tol);
+      nn::testing::expect_cuda_matches_cpu(
+          [o](const std::vector<Variable>& v) { return avg_pool2d(v[0], o); }, {x},
+          random_tensor(rng(), out_shape, DType::kF64), dtype, tol);
+    }
+    for (const auto& size : kAdaptiveSizes) {
+      SCOPED_TRACE(absl::StrCat("adaptive ", size[0], "x", size[1], " ", dtype_name(dtype)));
+      nn::testing::expect_cuda_matches_cpu(
+          [size](const std::vector<Variable>& v) { return adaptive_avg_pool2d(v[0], size); },
+          {random_tensor(rng(), {2, 3, 7, 5}, dtype)},
+          random_tensor(rng(), {2, 3, size[0], size[1]}, DType::kF64), dtype, tol);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ts::nn::functional

@@ -1,0 +1,178 @@
+// Conv2d, BatchNorm2d and the pooling layers as modules: parameter shapes and
+// default init, gradcheck through the module (input and parameters), batch
+// norm's running statistics, counter and train/eval switch.
+#include <cmath>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "autograd/gradcheck.h"
+#include "gtest/gtest.h"
+#include "nn/batch_norm.h"
+#include "nn/conv2d.h"
+#include "nn/pooling.h"
+#include "tensor/ops.h"
+#include "tensor/status_macros.h"
+#include "tests/tensor/testing.h"
+
+namespace ts::nn {
+namespace {
+
+using ::ts::testing::expect_error;
+using ::ts::testing::random_tensor;
+using ::ts::testing::ref_of;
+using ::ts::testing::value_or_die;
+using Vars = std::vector<Variable>;
+
+class ImageLayersTest : public ts::testing::SeededTest {};
+
+// Gradcheck of m.forward with respect to the input and each own parameter.
+absl::Status gradcheck_module(Module& m, const Tensor& x) {
+  RETURN_IF_ERROR(m.to(DType::kF64));
+  std::vector<Tensor> inputs = {x};
+  std::vector<std::string> names;
+  for (const auto& [name, p] : m.named_parameters()) {
+    names.push_back(name);
+    inputs.push_back(p.data());
+  }
+  return autograd::gradcheck(
+      [&](const Vars& v) -> absl::StatusOr<Variable> {
+        for (size_t i = 0; i < names.size(); ++i) RETURN_IF_ERROR(m.set_parameter(names[i], v[i + 1]));
+        return m.forward(v[0]);
+      },
+      inputs);
+}
+
+TEST_F(ImageLayersTest, Conv2dShapesInitAndGradcheck) {
+  manual_seed(seed());
+  functional::Conv2dOptions options;
+  options.stride = {2, 1};
+  options.padding = {1, 0};
+  options.groups = 2;
+  ASSERT_OK_AND_ASSIGN(std::shared_ptr<Conv2d> conv, Conv2d::create(4, 6, {3, 2}, options));
+  const auto params = conv->named_parameters();
+  ASSERT_EQ(params.size(), 2u);
+  EXPECT_EQ(params[0].second.shape(), (Shape{6, 2, 3, 2}));
+  EXPECT_EQ(params[1].second.shape(), (Shape{6}));
+  const double bound = 1 / std::sqrt(2.0 * 3 * 2);  // 1/sqrt(fan_in) for weight and bias
+  for (const auto& [name, p] : params) {
+    for (double v : value_or_die(to_vector<double>(p.data()))) {
+      EXPECT_LE(std::abs(v), bound) << name;
+    }
+  }
+  const Tensor x = random_tensor(rng(), {2, 4, 5, 4}, DType::kF64);
+  ASSERT_OK_AND_ASSIGN(Variable y, conv->forward(Variable(value_or_die(to(x, DType::kF32)))));
+  EXPECT_EQ(y.shape(), (Shape{2, 6, 3, 3}));
+  EXPECT_OK(gradcheck_module(*conv, x));
+
+  ASSERT_OK_AND_ASSIGN(std::shared_ptr<Conv2d> no_bias, Conv2d::create(2, 3, {1, 1}, {}, false));
+  EXPECT_EQ(no_bias->named_parameters().size(), 1u);
+  expect_error(Conv2d::create(4, 6, {3, 3}, {{1, 1}, {0, 0}, {1, 1}, 3}).status(),
+               absl::StatusCode::kInvalidArgument, {"Conv2d", "groups=3"});
+}
+
+TEST_F(ImageLayersTest, Conv2dOneByOneIsAPerPixelLinearMap) {
+  ASSERT_OK_AND_ASSIGN(std::shared_ptr<Conv2d> conv, Conv2d::create(3, 2, {1, 1}));
+  ASSERT_OK(conv->to(DType::kF64));
+  const Tensor x = random_tensor(rng(), {2, 3, 2, 2}, DType::kF64);
+  ASSERT_OK_AND_ASSIGN(Variable y, conv->forward(Variable(x)));
+  const auto w = ref_of(conv->named_parameters()[0].second.data());
+  const auto b = ref_of(conv->named_parameters()[1].second.data());
+  const auto xr = ref_of(x);
+  ts::testing::Ref expected{{2, 2, 2, 2}, std::vector<double>(16)};
+  for (int n = 0; n < 2; ++n) {
+    for (int o = 0; o < 2; ++o) {
+      for (int p = 0; p < 4; ++p) {
+        double acc = b.v[o];
+        for (int c = 0; c < 3; ++c) acc += w.v[o * 3 + c] * xr.v[(n * 3 + c) * 4 + p];
+        expected.v[(n * 2 + o) * 4 + p] = acc;
+      }
+    }
+  }
+  ts::testing::expect_close(y.data(), expected, 1e-12);
+}
+
+TEST_F(ImageLayersTest, BatchNormTrainingUpdatesRunningStatsAndCounter) {
+  ASSERT_OK_AND_ASSIGN(std::shared_ptr<BatchNorm2d> bn, BatchNorm2d::create(3));
+  ASSERT_OK(bn->to(DType::kF64));
+  const NamedTensors state = bn->state_dict();
+  ASSERT_EQ(state.size(), 5u);
+  EXPECT_EQ(state[2].first, "running_mean");
+  EXPECT_EQ(state[4].first, "num_batches_tracked");
+  EXPECT_EQ(state[4].second.dtype(), DType::kI64);
+  EXPECT_EQ(state[4].second.dim(), 0);
+
+  const Tensor x = random_tensor(rng(), {4, 3, 2, 3}, DType::kF64, -2, 3);
+  ASSERT_OK_AND_ASSIGN(Variable y, bn->forward(Variable(x)));
+  ASSERT_OK_AND_ASSIGN(y, bn->forward(Variable(x)));
+  EXPECT_EQ(value_or_die(item<int64_t>(bn->named_buffers()[2].second)), 2);
+
+  // Per channel: batch mean and biased variance normalize; the running stats
+  // move 10% of the way to the mean and the unbiased variance, twice.
+  const auto xr = ref_of(x);
+  const auto yr = ref_of(y.data());
+  const auto running_mean = value_or_die(to_vector<double>(bn->named_buffers()[0].second));
+  const auto running_var = value_or_die(to_vector<double>(bn->named_buffers()[1].second));
+  const int per_channel = 4 * 6;
+  for (int c = 0; c < 3; ++c) {
+    std::vector<int64_t> idx;
+    for (int n = 0; n < 4; ++n) {
+      for (int p = 0; p < 6; ++p) idx.push_back((n * 3 + c) * 6 + p);
+    }
+    double mean = 0, var = 0;
+    for (int64_t i : idx) mean += xr.v[i];
+    mean /= per_channel;
+    for (int64_t i : idx) var += (xr.v[i] - mean) * (xr.v[i] - mean);
+    const double biased = var / per_channel, unbiased = var / (per_channel - 1);
+    for (int64_t i : idx) {
+      EXPECT_NEAR(yr.v[i], (xr.v[i] - mean) / std::sqrt(biased + 1e-5), 1e-10);
+    }
+    EXPECT_NEAR(running_mean[c], mean * (1 - 0.9 * 0.9), 1e-12);
+    EXPECT_NEAR(running_var[c], 0.81 + unbiased * (1 - 0.81), 1e-12);
+  }
+
+  // Eval: normalize with the running statistics; the counter stays.
+  bn->eval();
+  ASSERT_OK_AND_ASSIGN(Variable e, bn->forward(Variable(x)));
+  const auto er = ref_of(e.data());
+  for (int c = 0; c < 3; ++c) {
+    const int64_t i = (1 * 3 + c) * 6 + 4;
+    EXPECT_NEAR(er.v[i], (xr.v[i] - running_mean[c]) / std::sqrt(running_var[c] + 1e-5), 1e-10);
+  }
+  EXPECT_EQ(value_or_die(item<int64_t>(bn->named_buffers()[2].second)), 2);
+}
+
+TEST_F(ImageLayersTest, BatchNormGradcheckInBothModes) {
+  ASSERT_OK_AND_ASSIGN(std::shared_ptr<BatchNorm2d> bn, BatchNorm2d::create(2));
+  const Tensor x = random_tensor(rng(), {3, 2, 2, 2}, DType::kF64);
+  EXPECT_OK(gradcheck_module(*bn, x));
+  bn->eval();
+  EXPECT_OK(gradcheck_module(*bn, x));
+  expect_error(bn->forward(Variable(value_or_die(zeros({2, 3, 2, 2}, {DType::kF64})))).status(),
+               absl::StatusCode::kInvalidArgument, {"BatchNorm2d(2)", "f64[2, 3, 2, 2]"});
+}
+
+TEST_F(ImageLayersTest, Pooling) {
+  ASSERT_OK_AND_ASSIGN(Tensor x, arange(0, 16, 1, {DType::kF64}));
+  ASSERT_OK_AND_ASSIGN(x, reshape(x, {1, 1, 4, 4}));
+  MaxPool2d max_pool({{2, 2}, {2, 2}});
+  ASSERT_OK_AND_ASSIGN(Variable m, max_pool.forward(Variable(x)));
+  EXPECT_EQ(value_or_die(to_vector<double>(m.data())), (std::vector<double>{5, 7, 13, 15}));
+  AvgPool2d avg_pool({{2, 2}, {2, 2}});
+  ASSERT_OK_AND_ASSIGN(Variable a, avg_pool.forward(Variable(x)));
+  EXPECT_EQ(value_or_die(to_vector<double>(a.data())), (std::vector<double>{2.5, 4.5, 10.5, 12.5}));
+  AdaptiveAvgPool2d global({1, 1});
+  ASSERT_OK_AND_ASSIGN(Variable g, global.forward(Variable(x)));
+  EXPECT_EQ(g.shape(), (Shape{1, 1, 1, 1}));
+  EXPECT_DOUBLE_EQ(value_or_die(item<double>(g.data())), 7.5);
+  const Tensor r = random_tensor(rng(), {2, 2, 5, 5}, DType::kF64);
+  MaxPool2d overlapping({{3, 3}, {2, 2}, {1, 1}});
+  for (Module* pool : std::vector<Module*>{&overlapping, &avg_pool, &global}) {
+    SCOPED_TRACE(pool->type_name());
+    EXPECT_OK(autograd::gradcheck([pool](const Vars& v) { return pool->forward(v[0]); }, {r}));
+  }
+  EXPECT_TRUE(overlapping.named_parameters().empty());
+}
+
+}  // namespace
+}  // namespace ts::nn

@@ -1,0 +1,106 @@
+// Initializers: fans and gains as PyTorch defines them, and the sample
+// statistics (range, mean, standard deviation) of each distribution.
+#include "nn/init.h"
+
+#include <cmath>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "tensor/ops.h"
+#include "tests/tensor/testing.h"
+
+namespace ts::nn::init {
+namespace {
+
+using ::ts::testing::expect_error;
+using ::ts::testing::value_or_die;
+
+struct Stats {
+  double min = INFINITY, max = -INFINITY, mean = 0, stddev = 0;
+};
+
+Stats stats_of(const Tensor& t) {
+  const std::vector<double> v = value_or_die(to_vector<double>(t));
+  Stats s;
+  for (double e : v) {
+    s.min = std::min(s.min, e);
+    s.max = std::max(s.max, e);
+    s.mean += e;
+  }
+  s.mean /= v.size();
+  for (double e : v) s.stddev += (e - s.mean) * (e - s.mean);
+  s.stddev = std::sqrt(s.stddev / v.size());
+  return s;
+}
+
+class InitTest : public ts::testing::SeededTest {
+ protected:
+  void SetUp() override { manual_seed(seed()); }
+};
+
+TEST_F(InitTest, FansAndGains) {
+  ASSERT_OK_AND_ASSIGN(Fans conv, compute_fans(value_or_die(empty({64, 32, 3, 3}))));
+  EXPECT_EQ(conv.fan_in, 32 * 9);
+  EXPECT_EQ(conv.fan_out, 64 * 9);
+  ASSERT_OK_AND_ASSIGN(Fans linear, compute_fans(value_or_die(empty({10, 20}))));
+  EXPECT_EQ(linear.fan_in, 20);
+  EXPECT_EQ(linear.fan_out, 10);
+  expect_error(compute_fans(value_or_die(empty({5}))).status(), absl::StatusCode::kInvalidArgument,
+               {"rank >= 2", "f32[5]"});
+  EXPECT_DOUBLE_EQ(calculate_gain(Nonlinearity::kRelu), std::sqrt(2.0));
+  EXPECT_DOUBLE_EQ(calculate_gain(Nonlinearity::kTanh), 5.0 / 3);
+  EXPECT_DOUBLE_EQ(calculate_gain(Nonlinearity::kLinear), 1.0);
+  EXPECT_DOUBLE_EQ(calculate_gain(Nonlinearity::kLeakyRelu, std::sqrt(5.0)), std::sqrt(1.0 / 3));
+}
+
+TEST_F(InitTest, KaimingNormalFanOutRelu) {
+  ASSERT_OK_AND_ASSIGN(Tensor w, empty({128, 64, 3, 3}));
+  ASSERT_OK(kaiming_normal_(w, 0, FanMode::kFanOut, Nonlinearity::kRelu));
+  const Stats s = stats_of(w);
+  const double expected = std::sqrt(2.0 / (128 * 9));
+  EXPECT_NEAR(s.stddev, expected, 0.01 * expected);
+  EXPECT_NEAR(s.mean, 0, 0.01 * expected);
+}
+
+TEST_F(InitTest, KaimingAndXavierUniformBounds) {
+  ASSERT_OK_AND_ASSIGN(Tensor w, empty({200, 300}));
+  ASSERT_OK(kaiming_uniform_(w, 0, FanMode::kFanIn, Nonlinearity::kRelu));
+  Stats s = stats_of(w);
+  double bound = std::sqrt(3.0) * std::sqrt(2.0) / std::sqrt(300.0);
+  EXPECT_LE(s.max, bound);
+  EXPECT_GE(s.min, -bound);
+  EXPECT_NEAR(s.stddev, bound / std::sqrt(3.0), 0.01 * bound);
+  ASSERT_OK(xavier_uniform_(w, 2.0));
+  s = stats_of(w);
+  bound = 2.0 * std::sqrt(6.0 / 500);
+  EXPECT_LE(s.max, bound);
+  EXPECT_GE(s.min, -bound);
+  EXPECT_GT(s.max, 0.99 * bound);
+  ASSERT_OK(xavier_normal_(w));
+  EXPECT_NEAR(stats_of(w).stddev, std::sqrt(2.0 / 500), 0.01 * std::sqrt(2.0 / 500));
+}
+
+TEST_F(InitTest, UniformNormalConstantOnViewsAndF64) {
+  ASSERT_OK_AND_ASSIGN(Tensor w, zeros({100, 100}, {DType::kF64}));
+  ASSERT_OK(uniform_(w, 2, 3));
+  Stats s = stats_of(w);
+  EXPECT_GE(s.min, 2);
+  EXPECT_LT(s.max, 3);
+  ASSERT_OK(normal_(w, 5, 0.5));
+  s = stats_of(w);
+  EXPECT_NEAR(s.mean, 5, 0.02);
+  EXPECT_NEAR(s.stddev, 0.5, 0.01);
+  // A strided view: only its elements change.
+  ASSERT_OK_AND_ASSIGN(Tensor column, w.select(1, 7));
+  ASSERT_OK(constant_(column, 1.5));
+  const std::vector<double> v = value_or_die(to_vector<double>(w));
+  for (int r = 0; r < 100; ++r) {
+    EXPECT_EQ(v[r * 100 + 7], 1.5);
+    EXPECT_NE(v[r * 100 + 8], 1.5);
+  }
+  expect_error(constant_(value_or_die(zeros({2}, {DType::kI64})), 1), absl::StatusCode::kInvalidArgument,
+               {"constant_", "i64[2]"});
+}
+
+}  // namespace
+}  // namespace ts::nn::init
