@@ -1,0 +1,93 @@
+// Gradient synchronization for data parallelism: hooks on every parameter
+// copy its final gradient into a bucket; a full bucket's allreduce (average)
+// starts at once, in bucket order, while backward goes on with earlier
+// layers. When the last bucket is launched, the reducer waits for all of
+// them and writes the averaged gradients back, so backward() returns with
+// gradients in sync (or with the communication error).
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "autograd/variable.h"
+#include "collectives/communicator.h"
+#include "collectives/ddp/bucket_plan.h"
+
+namespace ts::collectives::ddp {
+
+struct ReducerOptions {
+  double bucket_cap_mb = 25;
+  double first_bucket_cap_mb = 1;
+  // Gradients travel in this dtype (f16 or bf16) and are averaged back into
+  // the parameters' dtype; nullopt sends them as they are.
+  std::optional<DType> compression;
+};
+
+// Counters since construction; `steps` counts synchronized backwards.
+struct ReducerStats {
+  int64_t steps = 0;
+  int64_t allreduce_calls = 0;
+  int64_t bytes_sent = 0;      // bytes allreduced (after compression)
+  absl::Duration wait_time;    // spent blocked on communication at the end of backward
+};
+
+class GradientReducer {
+ public:
+  using NamedParameter = std::pair<std::string, autograd::Variable>;
+
+  // `comm` must outlive the reducer. Parameters that need no gradient are
+  // left out.
+  static absl::StatusOr<std::unique_ptr<GradientReducer>> create(
+      std::vector<NamedParameter> parameters, Communicator* comm, ReducerOptions options = {});
+  ~GradientReducer();
+  GradientReducer(const GradientReducer&) = delete;
+  GradientReducer& operator=(const GradientReducer&) = delete;
+
+  // Call before each forward whose backward should synchronize. Fails if the
+  // previous backward reached only some parameters (they would desynchronize
+  // the ranks' collectives), naming them.
+  absl::Status prepare_for_backward();
+  // While false, backward accumulates gradients locally (no_sync); the next
+  // synchronized backward averages the accumulated sums.
+  void set_sync_enabled(bool enabled) { sync_enabled_ = enabled; }
+  bool sync_enabled() const { return sync_enabled_; }
+
+  int num_buckets() const { return static_cast<int>(buckets_.size()); }
+  const std::vector<BucketSpec>& bucket_specs() const { return specs_; }
+  const ReducerStats& stats() const { return stats_; }
+
+ private:
+  struct Bucket {
+    Tensor flat;          // gradients of the bucket's parameters, packed
+    Tensor wire;          // what is sent: flat, or its compressed copy
+    int pending = 0;      // parameters whose gradient has not arrived
+    std::optional<Work> work;
+  };
+
+  GradientReducer(std::vector<NamedParameter> parameters, Communicator* comm,
+                  ReducerOptions options, std::vector<BucketSpec> specs);
+  absl::Status on_gradient_ready(int param);
+  absl::Status launch_ready_buckets();
+  absl::Status finish();
+
+  std::vector<NamedParameter> parameters_;
+  Communicator* comm_;
+  ReducerOptions options_;
+  std::vector<BucketSpec> specs_;
+  std::vector<Bucket> buckets_;
+  // For each parameter: its bucket and its offset there.
+  std::vector<std::pair<int, int64_t>> location_;
+  std::vector<int> hook_ids_;
+  std::vector<bool> arrived_;
+  int next_to_launch_ = 0;
+  bool armed_ = false;
+  bool sync_enabled_ = true;
+  ReducerStats stats_;
+};
+
+}  // namespace ts::collectives::ddp

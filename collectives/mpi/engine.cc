@@ -1,0 +1,344 @@
+#include "collectives/mpi/engine.h"
+
+#include <algorithm>
+#include <cstring>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "collectives/mpi/mpi_runtime.h"
+
+namespace ts::collectives::mpi {
+
+namespace {
+
+constexpr int kControlTag = 7;
+// How long a timed-out rank waits for peers to answer its probe: live peers
+// that are polling answer within microseconds.
+absl::Duration probe_grace(absl::Duration timeout) {
+  return std::clamp(timeout / 10, absl::Milliseconds(100), absl::Seconds(5));
+}
+// When ranks outnumber cores, polls spin this many rounds and then yield the
+// core, which the peer we wait for may need (Open MPI's yield_when_idle).
+// Otherwise they spin, as MPI_Wait does: yielding to unrelated processes
+// costs whole scheduler slices.
+constexpr int kSpinPolls = 2000;
+
+std::string seconds(absl::Duration d) { return absl::StrFormat("%.2f s", absl::ToDoubleSeconds(d)); }
+
+}  // namespace
+
+struct Engine::ControlMessage {
+  enum Kind : int32_t { kProbe, kReply, kAbort };
+  int32_t kind = kProbe;
+  int32_t from = 0;
+  int64_t sequence = -1;        // probe: asked about; reply: the sequence the peer is in
+  int64_t asked_sequence = -1;  // reply: which probe it answers
+  char text[512] = {};          // reply: the peer's op; abort: the reason
+
+  void set_text(absl::string_view s) {
+    const size_t n = std::min(s.size(), sizeof(text) - 1);
+    std::memcpy(text, s.data(), n);
+    text[n] = '\0';
+  }
+};
+
+struct Engine::Op {
+  OpInfo info;
+  std::vector<Round> rounds;
+  size_t next_round = 0;
+  std::vector<MPI_Request> requests;
+  absl::Time start;
+  absl::Time deadline;
+  bool finished = false;
+  absl::Status status;
+};
+
+class Engine::OpWork final : public Work::Impl {
+ public:
+  OpWork(std::shared_ptr<Engine> engine, std::shared_ptr<Op> op)
+      : engine_(std::move(engine)), op_(std::move(op)) {}
+  absl::Status wait() override { return engine_->wait(op_); }
+  bool is_completed() override { return engine_->poll(op_); }
+
+ private:
+  std::shared_ptr<Engine> engine_;
+  std::shared_ptr<Op> op_;
+};
+
+absl::StatusOr<std::shared_ptr<Engine>> Engine::create(MPI_Comm control, int rank, int world_size,
+                                                       absl::Duration timeout, bool oversubscribed) {
+  std::shared_ptr<Engine> engine(new Engine(control, rank, world_size, timeout, oversubscribed));
+  std::lock_guard<std::mutex> lock(engine->mu_);
+  engine->post_control_recv_locked();
+  if (!engine->broken_.ok()) return engine->broken_;
+  return engine;
+}
+
+Engine::Engine(MPI_Comm control, int rank, int world_size, absl::Duration timeout, bool oversubscribed)
+    : control_(control),
+      rank_(rank),
+      world_size_(world_size),
+      timeout_(timeout),
+      oversubscribed_(oversubscribed),
+      incoming_(std::make_unique<ControlMessage>()),
+      replies_(world_size),
+      replied_(world_size, false) {}
+
+Engine::~Engine() {
+  // After a failure, requests may stay pending forever; the memory they
+  // point into is left alone (leaked) rather than freed under MPI's feet.
+  if (!broken_.ok()) {
+    (void)incoming_.release();
+    for (Outgoing& o : outgoing_) (void)o.message.release();
+    return;
+  }
+  if (incoming_request_ != MPI_REQUEST_NULL) {
+    MPI_Cancel(&incoming_request_);
+    MPI_Wait(&incoming_request_, MPI_STATUS_IGNORE);
+  }
+  for (Outgoing& o : outgoing_) MPI_Wait(&o.request, MPI_STATUS_IGNORE);
+  MPI_Comm c = control_;
+  MPI_Comm_free(&c);
+}
+
+Work Engine::start(OpInfo info, std::vector<Round> rounds) {
+  auto op = std::make_shared<Op>();
+  op->info = std::move(info);
+  op->rounds = std::move(rounds);
+  op->start = absl::Now();
+  op->deadline = op->start + timeout_;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!broken_.ok()) {
+    return Work::failed(absl::Status(
+        broken_.code(), absl::StrCat(op->info.description,
+                                     ": the communicator was aborted after an earlier failure: ",
+                                     broken_.message())));
+  }
+  advance_locked(*op);
+  if (!op->finished) active_.push_back(op);
+  return Work(std::make_shared<OpWork>(shared_from_this(), op));
+}
+
+absl::Status Engine::run(OpInfo info, std::vector<Round> rounds) {
+  return start(std::move(info), std::move(rounds)).wait();
+}
+
+absl::Status Engine::wait(const std::shared_ptr<Op>& op) {
+  for (int polls = 0; !poll(op); ++polls) {
+    if (oversubscribed_ && polls > kSpinPolls) std::this_thread::yield();
+  }
+  return op->status;
+}
+
+bool Engine::poll(const std::shared_ptr<Op>& op) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!op->finished) progress_locked();
+  return op->finished;
+}
+
+void Engine::progress_locked() {
+  serve_control_locked();
+  for (const std::shared_ptr<Op>& op : active_) {
+    if (op->finished) continue;
+    if (!broken_.ok()) {
+      fail_locked(*op, absl::Status(broken_.code(), absl::StrCat(op->info.description, ": ",
+                                                                 broken_.message())));
+      continue;
+    }
+    int complete = 0;
+    const int rc = MPI_Testall(static_cast<int>(op->requests.size()), op->requests.data(),
+                               &complete, MPI_STATUSES_IGNORE);
+    if (rc != MPI_SUCCESS) {
+      absl::Status error = check(rc, "MPI_Testall");
+      abort_locked(absl::UnavailableError(absl::StrCat(op->info.description, ": ", error.message())),
+                   /*tell_peers=*/true);
+      fail_locked(*op, broken_);
+      continue;
+    }
+    if (complete) {
+      op->requests.clear();
+      const Round& done = op->rounds[op->next_round - 1];
+      absl::Status status = done.then ? done.then() : absl::OkStatus();
+      if (!status.ok()) {
+        fail_locked(*op, std::move(status));
+        continue;
+      }
+      advance_locked(*op);
+    } else if (absl::Now() > op->deadline) {
+      on_timeout_locked(*op);
+    }
+  }
+  std::erase_if(active_, [](const std::shared_ptr<Op>& op) { return op->finished; });
+}
+
+// Posts the next round, or finishes the op when none is left.
+void Engine::advance_locked(Op& op) {
+  if (op.next_round == op.rounds.size()) {
+    op.finished = true;
+    op.rounds.clear();  // releases the scratch the rounds hold
+    op.info.tensors.clear();
+    return;
+  }
+  absl::Status posted = op.rounds[op.next_round++].post(op.requests);
+  if (!posted.ok()) {
+    abort_locked(absl::Status(posted.code(), absl::StrCat(op.info.description, ": ", posted.message())),
+                 /*tell_peers=*/true);
+    fail_locked(op, broken_);
+  }
+}
+
+void Engine::fail_locked(Op& op, absl::Status status) {
+  op.finished = true;
+  op.status = std::move(status);
+  // MPI may still write into the buffers of requests that never completed:
+  // those stay allocated (leaked) rather than be reused under it.
+  if (!op.requests.empty()) {
+    new std::vector<Round>(std::move(op.rounds));
+    new std::vector<Tensor>(std::move(op.info.tensors));
+  }
+  op.rounds.clear();
+  op.info.tensors.clear();
+}
+
+void Engine::on_timeout_locked(Op& op) {
+  const absl::Duration elapsed = absl::Now() - op.start;
+  std::string why;
+  if (op.info.sequence >= 0) {
+    why = diagnose_collective_locked(op);
+  } else {
+    const Round& round = op.rounds[op.next_round - 1];
+    std::vector<std::string> pending;
+    for (size_t i = 0; i < op.requests.size() && i < round.labels.size(); ++i) {
+      int done = 0;
+      MPI_Test(&op.requests[i], &done, MPI_STATUS_IGNORE);
+      if (!done) pending.push_back(round.labels[i]);
+    }
+    why = absl::StrCat("still waiting to ", absl::StrJoin(pending, ", "),
+                       " (that rank exited, hangs, or has not posted the matching call)");
+  }
+  abort_locked(absl::DeadlineExceededError(absl::StrCat(op.info.description, " timed out after ",
+                                                        seconds(elapsed), ": ", why)),
+               /*tell_peers=*/true);
+  fail_locked(op, broken_);
+}
+
+std::string Engine::diagnose_collective_locked(const Op& op) {
+  probe_sequence_ = op.info.sequence;
+  std::fill(replied_.begin(), replied_.end(), false);
+  ControlMessage probe;
+  probe.kind = ControlMessage::kProbe;
+  probe.from = rank_;
+  probe.sequence = op.info.sequence;
+  for (int peer = 0; peer < world_size_; ++peer) {
+    if (peer != rank_) send_control_locked(peer, probe);
+  }
+  const absl::Duration grace = probe_grace(timeout_);
+  const absl::Time until = absl::Now() + grace;
+  while (absl::Now() < until &&
+         std::count(replied_.begin(), replied_.end(), true) < world_size_ - 1 && broken_.ok()) {
+    serve_control_locked();
+  }
+  std::vector<int> silent;
+  std::vector<std::string> elsewhere;
+  for (int peer = 0; peer < world_size_; ++peer) {
+    if (peer == rank_) continue;
+    if (!replied_[peer]) {
+      silent.push_back(peer);
+    } else if (replies_[peer].first != op.info.sequence) {
+      elsewhere.push_back(replies_[peer].first < 0
+                              ? absl::StrCat("rank ", peer, " is in no collective")
+                              : absl::StrCat("rank ", peer, " is in ", replies_[peer].second));
+    }
+  }
+  std::vector<std::string> parts;
+  if (!silent.empty()) {
+    parts.push_back(absl::StrCat("rank", silent.size() > 1 ? "s " : " ", absl::StrJoin(silent, ", "),
+                                 " did not reach it (no answer to a liveness probe within ",
+                                 seconds(grace), ": exited, hung, or busy outside collectives)"));
+  }
+  if (!elsewhere.empty()) {
+    parts.push_back(absl::StrCat("ranks disagree on the collective: ", absl::StrJoin(elsewhere, "; ")));
+  }
+  if (parts.empty()) parts.push_back("every rank reached it; the transfers themselves stalled");
+  return absl::StrJoin(parts, "; ");
+}
+
+void Engine::abort_locked(absl::Status status, bool tell_peers) {
+  if (!broken_.ok()) return;
+  broken_ = std::move(status);
+  mark_failed();
+  if (!tell_peers) return;
+  ControlMessage abort;
+  abort.kind = ControlMessage::kAbort;
+  abort.from = rank_;
+  abort.set_text(broken_.message());
+  for (int peer = 0; peer < world_size_; ++peer) {
+    if (peer != rank_) send_control_locked(peer, abort);
+  }
+}
+
+void Engine::serve_control_locked() {
+  while (!outgoing_.empty()) {
+    int done = 0;
+    MPI_Test(&outgoing_.front().request, &done, MPI_STATUS_IGNORE);
+    if (!done) break;
+    outgoing_.pop_front();
+  }
+  while (incoming_request_ != MPI_REQUEST_NULL) {
+    int arrived = 0;
+    if (MPI_Test(&incoming_request_, &arrived, MPI_STATUS_IGNORE) != MPI_SUCCESS || !arrived) return;
+    const ControlMessage message = *incoming_;
+    post_control_recv_locked();
+    switch (message.kind) {
+      case ControlMessage::kProbe: {
+        // Answer with the oldest collective still running here.
+        ControlMessage reply;
+        reply.kind = ControlMessage::kReply;
+        reply.from = rank_;
+        reply.asked_sequence = message.sequence;
+        for (const std::shared_ptr<Op>& op : active_) {
+          if (!op->finished && op->info.sequence >= 0) {
+            reply.sequence = op->info.sequence;
+            reply.set_text(op->info.description);
+            break;
+          }
+        }
+        send_control_locked(message.from, reply);
+        break;
+      }
+      case ControlMessage::kReply:
+        if (message.asked_sequence == probe_sequence_ && message.from >= 0 &&
+            message.from < world_size_) {
+          replied_[message.from] = true;
+          replies_[message.from] = {message.sequence, message.text};
+        }
+        break;
+      case ControlMessage::kAbort:
+        abort_locked(absl::AbortedError(absl::StrCat("rank ", message.from,
+                                                     " aborted the communicator: ", message.text)),
+                     /*tell_peers=*/false);
+        break;
+    }
+  }
+}
+
+void Engine::post_control_recv_locked() {
+  const int rc = MPI_Irecv(incoming_.get(), sizeof(ControlMessage), MPI_BYTE, MPI_ANY_SOURCE,
+                           kControlTag, control_, &incoming_request_);
+  if (rc != MPI_SUCCESS) {
+    incoming_request_ = MPI_REQUEST_NULL;
+    abort_locked(check(rc, "MPI_Irecv (control channel)"), /*tell_peers=*/false);
+  }
+}
+
+void Engine::send_control_locked(int peer, const ControlMessage& message) {
+  Outgoing o{std::make_unique<ControlMessage>(message), MPI_REQUEST_NULL};
+  if (MPI_Isend(o.message.get(), sizeof(ControlMessage), MPI_BYTE, peer, kControlTag, control_,
+                &o.request) == MPI_SUCCESS) {
+    outgoing_.push_back(std::move(o));
+  }
+}
+
+}  // namespace ts::collectives::mpi

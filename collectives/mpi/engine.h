@@ -1,0 +1,105 @@
+// The MPI backend's progress engine: runs operations as schedules of rounds
+// of nonblocking MPI requests, polls them against each operation's deadline,
+// and on a timeout asks every peer over a private control communicator which
+// operation it is in, so the error names the ranks that never arrived; the
+// survivors are then told to give up too (the communicator is aborted).
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "collectives/communicator.h"
+
+namespace ts::collectives::mpi {
+
+// One step of an operation: post() starts MPI requests (appending them);
+// once all of them complete, then() runs (a local reduction, a check), and
+// the next round is posted. An error from then() fails the operation but
+// leaves the communicator usable (nothing is left in flight).
+struct Round {
+  std::function<absl::Status(std::vector<MPI_Request>&)> post;
+  std::function<absl::Status()> then;
+  // What each posted request waits for ("recv from rank 2"), for timeout
+  // messages of point-to-point operations; may be empty.
+  std::vector<std::string> labels;
+};
+
+struct OpInfo {
+  std::string description;  // describe_call(...)
+  // Position among the communicator's collectives; -1 for point-to-point.
+  int64_t sequence = -1;
+  // Tensors the rounds read or write, held until the operation ends.
+  std::vector<Tensor> tensors;
+};
+
+class Engine : public std::enable_shared_from_this<Engine> {
+ public:
+  // `control` is owned by the engine from here on and used for nothing else.
+  // `oversubscribed`: more ranks on this machine than cores (polls yield).
+  static absl::StatusOr<std::shared_ptr<Engine>> create(MPI_Comm control, int rank, int world_size,
+                                                        absl::Duration timeout, bool oversubscribed);
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // Posts the first round now; later rounds are posted as the engine is
+  // polled (by any Work's wait() or is_completed()).
+  Work start(OpInfo info, std::vector<Round> rounds);
+
+  // Runs `rounds` to completion before returning (setup steps such as
+  // communicator creation).
+  absl::Status run(OpInfo info, std::vector<Round> rounds);
+
+  absl::Duration timeout() const { return timeout_; }
+
+ private:
+  struct Op;
+  class OpWork;
+  struct ControlMessage;
+
+  Engine(MPI_Comm control, int rank, int world_size, absl::Duration timeout, bool oversubscribed);
+  absl::Status wait(const std::shared_ptr<Op>& op);
+  bool poll(const std::shared_ptr<Op>& op);  // true once op finished
+  void progress_locked();
+  void advance_locked(Op& op);
+  void fail_locked(Op& op, absl::Status status);
+  void on_timeout_locked(Op& op);
+  std::string diagnose_collective_locked(const Op& op);
+  void abort_locked(absl::Status status, bool tell_peers);
+  void serve_control_locked();
+  void post_control_recv_locked();
+  void send_control_locked(int peer, const ControlMessage& message);
+
+  const MPI_Comm control_;
+  const int rank_;
+  const int world_size_;
+  const absl::Duration timeout_;
+  const bool oversubscribed_;
+
+  std::mutex mu_;
+  std::vector<std::shared_ptr<Op>> active_;
+  absl::Status broken_;  // set once the communicator was aborted
+  std::unique_ptr<ControlMessage> incoming_;
+  MPI_Request incoming_request_ = MPI_REQUEST_NULL;
+  struct Outgoing {
+    std::unique_ptr<ControlMessage> message;
+    MPI_Request request;
+  };
+  std::deque<Outgoing> outgoing_;
+  // Replies to the probe in flight: (sequence the peer is in, op), by rank.
+  int64_t probe_sequence_ = -1;
+  std::vector<std::pair<int64_t, std::string>> replies_;
+  std::vector<bool> replied_;
+};
+
+}  // namespace ts::collectives::mpi

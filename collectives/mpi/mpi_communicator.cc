@@ -1,0 +1,264 @@
+#include "collectives/mpi/mpi_communicator.h"
+
+#include <cstring>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "collectives/mpi/debug_check.h"
+#include "collectives/mpi/mpi_runtime.h"
+#include "collectives/mpi/reduce_kernels.h"
+#include "collectives/mpi/schedules.h"
+#include "tensor/status_macros.h"
+
+namespace ts::collectives::mpi {
+
+namespace {
+
+char* bytes_of(const Tensor& t) { return static_cast<char*>(t.raw_data()); }
+int64_t nbytes(const Tensor& t) { return t.numel() * t.itemsize(); }
+bool is_power_of_two(int n) { return (n & (n - 1)) == 0; }
+
+// Polls one request of the setup phase (before an engine exists) against a
+// deadline.
+absl::Status wait_setup(MPI_Request& request, absl::Time deadline, absl::string_view what) {
+  const absl::Time start = absl::Now();
+  for (int polls = 0;; ++polls) {
+    int done = 0;
+    RETURN_IF_ERROR(check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), what));
+    if (done) return absl::OkStatus();
+    if (absl::Now() > deadline) {
+      mark_failed();
+      return absl::DeadlineExceededError(absl::StrCat(
+          what, " timed out after ", absl::FormatDuration(absl::Now() - start),
+          ": not every rank created the communicator (a rank exited, hangs, or was not started)"));
+    }
+    if (polls > 2000) std::this_thread::yield();
+  }
+}
+
+absl::StatusOr<MPI_Comm> dup(MPI_Comm comm, absl::Time deadline) {
+  MPI_Comm out;
+  MPI_Request request;
+  RETURN_IF_ERROR(check(MPI_Comm_idup(comm, &out, &request), "MPI_Comm_idup"));
+  RETURN_IF_ERROR(wait_setup(request, deadline, "MPI_Comm_idup (communicator creation)"));
+  return out;
+}
+
+// Posts nothing; `then` does local work after the previous round.
+Round local_round(std::function<absl::Status()> then) {
+  return Round{[](std::vector<MPI_Request>&) { return absl::OkStatus(); }, std::move(then), {}};
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<MpiCommunicator>> MpiCommunicator::create(CommunicatorOptions options) {
+  RETURN_IF_ERROR(ensure_initialized());
+  ASSIGN_OR_RETURN(MPI_Comm base, dup(MPI_COMM_WORLD, absl::Now() + options.timeout));
+  return create_from(base, options);
+}
+
+absl::StatusOr<std::unique_ptr<MpiCommunicator>> MpiCommunicator::create_from(
+    MPI_Comm base, CommunicatorOptions options) {
+  const absl::Time deadline = absl::Now() + options.timeout;
+  RETURN_IF_ERROR(check(MPI_Comm_set_errhandler(base, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler"));
+  int rank = 0;
+  int size = 0;
+  RETURN_IF_ERROR(check(MPI_Comm_rank(base, &rank), "MPI_Comm_rank"));
+  RETURN_IF_ERROR(check(MPI_Comm_size(base, &size), "MPI_Comm_size"));
+  ASSIGN_OR_RETURN(MPI_Comm p2p, dup(base, deadline));
+  ASSIGN_OR_RETURN(MPI_Comm control, dup(base, deadline));
+  std::unique_ptr<MpiCommunicator> comm(new MpiCommunicator(options, base, p2p, rank, size));
+
+  // Every rank has arrived (the dups completed), so the blocking split
+  // cannot hang on a missing one.
+  MPI_Comm local;
+  RETURN_IF_ERROR(check(MPI_Comm_split_type(base, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &local),
+                        "MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)"));
+  MPI_Comm_rank(local, &comm->local_rank_);
+  MPI_Comm_size(local, &comm->local_size_);
+  MPI_Comm_free(&local);
+  const bool oversubscribed = comm->local_size_ > static_cast<int>(std::thread::hardware_concurrency());
+  ASSIGN_OR_RETURN(comm->engine_, Engine::create(control, rank, size, options.timeout, oversubscribed));
+
+  void* tag_ub = nullptr;
+  int found = 0;
+  MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &tag_ub, &found);
+  if (found) comm->tag_ub_ = *static_cast<int*>(tag_ub);
+  return comm;
+}
+
+MpiCommunicator::MpiCommunicator(CommunicatorOptions options, MPI_Comm collective, MPI_Comm p2p,
+                                 int rank, int world_size)
+    : options_(options), collective_comm_(collective), p2p_comm_(p2p), rank_(rank), world_size_(world_size) {}
+
+MpiCommunicator::~MpiCommunicator() {
+  engine_.reset();
+  // After a failure MPI_Comm_free could wait on requests that never end.
+  if (has_failed()) return;
+  MPI_Comm_free(&p2p_comm_);
+  MPI_Comm_free(&collective_comm_);
+}
+
+Work MpiCommunicator::start_collective(absl::string_view op, const Tensor& signature_tensor,
+                                       int64_t sequence, std::vector<Round> rounds) {
+  OpInfo info;
+  info.description = describe_call(op, sequence, signature_tensor, rank_, world_size_);
+  info.sequence = sequence;
+  if (options_.debug && world_size_ > 1) {
+    rounds.insert(rounds.begin(), signature_check_round(collective_comm_, rank_, world_size_,
+                                                        make_signature(sequence, op, signature_tensor)));
+  }
+  if (signature_tensor.defined()) info.tensors.push_back(signature_tensor);
+  return engine_->start(std::move(info), std::move(rounds));
+}
+
+Work MpiCommunicator::allreduce(const Tensor& tensor, ReduceOp op) {
+  const std::string name = absl::StrCat("allreduce(", reduce_op_name(op), ")");
+  if (absl::Status s = check_tensor(name, tensor, DeviceType::kCPU); !s.ok()) return Work::failed(s);
+  if (absl::Status s = check_reduce_dtype(name, tensor, op); !s.ok()) return Work::failed(s);
+  const int64_t sequence = sequence_++;
+  const RingBuffer buffer{collective_comm_, tag_for(sequence), rank_, world_size_,
+                          bytes_of(tensor), tensor.numel(), tensor.dtype()};
+  std::vector<Round> rounds;
+  if (world_size_ > 1 && tensor.numel() > 0) {
+    const double inverse = 1.0 / world_size_;
+    if (nbytes(tensor) <= kSmallAllreduceBytes && is_power_of_two(world_size_)) {
+      recursive_doubling_allreduce(buffer, op, rounds);
+      if (op == ReduceOp::kAvg) {
+        rounds.push_back(local_round([buffer, inverse] {
+          scale(buffer.data, buffer.numel, buffer.dtype, inverse);
+          return absl::OkStatus();
+        }));
+      }
+    } else {
+      const int owned = (rank_ + 1) % world_size_;
+      ring_reduce_scatter(buffer, op, owned, rounds);
+      if (op == ReduceOp::kAvg) {
+        rounds.push_back(local_round([buffer, owned, inverse] {
+          scale(buffer.chunk_data(owned), buffer.chunk_length(owned), buffer.dtype, inverse);
+          return absl::OkStatus();
+        }));
+      }
+      ring_allgather(buffer, owned, rounds);
+    }
+  }
+  return start_collective(name, tensor, sequence, std::move(rounds));
+}
+
+Work MpiCommunicator::broadcast(const Tensor& tensor, int root) {
+  const std::string name = absl::StrCat("broadcast(root ", root, ")");
+  if (absl::Status s = check_tensor(name, tensor, DeviceType::kCPU); !s.ok()) return Work::failed(s);
+  if (absl::Status s = check_peer(name, root, world_size_, "root"); !s.ok()) return Work::failed(s);
+  const int64_t sequence = sequence_++;
+  std::vector<Round> rounds;
+  if (world_size_ > 1) segmented_broadcast(collective_comm_, bytes_of(tensor), nbytes(tensor), root, rounds);
+  return start_collective(name, tensor, sequence, std::move(rounds));
+}
+
+Work MpiCommunicator::allgather(const Tensor& output, const Tensor& input) {
+  constexpr absl::string_view kName = "allgather";
+  for (const Tensor* t : {&output, &input}) {
+    if (absl::Status s = check_tensor(kName, *t, DeviceType::kCPU); !s.ok()) return Work::failed(s);
+  }
+  if (absl::Status s = check_gathered(kName, output, input, world_size_); !s.ok()) return Work::failed(s);
+  const int64_t sequence = sequence_++;
+  char* slot = bytes_of(output) + rank_ * nbytes(input);
+  if (nbytes(input) > 0 && slot != bytes_of(input)) std::memmove(slot, bytes_of(input), nbytes(input));
+  std::vector<Round> rounds;
+  ring_allgather(RingBuffer{collective_comm_, tag_for(sequence), rank_, world_size_, bytes_of(output),
+                            output.numel(), output.dtype()},
+                 rank_, rounds);
+  return start_collective(kName, input, sequence, std::move(rounds));
+}
+
+Work MpiCommunicator::reduce_scatter(const Tensor& output, const Tensor& input, ReduceOp op) {
+  const std::string name = absl::StrCat("reduce_scatter(", reduce_op_name(op), ")");
+  for (const Tensor* t : {&output, &input}) {
+    if (absl::Status s = check_tensor(name, *t, DeviceType::kCPU); !s.ok()) return Work::failed(s);
+  }
+  if (absl::Status s = check_reduce_dtype(name, input, op); !s.ok()) return Work::failed(s);
+  if (absl::Status s = check_gathered(name, input, output, world_size_); !s.ok()) return Work::failed(s);
+  const int64_t sequence = sequence_++;
+  // The ring reduces in place; a scratch copy keeps `input` unchanged.
+  auto scratch = std::make_shared<std::vector<char>>(bytes_of(input), bytes_of(input) + nbytes(input));
+  const RingBuffer buffer{collective_comm_, tag_for(sequence), rank_, world_size_, scratch->data(),
+                          input.numel(), input.dtype()};
+  std::vector<Round> rounds;
+  ring_reduce_scatter(buffer, op, rank_, rounds);
+  const int rank = rank_;
+  const double factor = op == ReduceOp::kAvg ? 1.0 / world_size_ : 1.0;
+  rounds.push_back(local_round([buffer, scratch, output, rank, factor] {
+    std::memcpy(bytes_of(output), buffer.chunk_data(rank), nbytes(output));
+    if (factor != 1.0) scale(bytes_of(output), output.numel(), output.dtype(), factor);
+    return absl::OkStatus();
+  }));
+  return start_collective(name, input, sequence, std::move(rounds));
+}
+
+Work MpiCommunicator::exchange(absl::Span<const PeerTransfer> transfers) {
+  std::vector<std::string> parts;
+  for (const PeerTransfer& t : transfers) {
+    const bool send = t.kind == PeerTransfer::Kind::kSend;
+    const char* name = send ? "send" : "recv";
+    if (absl::Status s = check_tensor(name, t.tensor, DeviceType::kCPU); !s.ok()) return Work::failed(s);
+    if (absl::Status s = check_peer(name, t.peer, world_size_, send ? "destination" : "source"); !s.ok()) {
+      return Work::failed(s);
+    }
+    parts.push_back(absl::StrCat(name, " ", t.tensor.describe(), send ? " to rank " : " from rank ", t.peer));
+  }
+  OpInfo info;
+  info.description = absl::StrCat("exchange (", absl::StrJoin(parts, ", "), ") on rank ", rank_, " of ",
+                                  world_size_);
+  std::vector<PeerTransfer> copy(transfers.begin(), transfers.end());
+  for (const PeerTransfer& t : copy) info.tensors.push_back(t.tensor);
+  Round round;
+  MPI_Comm comm = p2p_comm_;
+  round.post = [copy, comm](std::vector<MPI_Request>& requests) -> absl::Status {
+    for (const PeerTransfer& t : copy) {
+      RETURN_IF_ERROR(post_bytes(requests, t.kind == PeerTransfer::Kind::kSend, bytes_of(t.tensor),
+                                 nbytes(t.tensor), t.peer, /*tag=*/0, comm));
+    }
+    return absl::OkStatus();
+  };
+  // One label per request post_bytes makes (none for empty tensors).
+  for (size_t i = 0; i < copy.size(); ++i) {
+    const int64_t messages = (nbytes(copy[i].tensor) + (int64_t{1} << 30) - 1) >> 30;
+    for (int64_t m = 0; m < messages; ++m) round.labels.push_back(parts[i]);
+  }
+  std::vector<Round> rounds;
+  rounds.push_back(std::move(round));
+  return engine_->start(std::move(info), std::move(rounds));
+}
+
+Work MpiCommunicator::barrier() {
+  const int64_t sequence = sequence_++;
+  std::vector<Round> rounds;
+  MPI_Comm comm = collective_comm_;
+  rounds.push_back(Round{[comm](std::vector<MPI_Request>& requests) -> absl::Status {
+                           MPI_Request request;
+                           RETURN_IF_ERROR(check(MPI_Ibarrier(comm, &request), "MPI_Ibarrier"));
+                           requests.push_back(request);
+                           return absl::OkStatus();
+                         },
+                         nullptr,
+                         {}});
+  return start_collective("barrier", Tensor(), sequence, std::move(rounds));
+}
+
+absl::StatusOr<std::unique_ptr<Communicator>> MpiCommunicator::split(int color, int key) {
+  if (color < 0) return absl::InvalidArgumentError(absl::StrCat("split: color ", color, " is negative"));
+  // Agreeing on the membership first is a collective with a deadline: the
+  // blocking MPI_Comm_split that follows then finds every rank present.
+  ASSIGN_OR_RETURN(Tensor colors, Tensor::allocate({world_size_, 2}, DType::kI32, Device::cpu()));
+  ASSIGN_OR_RETURN(Tensor mine, colors.select(0, rank_));
+  mine.data<int32_t>()[0] = color;
+  mine.data<int32_t>()[1] = key;
+  RETURN_IF_ERROR(allgather(colors, mine).wait());
+  MPI_Comm out;
+  RETURN_IF_ERROR(check(MPI_Comm_split(collective_comm_, color, key, &out), "MPI_Comm_split"));
+  ASSIGN_OR_RETURN(std::unique_ptr<MpiCommunicator> comm, create_from(out, options_));
+  return std::unique_ptr<Communicator>(std::move(comm));
+}
+
+}  // namespace ts::collectives::mpi

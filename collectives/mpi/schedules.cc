@@ -1,0 +1,162 @@
+#include "collectives/mpi/schedules.h"
+
+#include <algorithm>
+#include <climits>
+
+#include "collectives/mpi/mpi_runtime.h"
+#include "collectives/mpi/reduce_kernels.h"
+
+namespace ts::collectives::mpi {
+
+namespace {
+
+// Messages beyond this many bytes are split (MPI counts are int).
+constexpr int64_t kMaxMessageBytes = int64_t{1} << 30;
+
+int mod(int64_t a, int n) { return static_cast<int>(((a % n) + n) % n); }
+
+// Appends Isend/Irecv of [data, data + bytes) in messages of at most
+// `max_bytes`; empty transfers post nothing (both sides agree on lengths).
+absl::Status post_segments(std::vector<MPI_Request>& requests, bool send, char* data, int64_t bytes,
+                           int peer, int tag, MPI_Comm comm, int64_t max_bytes) {
+  for (int64_t at = 0; at < bytes; at += max_bytes) {
+    const int count = static_cast<int>(std::min(max_bytes, bytes - at));
+    MPI_Request request;
+    const int rc = send ? MPI_Isend(data + at, count, MPI_BYTE, peer, tag, comm, &request)
+                        : MPI_Irecv(data + at, count, MPI_BYTE, peer, tag, comm, &request);
+    if (rc != MPI_SUCCESS) return check(rc, send ? "MPI_Isend" : "MPI_Irecv");
+    requests.push_back(request);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status post_bytes(std::vector<MPI_Request>& requests, bool send, char* data, int64_t bytes,
+                        int peer, int tag, MPI_Comm comm) {
+  return post_segments(requests, send, data, bytes, peer, tag, comm, kMaxMessageBytes);
+}
+
+int64_t RingBuffer::chunk_offset(int chunk) const {
+  const int64_t base = numel / world_size;
+  const int64_t rem = numel % world_size;
+  return chunk * base + std::min<int64_t>(chunk, rem);
+}
+
+int64_t RingBuffer::chunk_length(int chunk) const {
+  return numel / world_size + (chunk < numel % world_size ? 1 : 0);
+}
+
+void ring_reduce_scatter(const RingBuffer& b, ReduceOp op, int owned, std::vector<Round>& rounds) {
+  const int p = b.world_size;
+  if (p == 1) return;
+  const int64_t item = dtype_size(b.dtype);
+  const int64_t segment = std::max<int64_t>(1, kSegmentBytes / item);
+  const int right = mod(b.rank + 1, p);
+  const int left = mod(b.rank - 1, p);
+  auto scratch = std::make_shared<std::vector<char>>(
+      static_cast<size_t>(std::min(segment, b.chunk_length(0)) * item));
+  // Step k sends chunk owned - 1 - k (for k > 0 the one reduced at step
+  // k - 1) and reduces the incoming chunk owned - 2 - k; the last one
+  // reduced is `owned`.
+  for (int k = 0; k < p - 1; ++k) {
+    const int send_chunk = mod(int64_t{owned} - 1 - k, p);
+    const int recv_chunk = mod(int64_t{owned} - 2 - k, p);
+    const int64_t send_len = b.chunk_length(send_chunk);
+    const int64_t recv_len = b.chunk_length(recv_chunk);
+    for (int64_t at = 0; at < std::max(send_len, recv_len); at += segment) {
+      const int64_t send_n = std::clamp<int64_t>(send_len - at, 0, segment);
+      const int64_t recv_n = std::clamp<int64_t>(recv_len - at, 0, segment);
+      char* send_ptr = b.chunk_data(send_chunk) + at * item;
+      char* recv_dst = b.chunk_data(recv_chunk) + at * item;
+      rounds.push_back(Round{
+          [=](std::vector<MPI_Request>& requests) -> absl::Status {
+            if (absl::Status s = post_segments(requests, false, scratch->data(), recv_n * item, left,
+                                               b.tag, b.comm, kMaxMessageBytes);
+                !s.ok()) {
+              return s;
+            }
+            return post_segments(requests, true, send_ptr, send_n * item, right, b.tag, b.comm,
+                                 kMaxMessageBytes);
+          },
+          [=]() -> absl::Status {
+            reduce_into(recv_dst, recv_dst, scratch->data(), recv_n, b.dtype, op);
+            return absl::OkStatus();
+          },
+          {}});
+    }
+  }
+}
+
+void ring_allgather(const RingBuffer& b, int owned, std::vector<Round>& rounds) {
+  const int p = b.world_size;
+  if (p == 1) return;
+  const int64_t item = dtype_size(b.dtype);
+  const int right = mod(b.rank + 1, p);
+  const int left = mod(b.rank - 1, p);
+  for (int k = 0; k < p - 1; ++k) {
+    const int send_chunk = mod(int64_t{owned} - k, p);
+    const int recv_chunk = mod(int64_t{owned} - k - 1, p);
+    char* send_ptr = b.chunk_data(send_chunk);
+    char* recv_ptr = b.chunk_data(recv_chunk);
+    const int64_t send_bytes = b.chunk_length(send_chunk) * item;
+    const int64_t recv_bytes = b.chunk_length(recv_chunk) * item;
+    rounds.push_back(Round{[=](std::vector<MPI_Request>& requests) -> absl::Status {
+                             if (absl::Status s = post_segments(requests, false, recv_ptr, recv_bytes,
+                                                                left, b.tag, b.comm, kMaxMessageBytes);
+                                 !s.ok()) {
+                               return s;
+                             }
+                             return post_segments(requests, true, send_ptr, send_bytes, right, b.tag,
+                                                  b.comm, kMaxMessageBytes);
+                           },
+                           nullptr,
+                           {}});
+  }
+}
+
+void recursive_doubling_allreduce(const RingBuffer& b, ReduceOp op, std::vector<Round>& rounds) {
+  const int64_t bytes = b.numel * dtype_size(b.dtype);
+  auto scratch = std::make_shared<std::vector<char>>(static_cast<size_t>(bytes));
+  // Each partner adds the other's partial sum to its own: a + b and b + a
+  // are the same floats, so every rank ends bitwise identical.
+  for (int mask = 1; mask < b.world_size; mask <<= 1) {
+    const int partner = b.rank ^ mask;
+    rounds.push_back(Round{
+        [=](std::vector<MPI_Request>& requests) -> absl::Status {
+          if (absl::Status s = post_segments(requests, false, scratch->data(), bytes, partner, b.tag,
+                                             b.comm, kMaxMessageBytes);
+              !s.ok()) {
+            return s;
+          }
+          return post_segments(requests, true, b.data, bytes, partner, b.tag, b.comm,
+                               kMaxMessageBytes);
+        },
+        [=]() -> absl::Status {
+          reduce_into(b.data, b.data, scratch->data(), b.numel, b.dtype, op);
+          return absl::OkStatus();
+        },
+        {}});
+  }
+}
+
+void segmented_broadcast(MPI_Comm comm, char* data, int64_t bytes, int root, std::vector<Round>& rounds) {
+  for (int64_t at = 0; at < bytes; at += kMaxMessageBytes) {
+    const int count = static_cast<int>(std::min(kMaxMessageBytes, bytes - at));
+    rounds.push_back(Round{[=](std::vector<MPI_Request>& requests) -> absl::Status {
+                             MPI_Request request;
+                             if (absl::Status s = check(MPI_Ibcast(data + at, count, MPI_BYTE, root,
+                                                                   comm, &request),
+                                                        "MPI_Ibcast");
+                                 !s.ok()) {
+                               return s;
+                             }
+                             requests.push_back(request);
+                             return absl::OkStatus();
+                           },
+                           nullptr,
+                           {}});
+  }
+}
+
+}  // namespace ts::collectives::mpi

@@ -1,0 +1,61 @@
+// The MPI backend's collective algorithms, as schedules of rounds for the
+// engine: ring reduce-scatter and allgather (bandwidth-optimal; allreduce is
+// one then the other, reducing each received segment while it is in cache),
+// recursive doubling for small allreduces on power-of-two worlds, and
+// segmented broadcast. All move bytes with nonblocking point-to-point calls,
+// so every step can be timed out.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "collectives/communicator.h"
+#include "collectives/mpi/engine.h"
+#include "tensor/dtype.h"
+
+namespace ts::collectives::mpi {
+
+// A contiguous buffer split into world_size chunks for the ring: chunk c
+// holds elements [offset(c), offset(c) + length(c)), sizes differing by at
+// most one.
+struct RingBuffer {
+  MPI_Comm comm;
+  int tag;
+  int rank;
+  int world_size;
+  char* data;
+  int64_t numel;
+  DType dtype;
+
+  int64_t chunk_offset(int chunk) const;
+  int64_t chunk_length(int chunk) const;
+  char* chunk_data(int chunk) const { return data + chunk_offset(chunk) * dtype_size(dtype); }
+};
+
+// Received segments are this large: small enough to stay in cache for the
+// reduction that follows.
+inline constexpr int64_t kSegmentBytes = 1 << 20;
+// Allreduces up to this size use recursive doubling when the world size is
+// a power of two (one message latency per doubling instead of 2(p-1)).
+inline constexpr int64_t kSmallAllreduceBytes = 64 << 10;
+
+// Leaves the reduction of chunk `owned` on this rank (for every rank r,
+// owned = r + shift mod world_size, the same shift on every rank). `op` avg
+// reduces as sum. Appends to `rounds`.
+void ring_reduce_scatter(const RingBuffer& buffer, ReduceOp op, int owned, std::vector<Round>& rounds);
+// From each rank holding chunk `owned` (r + shift as above), every rank ends
+// with all chunks.
+void ring_allgather(const RingBuffer& buffer, int owned, std::vector<Round>& rounds);
+// world_size must be a power of two.
+void recursive_doubling_allreduce(const RingBuffer& buffer, ReduceOp op, std::vector<Round>& rounds);
+// Appends Isend (send) or Irecv of [data, data + bytes) with `peer`, split
+// into messages MPI's int counts allow; nothing for zero bytes.
+absl::Status post_bytes(std::vector<MPI_Request>& requests, bool send, char* data, int64_t bytes,
+                        int peer, int tag, MPI_Comm comm);
+// `data` (bytes) from `root` to everyone, in messages MPI's int counts allow.
+void segmented_broadcast(MPI_Comm comm, char* data, int64_t bytes, int root, std::vector<Round>& rounds);
+
+}  // namespace ts::collectives::mpi

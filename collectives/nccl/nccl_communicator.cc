@@ -1,0 +1,361 @@
+#include "collectives/nccl/nccl_communicator.h"
+
+#include <chrono>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "tensor/cuda/caching_allocator.h"
+#include "tensor/cuda/device.h"
+#include "tensor/cuda/nccl_check.h"
+#include "tensor/ops.h"
+#include "tensor/status_macros.h"
+
+namespace ts::collectives::nccl {
+
+namespace {
+
+constexpr auto kWatchdogPeriod = std::chrono::milliseconds(50);
+
+ncclDataType_t nccl_type(DType d) {
+  switch (d) {
+    case DType::kBool:
+    case DType::kU8: return ncclUint8;
+    case DType::kI32: return ncclInt32;
+    case DType::kI64: return ncclInt64;
+    case DType::kF16: return ncclFloat16;
+    case DType::kBF16: return ncclBfloat16;
+    case DType::kF32: return ncclFloat32;
+    case DType::kF64: return ncclFloat64;
+  }
+  return ncclUint8;
+}
+
+// A bool sum is a logical or: max of 0/1 bytes.
+ncclRedOp_t nccl_op(ReduceOp op, DType d) {
+  if (op == ReduceOp::kMax || d == DType::kBool) return ncclMax;
+  return op == ReduceOp::kAvg ? ncclAvg : ncclSum;
+}
+
+bool in_progress_or_ok(ncclResult_t r) { return r == ncclSuccess || r == ncclInProgress; }
+
+}  // namespace
+
+// One enqueued operation, watched until its end event completes.
+struct NcclCommunicator::Pending {
+  std::string description;
+  cuda::Event done;
+  absl::Time start;
+  std::vector<Tensor> tensors;  // alive until the device is done with them
+  bool finished = false;
+};
+
+class NcclCommunicator::NcclWork final : public Work::Impl {
+ public:
+  NcclWork(NcclCommunicator* comm, std::shared_ptr<Pending> pending) : comm_(comm), pending_(std::move(pending)) {}
+  absl::Status wait() override {
+    RETURN_IF_ERROR(comm_->broken());
+    return pending_->done.block(cuda::current_stream(comm_->device_));
+  }
+  absl::Status synchronize() override {
+    while (!is_completed()) {
+      RETURN_IF_ERROR(comm_->broken());
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+    return comm_->broken();
+  }
+  bool is_completed() override {
+    absl::StatusOr<bool> done = pending_->done.query();
+    return !done.ok() || *done || !comm_->broken().ok();
+  }
+
+ private:
+  NcclCommunicator* comm_;
+  std::shared_ptr<Pending> pending_;
+};
+
+absl::StatusOr<std::unique_ptr<NcclCommunicator>> NcclCommunicator::create(const LaunchEnvironment& env, int device,
+                                                                          const IdBroadcast& broadcast_id,
+                                                                          CommunicatorOptions options) {
+  RETURN_IF_ERROR(cuda::check_device(device));
+  cuda::DeviceGuard guard(device);
+  ncclUniqueId id;
+  std::memset(&id, 0, sizeof(id));
+  if (env.rank == 0) RETURN_IF_CUDA_ERROR(ncclGetUniqueId(&id));
+  ASSIGN_OR_RETURN(std::string shared, broadcast_id(std::string(reinterpret_cast<char*>(&id), sizeof(id))));
+  if (shared.size() != sizeof(id)) {
+    return absl::InternalError(absl::StrCat("nccl: received an ncclUniqueId of ", shared.size(), " bytes, not ",
+                                            sizeof(id)));
+  }
+  std::memcpy(&id, shared.data(), sizeof(id));
+
+  // Nonblocking initialization, so a rank that never joins is a timeout.
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.blocking = 0;
+  ncclComm_t comm = nullptr;
+  const ncclResult_t init = ncclCommInitRankConfig(&comm, env.world_size, id, env.rank, &config);
+  if (!in_progress_or_ok(init)) RETURN_IF_CUDA_ERROR(init);
+  ASSIGN_OR_RETURN(cuda::Stream stream, cuda::Stream::create(device));
+  std::unique_ptr<NcclCommunicator> out(new NcclCommunicator(options, device, std::move(stream), comm, env.rank,
+                                                             env.world_size, env.local_rank, env.local_size));
+  RETURN_IF_ERROR(out->wait_ready(absl::StrCat("ncclCommInitRankConfig on rank ", env.rank, " of ", env.world_size)));
+  ASSIGN_OR_RETURN(out->barrier_scratch_, zeros({1}, {DType::kI32, Device::cuda(device)}));
+  return out;
+}
+
+NcclCommunicator::NcclCommunicator(CommunicatorOptions options, int device, cuda::Stream stream, ncclComm_t comm,
+                                   int rank, int world_size, int local_rank, int local_size)
+    : options_(options),
+      device_(device),
+      stream_(std::move(stream)),
+      comm_(comm),
+      rank_(rank),
+      world_size_(world_size),
+      local_rank_(local_rank),
+      local_size_(local_size),
+      watchdog_([this] { watchdog(); }) {}
+
+NcclCommunicator::~NcclCommunicator() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  stop_cv_.notify_all();
+  watchdog_.join();
+  cuda::DeviceGuard guard(device_);
+  if (aborted_) return;
+  // Finalize waits for outstanding work; a healthy communicator has none
+  // that can hang past the watchdog, which has stopped: abort if it fails.
+  if (ncclCommFinalize(comm_) != ncclSuccess || !wait_ready("ncclCommFinalize").ok()) {
+    ncclCommAbort(comm_);
+    return;
+  }
+  ncclCommDestroy(comm_);
+}
+
+absl::Status NcclCommunicator::broken() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return broken_;
+}
+
+absl::Status NcclCommunicator::wait_ready(absl::string_view what) {
+  const absl::Time start = absl::Now();
+  while (true) {
+    ncclResult_t state = ncclSuccess;
+    RETURN_IF_CUDA_ERROR(ncclCommGetAsyncError(comm_, &state));
+    if (state == ncclSuccess) return absl::OkStatus();
+    if (state != ncclInProgress) {
+      std::lock_guard<std::mutex> lock(mu_);
+      abort_locked(absl::UnavailableError(absl::StrCat(what, ": ", cuda::describe_error(state))));
+      return broken_;
+    }
+    if (absl::Now() - start > options_.timeout) {
+      std::lock_guard<std::mutex> lock(mu_);
+      abort_locked(absl::DeadlineExceededError(absl::StrCat(what, " timed out after ",
+                                                            absl::FormatDuration(absl::Now() - start),
+                                                            ": a rank did not join or hangs")));
+      return broken_;
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(20));
+  }
+}
+
+void NcclCommunicator::abort_locked(absl::Status status) {
+  if (!broken_.ok()) return;
+  broken_ = std::move(status);
+  aborted_ = true;
+  // Unblocks any kernel of this communicator still waiting on a peer.
+  ncclCommAbort(comm_);
+}
+
+void NcclCommunicator::watchdog() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stopping_) {
+    stop_cv_.wait_for(lock, kWatchdogPeriod);
+    if (!broken_.ok()) continue;
+    ncclResult_t state = ncclSuccess;
+    if (ncclCommGetAsyncError(comm_, &state) == ncclSuccess && !in_progress_or_ok(state)) {
+      abort_locked(absl::UnavailableError(
+          absl::StrCat("nccl communicator on rank ", rank_, " of ", world_size_, " failed asynchronously: ",
+                       cuda::describe_error(state), " (a peer rank failed or exited)")));
+      continue;
+    }
+    for (const std::shared_ptr<Pending>& p : pending_) {
+      absl::StatusOr<bool> done = p->done.query();
+      if (!done.ok() || *done) {
+        p->finished = true;
+        continue;
+      }
+      const absl::Duration elapsed = absl::Now() - p->start;
+      if (elapsed > options_.timeout) {
+        abort_locked(absl::DeadlineExceededError(absl::StrCat(
+            p->description, " timed out after ", absl::FormatDuration(elapsed),
+            " (NCCL watchdog): a peer rank exited, hangs, or called a different collective; the communicator "
+            "was aborted")));
+        break;
+      }
+    }
+    std::erase_if(pending_, [this](const std::shared_ptr<Pending>& p) { return p->finished || !broken_.ok(); });
+  }
+}
+
+Work NcclCommunicator::launch(std::string description, std::vector<Tensor> tensors,
+                              const std::function<ncclResult_t(cudaStream_t)>& enqueue) {
+  if (absl::Status s = broken(); !s.ok()) {
+    return Work::failed(absl::Status(
+        s.code(), absl::StrCat(description, ": the communicator was aborted after an earlier failure: ", s.message())));
+  }
+  cuda::DeviceGuard guard(device_);
+  const cudaStream_t caller = cuda::current_stream(device_);
+  absl::StatusOr<cuda::Event> ready = cuda::Event::create();
+  if (!ready.ok()) return Work::failed(ready.status());
+  if (absl::Status s = ready->record(caller); !s.ok()) return Work::failed(s);
+  if (absl::Status s = ready->block(stream_.get()); !s.ok()) return Work::failed(s);
+  const ncclResult_t r = enqueue(stream_.get());
+  if (!in_progress_or_ok(r)) {
+    return Work::failed(absl::Status(cuda::status_code_of(r), absl::StrCat(description, ": ", cuda::describe_error(r))));
+  }
+  if (absl::Status s = wait_ready(description); !s.ok()) return Work::failed(s);
+  // The caching allocator must not hand this memory to the caller's stream
+  // until the NCCL stream is done with it.
+  for (const Tensor& t : tensors) {
+    if (t.numel() > 0) cuda::caching_allocator(device_).record_stream(t.storage()->data(), stream_.get());
+  }
+  absl::StatusOr<cuda::Event> done = cuda::Event::create();
+  if (!done.ok()) return Work::failed(done.status());
+  if (absl::Status s = done->record(stream_.get()); !s.ok()) return Work::failed(s);
+  auto pending = std::make_shared<Pending>(Pending{std::move(description), *std::move(done), absl::Now(),
+                                                   std::move(tensors), false});
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    pending_.push_back(pending);
+  }
+  return Work(std::make_shared<NcclWork>(this, std::move(pending)));
+}
+
+Work NcclCommunicator::allreduce(const Tensor& tensor, ReduceOp op) {
+  const std::string name = absl::StrCat("allreduce(", reduce_op_name(op), ")");
+  if (absl::Status s = check_tensor(name, tensor, DeviceType::kCUDA); !s.ok()) return Work::failed(s);
+  if (absl::Status s = check_reduce_dtype(name, tensor, op); !s.ok()) return Work::failed(s);
+  return launch(describe_call(name, sequence_++, tensor, rank_, world_size_), {tensor}, [&](cudaStream_t s) {
+    return ncclAllReduce(tensor.raw_data(), tensor.raw_data(), tensor.numel(), nccl_type(tensor.dtype()),
+                         nccl_op(op, tensor.dtype()), comm_, s);
+  });
+}
+
+Work NcclCommunicator::broadcast(const Tensor& tensor, int root) {
+  const std::string name = absl::StrCat("broadcast(root ", root, ")");
+  if (absl::Status s = check_tensor(name, tensor, DeviceType::kCUDA); !s.ok()) return Work::failed(s);
+  if (absl::Status s = check_peer(name, root, world_size_, "root"); !s.ok()) return Work::failed(s);
+  return launch(describe_call(name, sequence_++, tensor, rank_, world_size_), {tensor}, [&](cudaStream_t s) {
+    return ncclBroadcast(tensor.raw_data(), tensor.raw_data(), tensor.numel(), nccl_type(tensor.dtype()), root,
+                         comm_, s);
+  });
+}
+
+Work NcclCommunicator::allgather(const Tensor& output, const Tensor& input) {
+  constexpr absl::string_view kName = "allgather";
+  for (const Tensor* t : {&output, &input}) {
+    if (absl::Status s = check_tensor(kName, *t, DeviceType::kCUDA); !s.ok()) return Work::failed(s);
+  }
+  if (absl::Status s = check_gathered(kName, output, input, world_size_); !s.ok()) return Work::failed(s);
+  return launch(describe_call(kName, sequence_++, input, rank_, world_size_), {output, input}, [&](cudaStream_t s) {
+    return ncclAllGather(input.raw_data(), output.raw_data(), input.numel(), nccl_type(input.dtype()), comm_, s);
+  });
+}
+
+Work NcclCommunicator::reduce_scatter(const Tensor& output, const Tensor& input, ReduceOp op) {
+  const std::string name = absl::StrCat("reduce_scatter(", reduce_op_name(op), ")");
+  for (const Tensor* t : {&output, &input}) {
+    if (absl::Status s = check_tensor(name, *t, DeviceType::kCUDA); !s.ok()) return Work::failed(s);
+  }
+  if (absl::Status s = check_reduce_dtype(name, input, op); !s.ok()) return Work::failed(s);
+  if (absl::Status s = check_gathered(name, input, output, world_size_); !s.ok()) return Work::failed(s);
+  return launch(describe_call(name, sequence_++, input, rank_, world_size_), {output, input}, [&](cudaStream_t s) {
+    return ncclReduceScatter(input.raw_data(), output.raw_data(), output.numel(), nccl_type(input.dtype()),
+                             nccl_op(op, input.dtype()), comm_, s);
+  });
+}
+
+Work NcclCommunicator::exchange(absl::Span<const PeerTransfer> transfers) {
+  std::vector<std::string> parts;
+  std::vector<Tensor> tensors;
+  for (const PeerTransfer& t : transfers) {
+    const bool send = t.kind == PeerTransfer::Kind::kSend;
+    const char* name = send ? "send" : "recv";
+    if (absl::Status s = check_tensor(name, t.tensor, DeviceType::kCUDA); !s.ok()) return Work::failed(s);
+    if (absl::Status s = check_peer(name, t.peer, world_size_, send ? "destination" : "source"); !s.ok()) {
+      return Work::failed(s);
+    }
+    parts.push_back(absl::StrCat(name, " ", t.tensor.describe(), send ? " to rank " : " from rank ", t.peer));
+    tensors.push_back(t.tensor);
+  }
+  const std::string description =
+      absl::StrCat("exchange (", absl::StrJoin(parts, ", "), ") on rank ", rank_, " of ", world_size_);
+  // One group, so sends and receives between a pair cannot deadlock.
+  return launch(description, std::move(tensors), [&](cudaStream_t s) {
+    ncclResult_t r = ncclGroupStart();
+    for (const PeerTransfer& t : transfers) {
+      if (!in_progress_or_ok(r)) break;
+      r = t.kind == PeerTransfer::Kind::kSend
+              ? ncclSend(t.tensor.raw_data(), t.tensor.numel(), nccl_type(t.tensor.dtype()), t.peer, comm_, s)
+              : ncclRecv(t.tensor.raw_data(), t.tensor.numel(), nccl_type(t.tensor.dtype()), t.peer, comm_, s);
+    }
+    const ncclResult_t end = ncclGroupEnd();
+    return in_progress_or_ok(r) ? end : r;
+  });
+}
+
+Work NcclCommunicator::barrier() {
+  return launch(describe_call("barrier", sequence_++, barrier_scratch_, rank_, world_size_), {barrier_scratch_},
+                [&](cudaStream_t s) {
+                  return ncclAllReduce(barrier_scratch_.raw_data(), barrier_scratch_.raw_data(), 1, ncclInt32,
+                                       ncclSum, comm_, s);
+                });
+}
+
+absl::StatusOr<std::unique_ptr<Communicator>> NcclCommunicator::split(int color, int key) {
+  if (color < 0) return absl::InvalidArgumentError(absl::StrCat("split: color ", color, " is negative"));
+  RETURN_IF_ERROR(broken());
+  cuda::DeviceGuard guard(device_);
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.blocking = 0;
+  ncclComm_t out = nullptr;
+  const ncclResult_t r = ncclCommSplit(comm_, color, key, &out, &config);
+  if (!in_progress_or_ok(r)) RETURN_IF_CUDA_ERROR(r);
+  RETURN_IF_ERROR(wait_ready(absl::StrCat("ncclCommSplit on rank ", rank_)));
+  int rank = 0;
+  int size = 0;
+  // The child is ready once its own async state leaves ncclInProgress.
+  const absl::Time deadline = absl::Now() + options_.timeout;
+  for (ncclResult_t state = ncclInProgress; state == ncclInProgress;) {
+    RETURN_IF_CUDA_ERROR(ncclCommGetAsyncError(out, &state));
+    if (!in_progress_or_ok(state)) RETURN_IF_CUDA_ERROR(state);
+    if (absl::Now() > deadline) {
+      ncclCommAbort(out);
+      return absl::DeadlineExceededError(absl::StrCat("ncclCommSplit on rank ", rank_, " timed out"));
+    }
+  }
+  RETURN_IF_CUDA_ERROR(ncclCommUserRank(out, &rank));
+  RETURN_IF_CUDA_ERROR(ncclCommCount(out, &size));
+  ASSIGN_OR_RETURN(cuda::Stream stream, cuda::Stream::create(device_));
+  // Ranks of a machine are contiguous under our launcher; a sub-communicator
+  // keeps the parent's machine grouping only when it lies within one machine.
+  const bool one_machine = local_size_ == world_size_;
+  std::unique_ptr<NcclCommunicator> child(new NcclCommunicator(
+      options_, device_, std::move(stream), out, rank, size, one_machine ? rank : 0, one_machine ? size : 1));
+  ASSIGN_OR_RETURN(child->barrier_scratch_, zeros({1}, {DType::kI32, Device::cuda(device_)}));
+  return std::unique_ptr<Communicator>(std::move(child));
+}
+
+NcclCommunicator::IdBroadcast mpi_id_broadcast(Communicator& cpu_comm) {
+  return [&cpu_comm](const std::string& id) -> absl::StatusOr<std::string> {
+    ASSIGN_OR_RETURN(Tensor bytes, Tensor::allocate({static_cast<int64_t>(sizeof(ncclUniqueId))}, DType::kU8,
+                                                    Device::cpu()));
+    if (cpu_comm.rank() == 0) std::memcpy(bytes.raw_data(), id.data(), sizeof(ncclUniqueId));
+    RETURN_IF_ERROR(cpu_comm.broadcast(bytes, 0).wait());
+    return std::string(static_cast<char*>(bytes.raw_data()), sizeof(ncclUniqueId));
+  };
+}
+
+}  // namespace ts::collectives::nccl

@@ -1,0 +1,97 @@
+// The NCCL backend of Communicator, for CUDA tensors: collectives run on a
+// dedicated stream, ordered after the caller's current stream with an event
+// and before it again on wait(); a watchdog thread polls
+// ncclCommGetAsyncError and aborts the communicator (ncclCommAbort) when an
+// operation outlives the timeout, so later calls fail instead of hanging.
+#pragma once
+
+#include <nccl.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "collectives/communicator.h"
+#include "collectives/environment.h"
+#include "tensor/cuda/stream.h"
+
+namespace ts::collectives::nccl {
+
+class NcclCommunicator final : public Communicator {
+ public:
+  // Shares rank 0's ncclUniqueId (bytes) with every rank: through MPI
+  // (mpi_id_broadcast) or the TCP rendezvous.
+  using IdBroadcast = std::function<absl::StatusOr<std::string>(const std::string& id_on_rank0)>;
+
+  // A communicator of env.world_size ranks on CUDA device `device`; every
+  // rank must call it. Initialization itself is bounded by options.timeout.
+  static absl::StatusOr<std::unique_ptr<NcclCommunicator>> create(const LaunchEnvironment& env, int device,
+                                                                  const IdBroadcast& broadcast_id,
+                                                                  CommunicatorOptions options = {});
+  ~NcclCommunicator() override;
+
+  int rank() const override { return rank_; }
+  int world_size() const override { return world_size_; }
+  int local_rank() const override { return local_rank_; }
+  int local_size() const override { return local_size_; }
+  absl::string_view backend_name() const override { return "nccl"; }
+
+  Work allreduce(const Tensor& tensor, ReduceOp op) override;
+  Work broadcast(const Tensor& tensor, int root) override;
+  Work allgather(const Tensor& output, const Tensor& input) override;
+  Work reduce_scatter(const Tensor& output, const Tensor& input, ReduceOp op) override;
+  Work exchange(absl::Span<const PeerTransfer> transfers) override;
+  // Ordered on the streams like every collective; synchronize() on the
+  // returned Work for a host-side barrier.
+  Work barrier() override;
+  absl::StatusOr<std::unique_ptr<Communicator>> split(int color, int key) override;
+
+  cudaStream_t stream() const { return stream_.get(); }
+
+ private:
+  struct Pending;
+  class NcclWork;
+
+  NcclCommunicator(CommunicatorOptions options, int device, cuda::Stream stream, ncclComm_t comm, int rank,
+                   int world_size, int local_rank, int local_size);
+  // Validates, orders the NCCL stream after the caller's, enqueues `enqueue`
+  // and hands the operation to the watchdog.
+  Work launch(std::string description, std::vector<Tensor> tensors,
+              const std::function<ncclResult_t(cudaStream_t)>& enqueue);
+  // With a nonblocking communicator, calls may return before NCCL is done
+  // with them: polls until the communicator is ready or the deadline.
+  absl::Status wait_ready(absl::string_view what);
+  void watchdog();
+  void abort_locked(absl::Status status);
+  absl::Status broken() const;
+
+  CommunicatorOptions options_;
+  int device_;
+  cuda::Stream stream_;
+  ncclComm_t comm_;
+  int rank_;
+  int world_size_;
+  int local_rank_;
+  int local_size_;
+  int64_t sequence_ = 0;
+  Tensor barrier_scratch_;
+
+  mutable std::mutex mu_;
+  std::condition_variable stop_cv_;
+  bool stopping_ = false;
+  absl::Status broken_;
+  bool aborted_ = false;
+  std::vector<std::shared_ptr<Pending>> pending_;
+  std::thread watchdog_;
+};
+
+// An IdBroadcast through an MPI-backed communicator (CPU tensors).
+NcclCommunicator::IdBroadcast mpi_id_broadcast(Communicator& cpu_comm);
+
+}  // namespace ts::collectives::nccl

@@ -1,0 +1,49 @@
+// Bluefog's decentralized operations on any Communicator: neighbor_allreduce
+// (a weighted average with the in-neighbors of a topology, through send/recv),
+// its hierarchical form (average inside each machine, then neighbor exchange
+// between machines), and the decentralized optimizer steps in the ATC and DGD
+// styles over plain (parameter, gradient) tensors.
+#pragma once
+
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "collectives/communicator.h"
+#include "collectives/topology.h"
+#include "tensor/tensor.h"
+
+namespace ts::collectives {
+
+// self_weight * x + sum over in-neighbors j of w_j * x_j, as a new tensor of
+// x's dtype and device. topology.size() must be the world size; x must be
+// floating.
+absl::StatusOr<Tensor> neighbor_allreduce(Communicator& comm, const Tensor& x, const Topology& topology);
+
+// The two communicators of the hierarchical form: the ranks of this machine,
+// and the ranks with this local rank across machines (one per machine).
+struct MachineComms {
+  std::unique_ptr<Communicator> local;
+  std::unique_ptr<Communicator> cross;
+};
+// `machine` numbers this rank's machine (0, 1, ...); machine_index() finds it
+// from host names.
+absl::StatusOr<MachineComms> split_by_machine(Communicator& world, int machine);
+absl::StatusOr<int> machine_index(Communicator& world);
+
+// Averages x over the machine (comms.local), then neighbor-averages between
+// machines along `machine_topology` (of comms.cross's size).
+absl::StatusOr<Tensor> hierarchical_neighbor_allreduce(MachineComms& comms, const Tensor& x,
+                                                       const Topology& machine_topology);
+
+// ATC (adapt then combine): x <- W (x - lr g). DGD (combine while adapting,
+// Bluefog's default): x <- W x - lr g, where the gradient was taken at x.
+enum class DecentralizedStyle { kAtc, kDgd };
+
+// One step on every (params[i], grads[i]) pair; params are updated in place.
+// Every rank passes the same number of tensors with matching shapes.
+absl::Status decentralized_step(Communicator& comm, const Topology& topology,
+                                absl::Span<const Tensor> params, absl::Span<const Tensor> grads,
+                                double lr, DecentralizedStyle style);
+
+}  // namespace ts::collectives

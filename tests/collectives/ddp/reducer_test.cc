@@ -1,0 +1,145 @@
+// The reducer's bucket mechanics on one process, against a communicator that
+// records what it is asked to do and averages like a world of identical
+// ranks (so values pass through unchanged). Multi-rank behaviour is tested
+// under mpirun in ddp_mpi_test.
+#include "collectives/ddp/reducer.h"
+
+#include <string>
+#include <vector>
+
+#include "autograd/ops.h"
+#include "gtest/gtest.h"
+#include "tests/tensor/testing.h"
+
+namespace ts::collectives::ddp {
+namespace {
+
+using autograd::Variable;
+using ::ts::testing::expect_error;
+using ::ts::testing::value_or_die;
+
+class RecordingCommunicator final : public Communicator {
+ public:
+  int rank() const override { return 0; }
+  int world_size() const override { return 1; }
+  int local_rank() const override { return 0; }
+  int local_size() const override { return 1; }
+  absl::string_view backend_name() const override { return "recording"; }
+  Work allreduce(const Tensor& tensor, ReduceOp op) override {
+    allreduced.push_back(tensor.numel());
+    dtypes.push_back(tensor.dtype());
+    return Work::done();
+  }
+  Work broadcast(const Tensor&, int) override { return Work::done(); }
+  Work allgather(const Tensor& output, const Tensor& input) override {
+    return Work::failed(absl::UnimplementedError("allgather"));
+  }
+  Work reduce_scatter(const Tensor&, const Tensor&, ReduceOp) override {
+    return Work::failed(absl::UnimplementedError("reduce_scatter"));
+  }
+  Work exchange(absl::Span<const PeerTransfer>) override {
+    return Work::failed(absl::UnimplementedError("exchange"));
+  }
+  Work barrier() override { return Work::done(); }
+  absl::StatusOr<std::unique_ptr<Communicator>> split(int, int) override {
+    return absl::UnimplementedError("split");
+  }
+
+  std::vector<int64_t> allreduced;
+  std::vector<DType> dtypes;
+};
+
+// Three "layers" y = ((x * w0) * w1) * w2 summed; parameters of 256 floats.
+struct Chain {
+  std::vector<GradientReducer::NamedParameter> params;
+  Chain() {
+    for (int i = 0; i < 3; ++i) {
+      params.emplace_back("w" + std::to_string(i),
+                          Variable(value_or_die(full({256}, 1.0 + i)), /*requires_grad=*/true));
+    }
+  }
+  absl::Status step(std::vector<int> used = {0, 1, 2}) {
+    Variable y(value_or_die(ones({256})));
+    for (int i : used) y = value_or_die(autograd::mul(y, params[i].second));
+    return value_or_die(autograd::sum(y)).backward();
+  }
+};
+
+TEST(ReducerTest, BucketCapsDecideTheNumberOfAllreduces) {
+  // 256 floats = 1 KiB per parameter.
+  for (const auto& [cap_kib, expected_calls] :
+       std::vector<std::pair<double, size_t>>{{0.5, 3}, {2, 2}, {100, 1}}) {
+    Chain chain;
+    RecordingCommunicator comm;
+    ASSERT_OK_AND_ASSIGN(auto reducer,
+                         GradientReducer::create(chain.params, &comm,
+                                                 {cap_kib / 1024, cap_kib / 1024, std::nullopt}));
+    ASSERT_OK(reducer->prepare_for_backward());
+    ASSERT_OK(chain.step());
+    EXPECT_EQ(comm.allreduced.size(), expected_calls) << "cap " << cap_kib << " KiB";
+    EXPECT_EQ(reducer->stats().steps, 1);
+    // Values pass through the (identity) average unchanged: d/dw0 = w1*w2 = 6.
+    EXPECT_EQ(value_or_die(to_vector<float>(chain.params[0].second.grad()))[0], 6.0f);
+    EXPECT_EQ(value_or_die(to_vector<float>(chain.params[2].second.grad()))[0], 2.0f);
+  }
+}
+
+TEST(ReducerTest, CompressionSendsReducedPrecision) {
+  Chain chain;
+  RecordingCommunicator comm;
+  ASSERT_OK_AND_ASSIGN(auto reducer,
+                       GradientReducer::create(chain.params, &comm, {25, 1, DType::kBF16}));
+  ASSERT_OK(reducer->prepare_for_backward());
+  ASSERT_OK(chain.step());
+  ASSERT_EQ(comm.dtypes.size(), 1u);
+  EXPECT_EQ(comm.dtypes[0], DType::kBF16);
+  EXPECT_EQ(reducer->stats().bytes_sent, 3 * 256 * 2);
+  EXPECT_EQ(chain.params[1].second.grad().dtype(), DType::kF32);
+  EXPECT_EQ(value_or_die(to_vector<float>(chain.params[1].second.grad()))[0], 3.0f);
+}
+
+TEST(ReducerTest, NoSyncAccumulatesThenTheNextBackwardSyncs) {
+  Chain chain;
+  RecordingCommunicator comm;
+  ASSERT_OK_AND_ASSIGN(auto reducer, GradientReducer::create(chain.params, &comm));
+  reducer->set_sync_enabled(false);
+  ASSERT_OK(reducer->prepare_for_backward());
+  ASSERT_OK(chain.step());
+  EXPECT_TRUE(comm.allreduced.empty());
+  reducer->set_sync_enabled(true);
+  ASSERT_OK(reducer->prepare_for_backward());
+  ASSERT_OK(chain.step());
+  EXPECT_EQ(comm.allreduced.size(), 1u);
+  EXPECT_EQ(value_or_die(to_vector<float>(chain.params[0].second.grad()))[0], 12.0f);
+}
+
+TEST(ReducerTest, UnusedParameterIsNamedAtTheNextForward) {
+  Chain chain;
+  RecordingCommunicator comm;
+  ASSERT_OK_AND_ASSIGN(auto reducer, GradientReducer::create(chain.params, &comm));
+  ASSERT_OK(reducer->prepare_for_backward());
+  ASSERT_OK(chain.step({0, 2}));  // w1 unused: its bucket never fills
+  EXPECT_TRUE(comm.allreduced.empty());
+  expect_error(reducer->prepare_for_backward(), absl::StatusCode::kFailedPrecondition,
+               {"rank 0", "no gradient", "w1"});
+}
+
+TEST(ReducerTest, BackwardWithoutPrepareDoesNotSync) {
+  Chain chain;
+  RecordingCommunicator comm;
+  ASSERT_OK_AND_ASSIGN(auto reducer, GradientReducer::create(chain.params, &comm));
+  ASSERT_OK(chain.step());
+  EXPECT_TRUE(comm.allreduced.empty());
+}
+
+TEST(ReducerTest, BadOptionsAreErrors) {
+  Chain chain;
+  RecordingCommunicator comm;
+  expect_error(GradientReducer::create(chain.params, &comm, {0, 1, std::nullopt}).status(),
+               absl::StatusCode::kInvalidArgument, {"bucket_cap_mb"});
+  expect_error(GradientReducer::create(chain.params, &comm, {25, 1, DType::kI32}).status(),
+               absl::StatusCode::kInvalidArgument, {"compression", "i32"});
+}
+
+}  // namespace
+}  // namespace ts::collectives::ddp

@@ -1,0 +1,80 @@
+// Failure is an error, never a hang: a rank that arrives late or has exited
+// makes the others fail within the timeout, with a message naming the
+// collective, the missing rank and the elapsed time. The last test kills the
+// last rank, so mpi_test.sh checks only the others' results.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "gtest/gtest.h"
+#include "tests/collectives/mpi_testing.h"
+#include "tests/tensor/testing.h"
+
+namespace ts::collectives {
+namespace {
+
+using ::ts::testing::expect_error;
+using mpitest::world;
+
+constexpr absl::Duration kTimeout = absl::Seconds(2);
+// Timeout, the liveness probe's grace (timeout / 10, at least 100 ms) and
+// slack for an oversubscribed machine.
+constexpr absl::Duration kFailWithin = absl::Seconds(4);
+
+std::unique_ptr<mpi::MpiCommunicator> short_timeout_comm() {
+  CommunicatorOptions options;
+  options.timeout = kTimeout;
+  return *mpi::MpiCommunicator::create(options);
+}
+
+int last_rank() { return world().world_size() - 1; }
+
+TEST(MpiFailure, LateRankIsNamedAndTheOthersGiveUp) {
+  std::unique_ptr<mpi::MpiCommunicator> comm = short_timeout_comm();
+  Tensor t = *ones({100});
+  const std::string missing = absl::StrCat("rank ", last_rank(), " did not reach it");
+  if (comm->rank() == last_rank()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(4000));
+    // By now the others have aborted the communicator and told this rank.
+    expect_error(comm->allreduce(t, ReduceOp::kSum).wait(), absl::StatusCode::kAborted,
+                 {"aborted the communicator", "allreduce(sum) #0 of f32[100]", missing});
+  } else {
+    const absl::Time start = absl::Now();
+    const absl::Status status = comm->allreduce(t, ReduceOp::kSum).wait();
+    const absl::Duration elapsed = absl::Now() - start;
+    // The first rank to time out diagnoses; the others may hear its abort
+    // first. Either way the message names the collective and the late rank.
+    EXPECT_TRUE(status.code() == absl::StatusCode::kDeadlineExceeded ||
+                status.code() == absl::StatusCode::kAborted)
+        << status;
+    expect_error(status, status.code(), {"allreduce(sum) #0 of f32[100]", "timed out after", missing});
+    EXPECT_LT(elapsed, kFailWithin);
+    // Later calls fail at once, naming the earlier failure.
+    expect_error(comm->barrier().wait(), status.code(), {"barrier #1", "earlier failure", missing});
+  }
+  ASSERT_OK(world().barrier().wait());
+}
+
+TEST(MpiFailure, ExitedRankIsNamed) {
+  std::unique_ptr<mpi::MpiCommunicator> comm = short_timeout_comm();
+  ASSERT_OK(comm->barrier().wait());
+  if (comm->rank() == last_rank()) {
+    std::fflush(nullptr);
+    _exit(0);  // dies without finalizing, as a crashed rank would
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  Tensor t = *zeros({7, 3}, {DType::kBF16});
+  const absl::Time start = absl::Now();
+  const absl::Status status = comm->allreduce(t, ReduceOp::kMax).wait();
+  EXPECT_LT(absl::Now() - start, kFailWithin);
+  expect_error(status, status.code(),
+               {"allreduce(max) #1 of bf16[7, 3]", "timed out after",
+                absl::StrCat("rank ", last_rank(), " did not reach it")});
+}
+
+}  // namespace
+}  // namespace ts::collectives

@@ -1,0 +1,164 @@
+// Bluefog's decentralized ops under mpirun: one neighbor_allreduce step equals
+// the weighted average of the in-neighbors' inputs; repeated steps on the
+// exponential-2 graph converge to the global average; the hierarchical form
+// on fake machines; ATC and DGD steps on a quadratic reach the global optimum.
+#include "collectives/neighbor.h"
+
+#include <cmath>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "tests/collectives/mpi_testing.h"
+#include "tests/tensor/testing.h"
+
+namespace ts::collectives {
+namespace {
+
+using ::ts::testing::expect_close;
+using ::ts::testing::Ref;
+using ::ts::testing::ref_of;
+using mpitest::rank_rng;
+using mpitest::world;
+
+Tensor input_of(int q, int64_t n, DType dtype, uint64_t salt) {
+  std::mt19937_64 rng = rank_rng(q, salt);
+  return ::ts::testing::random_tensor(rng, {n}, dtype, -1, 1);
+}
+
+Ref mean_of_inputs(int64_t n, uint64_t salt) {
+  Ref mean{{n}, std::vector<double>(n, 0)};
+  for (int q = 0; q < world().world_size(); ++q) {
+    const Ref r = ref_of(input_of(q, n, DType::kF64, salt));
+    for (int64_t i = 0; i < n; ++i) mean.v[i] += r.v[i] / world().world_size();
+  }
+  return mean;
+}
+
+TEST(NeighborAllreduce, OneStepIsTheWeightedAverageOfInNeighbors) {
+  const Topology t = *Topology::exponential_two(world().world_size());
+  for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16, DType::kF64}) {
+    const int64_t n = 1001;
+    ASSERT_OK_AND_ASSIGN(Tensor out, neighbor_allreduce(world(), input_of(world().rank(), n, dtype, 1), t));
+    Ref expected = ref_of(input_of(world().rank(), n, dtype, 1));
+    for (double& v : expected.v) v *= t.self_weight(world().rank());
+    for (const auto& [q, w] : t.in_neighbors(world().rank())) {
+      const Ref r = ref_of(input_of(q, n, dtype, 1));
+      for (int64_t i = 0; i < n; ++i) expected.v[i] += w * r.v[i];
+    }
+    expect_close(out, expected, ::ts::testing::tolerance(dtype), 1.0, std::string(dtype_name(dtype)));
+  }
+}
+
+TEST(NeighborAllreduce, ExponentialTwoConvergesToTheGlobalAverage) {
+  const Topology t = *Topology::exponential_two(world().world_size());
+  Tensor x = input_of(world().rank(), 257, DType::kF64, 2);
+  for (int step = 0; step < 60; ++step) {
+    ASSERT_OK_AND_ASSIGN(x, neighbor_allreduce(world(), x, t));
+  }
+  expect_close(x, mean_of_inputs(257, 2), 1e-9, 1.0, "after 60 steps");
+}
+
+TEST(NeighborAllreduce, MismatchedTopologyIsAnError) {
+  ::ts::testing::expect_error(
+      neighbor_allreduce(world(), *ones({2}), *Topology::ring(world().world_size() + 1)).status(),
+      absl::StatusCode::kInvalidArgument, {"neighbor_allreduce", "topology of"});
+}
+
+TEST(HierarchicalNeighborAllreduce, AveragesMachinesThenMixesThem) {
+  // Fake machines of two ranks each (one rank each for a world of 2).
+  const int p = world().world_size();
+  const int per_machine = p >= 4 ? 2 : 1;
+  const int machines = p / per_machine;
+  ASSERT_OK_AND_ASSIGN(MachineComms comms, split_by_machine(world(), world().rank() / per_machine));
+  EXPECT_EQ(comms.local->world_size(), per_machine);
+  EXPECT_EQ(comms.cross->world_size(), machines);
+  const Topology machine_graph = *Topology::ring(machines);
+  ASSERT_OK_AND_ASSIGN(Tensor out, hierarchical_neighbor_allreduce(
+                                       comms, input_of(world().rank(), 99, DType::kF64, 3), machine_graph));
+  auto machine_mean = [&](int m) {
+    Ref mean{{99}, std::vector<double>(99, 0)};
+    for (int q = m * per_machine; q < (m + 1) * per_machine; ++q) {
+      const Ref r = ref_of(input_of(q, 99, DType::kF64, 3));
+      for (int i = 0; i < 99; ++i) mean.v[i] += r.v[i] / per_machine;
+    }
+    return mean;
+  };
+  const int me = world().rank() / per_machine;
+  Ref expected = machine_mean(me);
+  for (double& v : expected.v) v *= machine_graph.self_weight(me);
+  for (const auto& [m, w] : machine_graph.in_neighbors(me)) {
+    const Ref r = machine_mean(m);
+    for (int i = 0; i < 99; ++i) expected.v[i] += w * r.v[i];
+  }
+  expect_close(out, expected, 1e-12, 1.0, "hierarchical");
+  ASSERT_OK_AND_ASSIGN(int machine, machine_index(world()));
+  EXPECT_EQ(machine, 0);  // every rank runs on this machine
+}
+
+// f_r(x) = |x - b_r|^2 / 2: the optimum of the sum is the mean of the b_r.
+void expect_reaches_global_optimum(DecentralizedStyle style) {
+  const int p = world().world_size();
+  const Topology t = *Topology::exponential_two(p);
+  constexpr int64_t kN = 33;
+  constexpr int kSteps = 300;
+  constexpr double kLr = 0.1;
+  const Tensor b = input_of(world().rank(), kN, DType::kF64, 4);
+  Tensor x = *zeros({kN}, {DType::kF64});
+  Tensor y = *zeros({2, 2}, {DType::kF64});  // a second parameter, target 0
+  for (int step = 0; step < kSteps; ++step) {
+    Tensor gx = *sub(x, b);
+    Tensor gy = *clone(y);
+    ASSERT_OK(decentralized_step(world(), t, {x, y}, {gx, gy}, kLr, style));
+  }
+  // The same recursion, run centrally over every rank's b.
+  std::vector<Ref> bs;
+  for (int q = 0; q < p; ++q) bs.push_back(ref_of(input_of(q, kN, DType::kF64, 4)));
+  std::vector<std::vector<double>> xs(p, std::vector<double>(kN, 0));
+  auto mix = [&](const std::vector<std::vector<double>>& v) {
+    std::vector<std::vector<double>> out(p, std::vector<double>(kN, 0));
+    for (int i = 0; i < p; ++i) {
+      for (int64_t k = 0; k < kN; ++k) out[i][k] = t.self_weight(i) * v[i][k];
+      for (const auto& [j, w] : t.in_neighbors(i)) {
+        for (int64_t k = 0; k < kN; ++k) out[i][k] += w * v[j][k];
+      }
+    }
+    return out;
+  };
+  for (int step = 0; step < kSteps; ++step) {
+    std::vector<std::vector<double>> next = xs;
+    if (style == DecentralizedStyle::kAtc) {
+      for (int i = 0; i < p; ++i) {
+        for (int64_t k = 0; k < kN; ++k) next[i][k] -= kLr * (xs[i][k] - bs[i].v[k]);
+      }
+      xs = mix(next);
+    } else {
+      next = mix(xs);
+      for (int i = 0; i < p; ++i) {
+        for (int64_t k = 0; k < kN; ++k) next[i][k] -= kLr * (xs[i][k] - bs[i].v[k]);
+      }
+      xs = next;
+    }
+  }
+  expect_close(x, Ref{{kN}, xs[world().rank()]}, 1e-9, 1.0, "the central recursion");
+  expect_close(y, Ref{{2, 2}, std::vector<double>(4, 0)}, 1e-9, 1.0, "second parameter");
+  // The ranks' average follows gradient descent on the mean objective.
+  Tensor mean = *clone(x);
+  ASSERT_OK(world().allreduce(mean, ReduceOp::kAvg).wait());
+  expect_close(mean, mean_of_inputs(kN, 4), 1e-9, 1.0, "average of the ranks' parameters");
+}
+
+TEST(DecentralizedStep, AtcReachesTheGlobalOptimum) { expect_reaches_global_optimum(DecentralizedStyle::kAtc); }
+TEST(DecentralizedStep, DgdReachesTheGlobalOptimum) { expect_reaches_global_optimum(DecentralizedStyle::kDgd); }
+
+TEST(DecentralizedStep, MismatchedListsAreErrors) {
+  const Topology t = *Topology::ring(world().world_size());
+  Tensor p = *zeros({3});
+  ::ts::testing::expect_error(decentralized_step(world(), t, {p}, {}, 0.1, DecentralizedStyle::kAtc),
+                              absl::StatusCode::kInvalidArgument, {"1 parameters but 0 gradients"});
+  ::ts::testing::expect_error(
+      decentralized_step(world(), t, {p}, {*zeros({4})}, 0.1, DecentralizedStyle::kDgd),
+      absl::StatusCode::kInvalidArgument, {"parameter 0 is f32[3]", "f32[4]"});
+}
+
+}  // namespace
+}  // namespace ts::collectives
