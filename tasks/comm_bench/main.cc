@@ -1,0 +1,203 @@
+// MLBench task 0 (communication benchmark): allreduce of 1 to 1e8 elements
+// (np.logspace(0, 8, 80)), f32 and f16, on the CPU through the MPI backend
+// or on CUDA through NCCL. Per size: median and p95 latency over the
+// repeats (slowest rank per repeat), algorithm and bus bandwidth as
+// nccl-tests define them, and on the CPU a baseline of MPI_Allreduce called
+// directly on the same buffers, timed in alternation with ours.
+//
+//   tools/launch -np 2 //tasks/comm_bench -- --device=cpu --output=comm_bench.json
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "collectives/environment.h"
+#include "collectives/mpi/mpi_communicator.h"
+#include "collectives/mpi/mpi_runtime.h"
+#include "collectives/nccl/nccl_communicator.h"
+#include "tasks/comm_bench/sizes.h"
+#include "tasks/common/environment.h"
+#include "tasks/common/report.h"
+#include "tensor/half.h"
+#include "tensor/ops.h"
+#include "tensor/status_macros.h"
+
+ABSL_FLAG(int64_t, max_size, 100000000, "Largest allreduce, in elements");
+ABSL_FLAG(int64_t, min_size, 1, "Smallest allreduce, in elements (sizes below are skipped)");
+ABSL_FLAG(int, repeats, 100, "Timed allreduces per size (after the warm-up)");
+ABSL_FLAG(int, warmup, 5, "Untimed allreduces per size first");
+ABSL_FLAG(std::string, dtypes, "f32,f16", "Comma-separated dtypes");
+ABSL_FLAG(std::string, device, "cpu", "cpu (MPI backend) or cuda (NCCL, one GPU per rank)");
+ABSL_FLAG(std::string, output, "comm_bench.json", "JSON report path (written by rank 0)");
+
+namespace ts::tasks::comm_bench {
+namespace {
+
+using collectives::Communicator;
+using collectives::ReduceOp;
+
+// The f16 sum MPI lacks, for the direct-MPI baseline: pairwise in f32,
+// rounded per step, as our backend does.
+void half_sum(void* in, void* inout, int* len, MPI_Datatype*) {
+  const Half* a = static_cast<const Half*>(in);
+  Half* b = static_cast<Half*>(inout);
+  for (int i = 0; i < *len; ++i) b[i] = Half(float(a[i]) + float(b[i]));
+}
+
+struct Stats {
+  double median_s = 0;
+  double p95_s = 0;
+};
+
+Stats stats_of(std::vector<double> t) {
+  std::sort(t.begin(), t.end());
+  const auto at = [&](double q) { return t[std::min(t.size() - 1, static_cast<size_t>(q * (t.size() - 1) + 0.5))]; };
+  return {at(0.5), at(0.95)};
+}
+
+// Per repeat, the slowest rank's time.
+absl::StatusOr<std::vector<double>> slowest(Communicator& cpu_comm, const std::vector<double>& mine) {
+  ASSIGN_OR_RETURN(Tensor t, from_vector<double>(mine, {static_cast<int64_t>(mine.size())}));
+  RETURN_IF_ERROR(cpu_comm.allreduce(t, ReduceOp::kMax).wait());
+  return to_vector<double>(t);
+}
+
+double bus_factor(int p) { return 2.0 * (p - 1) / p; }
+
+absl::Status run() {
+  RETURN_IF_ERROR(collectives::mpi::ensure_initialized());
+  ASSIGN_OR_RETURN(collectives::CommunicatorOptions options, collectives::CommunicatorOptions::from_flags_and_env());
+  ASSIGN_OR_RETURN(std::unique_ptr<collectives::mpi::MpiCommunicator> mpi_comm,
+                   collectives::mpi::MpiCommunicator::create(options));
+  ASSIGN_OR_RETURN(Device device, parse_device(absl::GetFlag(FLAGS_device)));
+  std::unique_ptr<Communicator> gpu_comm;
+  if (device.is_cuda()) {
+    ASSIGN_OR_RETURN(collectives::LaunchEnvironment env, collectives::discover_environment());
+    device = Device::cuda(mpi_comm->local_rank());
+    env.rank = mpi_comm->rank();
+    env.world_size = mpi_comm->world_size();
+    ASSIGN_OR_RETURN(gpu_comm, collectives::nccl::NcclCommunicator::create(
+                                   env, device.index, collectives::nccl::mpi_id_broadcast(*mpi_comm), options));
+  }
+  Communicator& comm = gpu_comm ? *gpu_comm : *mpi_comm;
+  const int p = comm.world_size();
+  const bool rank0 = comm.rank() == 0;
+  MPI_Op half_op;
+  MPI_Op_create(&half_sum, /*commute=*/1, &half_op);
+
+  Report report;
+  Json config = Json::object();
+  config["max_size"] = absl::GetFlag(FLAGS_max_size);
+  config["min_size"] = absl::GetFlag(FLAGS_min_size);
+  config["repeats"] = absl::GetFlag(FLAGS_repeats);
+  config["warmup"] = absl::GetFlag(FLAGS_warmup);
+  config["dtypes"] = absl::GetFlag(FLAGS_dtypes);
+  config["device"] = device.to_string();
+  config["backend"] = comm.backend_name();
+  config["world_size"] = p;
+  report.set("config", config);
+  report.set("environment", describe_environment(device).to_json());
+  Json& results = report.extra("comm_bench")["results"];
+
+  if (rank0) {
+    std::printf("allreduce(sum), %d ranks, %s backend on %s; latency of the slowest rank per repeat\n", p,
+                std::string(comm.backend_name()).c_str(), device.to_string().c_str());
+    std::printf("%5s %10s %12s %11s %11s %10s %10s %11s %10s %7s\n", "dtype", "elements", "bytes", "median_us",
+                "p95_us", "algbw_GB/s", "busbw_GB/s", "mpi_med_us", "mpi_busbw", "ratio");
+  }
+  for (absl::string_view name : absl::StrSplit(absl::GetFlag(FLAGS_dtypes), ',', absl::SkipEmpty())) {
+    ASSIGN_OR_RETURN(DType dtype, parse_dtype(name));
+    for (int64_t n : logspace_sizes(absl::GetFlag(FLAGS_max_size))) {
+      if (n < absl::GetFlag(FLAGS_min_size)) continue;
+      ASSIGN_OR_RETURN(Tensor x, ones({n}, {dtype, device}));
+      const bool baseline = device.is_cpu();
+      MPI_Datatype mpi_type = dtype == DType::kF32 ? MPI_FLOAT : dtype == DType::kF64 ? MPI_DOUBLE : MPI_UINT16_T;
+      MPI_Op mpi_op = dtype == DType::kF16 ? half_op : MPI_SUM;
+      const bool baseline_ok = baseline && (dtype == DType::kF32 || dtype == DType::kF64 || dtype == DType::kF16);
+      auto ours = [&]() -> absl::Status {
+        collectives::Work w = comm.allreduce(x, ReduceOp::kSum);
+        return gpu_comm ? w.synchronize() : w.wait();
+      };
+      auto direct = [&]() -> absl::Status {
+        return collectives::mpi::check(
+            MPI_Allreduce(MPI_IN_PLACE, x.raw_data(), static_cast<int>(n), mpi_type, mpi_op, mpi_comm->mpi_comm()),
+            "MPI_Allreduce");
+      };
+      for (int i = 0; i < absl::GetFlag(FLAGS_warmup); ++i) {
+        RETURN_IF_ERROR(ours());
+        if (baseline_ok) RETURN_IF_ERROR(direct());
+      }
+      std::vector<double> t_ours;
+      std::vector<double> t_mpi;
+      for (int i = 0; i < absl::GetFlag(FLAGS_repeats); ++i) {
+        // Alternating keeps both under the same machine noise.
+        RETURN_IF_ERROR(mpi_comm->barrier().wait());
+        absl::Time start = absl::Now();
+        RETURN_IF_ERROR(ours());
+        t_ours.push_back(absl::ToDoubleSeconds(absl::Now() - start));
+        if (baseline_ok) {
+          RETURN_IF_ERROR(mpi_comm->barrier().wait());
+          start = absl::Now();
+          RETURN_IF_ERROR(direct());
+          t_mpi.push_back(absl::ToDoubleSeconds(absl::Now() - start));
+        }
+      }
+      ASSIGN_OR_RETURN(t_ours, slowest(*mpi_comm, t_ours));
+      const Stats s = stats_of(t_ours);
+      const double bytes = static_cast<double>(n) * dtype_size(dtype);
+      const double algbw = bytes / s.median_s / 1e9;
+      Json row = Json::object();
+      row["dtype"] = dtype_name(dtype);
+      row["elements"] = n;
+      row["bytes"] = static_cast<int64_t>(bytes);
+      row["median_us"] = s.median_s * 1e6;
+      row["p95_us"] = s.p95_s * 1e6;
+      row["algbw_gbps"] = algbw;
+      row["busbw_gbps"] = algbw * bus_factor(p);
+      std::string baseline_text = absl::StrFormat("%11s %10s %7s", "-", "-", "-");
+      if (baseline_ok) {
+        ASSIGN_OR_RETURN(t_mpi, slowest(*mpi_comm, t_mpi));
+        const Stats m = stats_of(t_mpi);
+        const double mpi_busbw = bytes / m.median_s / 1e9 * bus_factor(p);
+        row["mpi_median_us"] = m.median_s * 1e6;
+        row["mpi_p95_us"] = m.p95_s * 1e6;
+        row["mpi_busbw_gbps"] = mpi_busbw;
+        // Our bandwidth over MPI's: >= 1 means at least as fast.
+        row["ratio"] = m.median_s / s.median_s;
+        baseline_text = absl::StrFormat("%11.1f %10.3f %7.3f", m.median_s * 1e6, mpi_busbw, m.median_s / s.median_s);
+      }
+      results.push_back(row);
+      if (rank0) {
+        std::printf("%5s %10lld %12.0f %11.1f %11.1f %10.3f %10.3f %s\n", std::string(dtype_name(dtype)).c_str(),
+                    static_cast<long long>(n), bytes, s.median_s * 1e6, s.p95_s * 1e6, algbw, algbw * bus_factor(p),
+                    baseline_text.c_str());
+        std::fflush(stdout);
+      }
+    }
+  }
+  MPI_Op_free(&half_op);
+  if (rank0) {
+    RETURN_IF_ERROR(report.write(absl::GetFlag(FLAGS_output)));
+    std::printf("report: %s\n", absl::GetFlag(FLAGS_output).c_str());
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+}  // namespace ts::tasks::comm_bench
+
+int main(int argc, char** argv) {
+  absl::ParseCommandLine(argc, argv);
+  const absl::Status status = ts::tasks::comm_bench::run();
+  if (!status.ok()) std::fprintf(stderr, "comm_bench: %s\n", std::string(status.message()).c_str());
+  ts::collectives::mpi::finalize();
+  return status.ok() ? 0 : 1;
+}

@@ -1,0 +1,286 @@
+#include "tasks/common/config.h"
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "google/protobuf/descriptor.h"
+#include "google/protobuf/io/tokenizer.h"
+#include "google/protobuf/text_format.h"
+#include "tasks/common/files.h"
+
+namespace ts::tasks {
+namespace {
+
+namespace pb = ::google::protobuf;
+
+// Gathers protoc's parse errors as "name:line:column: message" (1-based).
+class ErrorList : public pb::io::ErrorCollector {
+ public:
+  explicit ErrorList(absl::string_view name) : name_(name) {}
+  void AddError(int line, pb::io::ColumnNumber column, const std::string& message) override {
+    errors_.push_back(absl::StrCat(name_, ":", line + 1, ":", column + 1, ": ", message));
+  }
+  void AddWarning(int line, pb::io::ColumnNumber column, const std::string& message) override {
+    AddError(line, column, message);  // a deprecated field is worth stopping for, too
+  }
+  std::string joined() const { return absl::StrJoin(errors_, "\n"); }
+
+ private:
+  std::string name_;
+  std::vector<std::string> errors_;
+};
+
+// An extension of `message`'s type named by its full name or its short name.
+const pb::FieldDescriptor* find_extension(const pb::Descriptor* type, absl::string_view name) {
+  std::vector<const pb::FieldDescriptor*> extensions;
+  pb::DescriptorPool::generated_pool()->FindAllExtensions(type, &extensions);
+  for (const auto* e : extensions) {
+    if (e->full_name() == name || e->name() == name) return e;
+  }
+  return nullptr;
+}
+
+// Splits "a.b", "[pkg.ext].c" into {"a", "b"}, {"pkg.ext", "c"}.
+absl::StatusOr<std::vector<std::string>> split_path(absl::string_view path) {
+  std::vector<std::string> parts;
+  size_t i = 0;
+  while (i < path.size()) {
+    if (path[i] == '[') {
+      const size_t close = path.find(']', i);
+      if (close == absl::string_view::npos) return absl::InvalidArgumentError(absl::StrCat("unclosed '[' in field path '", path, "'"));
+      parts.emplace_back(path.substr(i + 1, close - i - 1));
+      i = close + 1;
+      if (i < path.size() && path[i] != '.') return absl::InvalidArgumentError(absl::StrCat("expected '.' after ']' in field path '", path, "'"));
+      ++i;
+    } else {
+      size_t dot = path.find('.', i);
+      if (dot == absl::string_view::npos) dot = path.size();
+      parts.emplace_back(path.substr(i, dot - i));
+      i = dot + 1;
+    }
+  }
+  if (parts.empty() || std::any_of(parts.begin(), parts.end(), [](const auto& p) { return p.empty(); })) {
+    return absl::InvalidArgumentError(absl::StrCat("empty field name in '", path, "'"));
+  }
+  return parts;
+}
+
+// The text-format name of a field inside its message ("lr", "[pkg.ext]").
+std::string text_name(const pb::FieldDescriptor* f) {
+  return f->is_extension() ? absl::StrCat("[", f->full_name(), "]") : f->name();
+}
+
+// A string value as written on a command line: quoted text-format syntax is
+// taken as is, anything else is the literal string.
+std::string string_literal(absl::string_view value) {
+  if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'') && value.back() == value.front()) {
+    return std::string(value);
+  }
+  return absl::StrCat("\"", absl::CEscape(value), "\"");
+}
+
+Json field_value_json(const pb::Message& m, const pb::FieldDescriptor* f, int index);
+
+Json message_json(const pb::Message& m) {
+  Json out = Json::object();
+  const pb::Descriptor* d = m.GetDescriptor();
+  const pb::Reflection* r = m.GetReflection();
+  for (int i = 0; i < d->field_count(); ++i) {
+    const pb::FieldDescriptor* f = d->field(i);
+    if (f->is_repeated()) {
+      Json list = Json::array();
+      for (int k = 0; k < r->FieldSize(m, f); ++k) list.push_back(field_value_json(m, f, k));
+      out[f->name()] = std::move(list);
+    } else {
+      out[f->name()] = field_value_json(m, f, -1);  // unset fields show their defaults
+    }
+  }
+  // Extensions appear only when set; they are the task's own settings.
+  std::vector<const pb::FieldDescriptor*> set;
+  r->ListFields(m, &set);
+  for (const auto* f : set) {
+    if (!f->is_extension()) continue;
+    if (f->is_repeated()) {
+      Json list = Json::array();
+      for (int k = 0; k < r->FieldSize(m, f); ++k) list.push_back(field_value_json(m, f, k));
+      out[text_name(f)] = std::move(list);
+    } else {
+      out[text_name(f)] = field_value_json(m, f, -1);
+    }
+  }
+  return out;
+}
+
+// index < 0: a singular field.
+Json field_value_json(const pb::Message& m, const pb::FieldDescriptor* f, int index) {
+  const pb::Reflection* r = m.GetReflection();
+  const bool rep = index >= 0;
+  switch (f->cpp_type()) {
+    case pb::FieldDescriptor::CPPTYPE_INT32: return rep ? r->GetRepeatedInt32(m, f, index) : r->GetInt32(m, f);
+    case pb::FieldDescriptor::CPPTYPE_INT64: return rep ? r->GetRepeatedInt64(m, f, index) : r->GetInt64(m, f);
+    case pb::FieldDescriptor::CPPTYPE_UINT32: return rep ? r->GetRepeatedUInt32(m, f, index) : r->GetUInt32(m, f);
+    case pb::FieldDescriptor::CPPTYPE_UINT64: {
+      const uint64_t v = rep ? r->GetRepeatedUInt64(m, f, index) : r->GetUInt64(m, f);
+      // Beyond int64, keep the exact digits as a string rather than wrap.
+      if (v > static_cast<uint64_t>(INT64_MAX)) return Json(std::to_string(v));
+      return Json(static_cast<int64_t>(v));
+    }
+    case pb::FieldDescriptor::CPPTYPE_DOUBLE: return rep ? r->GetRepeatedDouble(m, f, index) : r->GetDouble(m, f);
+    case pb::FieldDescriptor::CPPTYPE_FLOAT:
+      return static_cast<double>(rep ? r->GetRepeatedFloat(m, f, index) : r->GetFloat(m, f));
+    case pb::FieldDescriptor::CPPTYPE_BOOL: return rep ? r->GetRepeatedBool(m, f, index) : r->GetBool(m, f);
+    case pb::FieldDescriptor::CPPTYPE_ENUM:
+      return (rep ? r->GetRepeatedEnum(m, f, index) : r->GetEnum(m, f))->name();
+    case pb::FieldDescriptor::CPPTYPE_STRING: {
+      const std::string s = rep ? r->GetRepeatedString(m, f, index) : r->GetString(m, f);
+      return f->type() == pb::FieldDescriptor::TYPE_BYTES ? Json(absl::Base64Escape(s)) : Json(s);
+    }
+    case pb::FieldDescriptor::CPPTYPE_MESSAGE:
+      return message_json(rep ? r->GetRepeatedMessage(m, f, index) : r->GetMessage(m, f));
+  }
+  return Json();
+}
+
+}  // namespace
+
+absl::StatusOr<TaskConfig> parse_config(absl::string_view text, absl::string_view name) {
+  TaskConfig config;
+  ErrorList errors(name);
+  pb::TextFormat::Parser parser;
+  parser.RecordErrorsTo(&errors);
+  if (!parser.ParseFromString(std::string(text), &config)) {
+    return absl::InvalidArgumentError(absl::StrCat("bad config: ", errors.joined()));
+  }
+  return config;
+}
+
+absl::StatusOr<TaskConfig> load_config(const std::string& path) {
+  absl::StatusOr<std::string> text = read_file(path);
+  if (!text.ok()) return absl::Status(text.status().code(), absl::StrCat("config: ", text.status().message()));
+  return parse_config(*text, path);
+}
+
+absl::Status set_config_field(TaskConfig& config, absl::string_view path, absl::string_view value) {
+  absl::StatusOr<std::vector<std::string>> parts = split_path(path);
+  if (!parts.ok()) return parts.status();
+  pb::Message* message = &config;
+  const pb::FieldDescriptor* field = nullptr;
+  for (size_t i = 0; i < parts->size(); ++i) {
+    const std::string& part = (*parts)[i];
+    const pb::Descriptor* type = message->GetDescriptor();
+    field = type->FindFieldByName(part);
+    if (field == nullptr) field = find_extension(type, part);
+    if (field == nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown config field '", part, "' (in '", path, "'; ", type->full_name(), " has no such field)"));
+    }
+    if (i + 1 == parts->size()) break;
+    if (field->cpp_type() != pb::FieldDescriptor::CPPTYPE_MESSAGE || field->is_repeated()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("config field '", part, "' in '", path, "' is not a singular message, so it has no subfields"));
+    }
+    message = message->GetReflection()->MutableMessage(message, field);
+  }
+
+  // The containing message parses "name: value" text, so every scalar type,
+  // enum names, extensions and lists use text-format rules.
+  const std::string literal =
+      field->cpp_type() == pb::FieldDescriptor::CPPTYPE_STRING && !field->is_repeated() ? string_literal(value)
+                                                                                           : std::string(value);
+  const std::string text = field->cpp_type() == pb::FieldDescriptor::CPPTYPE_MESSAGE
+                               ? absl::StrCat(text_name(field), " ", literal)
+                               : absl::StrCat(text_name(field), ": ", literal);
+  std::unique_ptr<pb::Message> scratch(message->New());
+  ErrorList errors(absl::StrCat("value '", value, "'"));
+  pb::TextFormat::Parser parser;
+  parser.RecordErrorsTo(&errors);
+  if (field->is_repeated() && (value.empty() || value.front() != '[')) {
+    return absl::InvalidArgumentError(absl::StrCat("config field '", path, "' is repeated: give a list like [a, b], got '", value, "'"));
+  }
+  if (!parser.ParseFromString(text, scratch.get())) {
+    return absl::InvalidArgumentError(absl::StrCat("bad value for config field '", path, "' (", field->type_name(), "): ", errors.joined()));
+  }
+  // A list replaces the configured one; a message merges into it.
+  if (field->is_repeated()) message->GetReflection()->ClearField(message, field);
+  message->MergeFrom(*scratch);
+  return absl::OkStatus();
+}
+
+absl::Status apply_overrides(TaskConfig& config, absl::string_view assignments) {
+  std::vector<std::string> items;
+  std::string current;
+  int depth = 0;
+  char quote = 0;
+  for (const char c : assignments) {
+    if (quote) {
+      if (c == quote) quote = 0;
+    } else if (c == '"' || c == '\'') {
+      quote = c;
+    } else if (c == '[' || c == '{') {
+      ++depth;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    } else if (c == ',' && depth == 0) {
+      items.push_back(std::move(current));
+      current.clear();
+      continue;
+    }
+    current += c;
+  }
+  items.push_back(std::move(current));
+  for (const std::string& item : items) {
+    const absl::string_view trimmed = absl::StripAsciiWhitespace(item);
+    if (trimmed.empty()) continue;
+    const size_t eq = trimmed.find('=');
+    if (eq == absl::string_view::npos) {
+      return absl::InvalidArgumentError(absl::StrCat("--set: expected field=value, got '", trimmed, "'"));
+    }
+    absl::Status s = set_config_field(config, absl::StripAsciiWhitespace(trimmed.substr(0, eq)),
+                                      absl::StripAsciiWhitespace(trimmed.substr(eq + 1)));
+    if (!s.ok()) return absl::InvalidArgumentError(absl::StrCat("--set: ", s.message()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status validate_config(const TaskConfig& c) {
+  std::vector<std::string> problems;
+  const auto need = [&](bool ok, absl::string_view field, auto value, absl::string_view rule) {
+    if (!ok) problems.push_back(absl::StrCat(field, " = ", value, " (", rule, ")"));
+  };
+  need(c.epochs() >= 1, "epochs", c.epochs(), "must be >= 1");
+  need(c.max_steps() >= 0, "max_steps", c.max_steps(), "must be >= 0; 0 means no limit");
+  need(c.batch_size() >= 1, "batch_size", c.batch_size(), "must be >= 1");
+  need(std::isfinite(c.lr()) && c.lr() >= 0, "lr", c.lr(), "must be finite and >= 0");
+  need(c.momentum() >= 0 && c.momentum() < 1, "momentum", c.momentum(), "must be in [0, 1)");
+  need(!c.nesterov() || c.momentum() > 0, "nesterov", "true", "needs momentum > 0");
+  need(c.weight_decay() >= 0, "weight_decay", c.weight_decay(), "must be >= 0");
+  need(c.warmup_epochs() >= 0, "warmup_epochs", c.warmup_epochs(), "must be >= 0");
+  need(c.lr_decay_factor() > 0 && c.lr_decay_factor() <= 1, "lr_decay_factor", c.lr_decay_factor(), "must be in (0, 1]");
+  need(c.lr_step_epochs() >= 1, "lr_step_epochs", c.lr_step_epochs(), "must be >= 1");
+  need(c.lr_patience() >= 0, "lr_patience", c.lr_patience(), "must be >= 0");
+  need(c.lr_min() >= 0 && c.lr_min() <= c.lr(), "lr_min", c.lr_min(), "must be in [0, lr]");
+  for (int i = 1; i < c.lr_milestones_size(); ++i) {
+    need(c.lr_milestones(i) > c.lr_milestones(i - 1), "lr_milestones", absl::StrJoin(c.lr_milestones(), ","),
+         "must increase");
+  }
+  need(!c.target_metric().empty(), "target_metric", "\"\"", "must name a metric evaluate() returns");
+  need(c.eval_every_epochs() >= 1, "eval_every_epochs", c.eval_every_epochs(), "must be >= 1");
+  need(c.checkpoint_interval_minutes() >= 0, "checkpoint_interval_minutes", c.checkpoint_interval_minutes(),
+       "must be >= 0; 0 means epoch ends only");
+  need(!c.resume() || !c.checkpoint_dir().empty(), "resume", "true", "needs checkpoint_dir");
+  need(c.num_workers() >= 0, "num_workers", c.num_workers(), "must be >= 0");
+  need(c.progress_interval_seconds() >= 0, "progress_interval_seconds", c.progress_interval_seconds(), "must be >= 0");
+  need(c.warmup_steps() >= 0, "warmup_steps", c.warmup_steps(), "must be >= 0");
+  if (problems.empty()) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat("invalid config: ", absl::StrJoin(problems, "; ")));
+}
+
+Json config_to_json(const TaskConfig& config) { return message_json(config); }
+
+}  // namespace ts::tasks

@@ -1,0 +1,126 @@
+#include "tasks/common/environment.h"
+
+#include <cudnn.h>
+#include <nccl.h>
+#include <sched.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <ctime>
+#include <fstream>
+#include <thread>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "tasks/common/build_info.h"
+#include "tensor/cuda/device.h"
+#include "tensor/random.h"
+
+namespace ts::tasks {
+namespace {
+
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (absl::StartsWith(line, "model name")) {
+      const size_t colon = line.find(':');
+      if (colon != std::string::npos) return std::string(absl::StripAsciiWhitespace(line.substr(colon + 1)));
+    }
+  }
+  return "unknown";
+}
+
+// cuDNN 9 encodes major*10000 + minor*100 + patch.
+std::string cudnn_version() {
+  const size_t v = cudnnGetVersion();
+  return absl::StrCat(v / 10000, ".", v % 10000 / 100, ".", v % 100);
+}
+
+// NCCL >= 2.9 encodes major*10000 + minor*100 + patch.
+std::string nccl_version() {
+  int v = 0;
+  if (ncclGetVersion(&v) != ncclSuccess) return "unknown";
+  return absl::StrCat(v / 10000, ".", v % 10000 / 100, ".", v % 100);
+}
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+}  // namespace
+
+absl::StatusOr<Device> select_device(absl::string_view requested) {
+  if (requested.empty() || requested == "auto") {
+    return cuda::is_available() ? Device::cuda(0) : Device::cpu();
+  }
+  absl::StatusOr<Device> device = parse_device(requested);
+  if (!device.ok()) return absl::InvalidArgumentError(absl::StrCat("--device: ", device.status().message()));
+  if (device->is_cuda()) {
+    if (absl::Status s = cuda::check_device(device->index); !s.ok()) {
+      return absl::FailedPreconditionError(absl::StrCat("--device=", requested, ": ", s.message()));
+    }
+  }
+  return *device;
+}
+
+void seed_everything(uint64_t seed, std::mt19937_64& rng) {
+  manual_seed(seed);
+  rng.seed(seed);
+  std::srand(static_cast<unsigned>(seed));
+}
+
+Environment describe_environment(const Device& device) {
+  Environment e;
+  char host[256] = {};
+  e.hostname = ::gethostname(host, sizeof host - 1) == 0 ? host : "unknown";
+  struct utsname u;
+  e.os = ::uname(&u) == 0 ? absl::StrCat(u.sysname, " ", u.release) : "unknown";
+  e.cpu_model = cpu_model();
+  e.cpu_logical_cores = static_cast<int>(std::thread::hardware_concurrency());
+  cpu_set_t set;
+  e.cpu_usable_cores = ::sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : e.cpu_logical_cores;
+  e.device = device.to_string();
+  e.gpu_count = cuda::device_count();
+  e.gpu_name = "none";
+  if (device.is_cuda()) {
+    absl::StatusOr<cuda::DeviceProperties> p = cuda::device_properties(device.index);
+    e.gpu_name = p.ok() ? absl::StrCat(p->name, " (sm_", p->major, p->minor, ", ", p->total_memory >> 20, " MiB)")
+                        : absl::StrCat("unknown: ", p.status().message());
+  }
+  e.cuda_runtime = cuda::runtime_version();
+  e.cuda_driver = cuda::driver_version();
+  e.cudnn = cudnn_version();
+  e.nccl = nccl_version();
+  e.commit = build_commit();
+  e.date = utc_now();
+  return e;
+}
+
+Json Environment::to_json() const {
+  Json j = Json::object();
+  j["hostname"] = hostname;
+  j["os"] = os;
+  j["cpu_model"] = cpu_model;
+  j["cpu_logical_cores"] = cpu_logical_cores;
+  j["cpu_usable_cores"] = cpu_usable_cores;
+  j["device"] = device;
+  j["gpu_count"] = gpu_count;
+  j["gpu_name"] = gpu_name;
+  j["cuda_runtime"] = cuda_runtime;
+  j["cuda_driver"] = cuda_driver;
+  j["cudnn"] = cudnn;
+  j["nccl"] = nccl;
+  j["commit"] = commit;
+  j["date"] = date;
+  return j;
+}
+
+}  // namespace ts::tasks

@@ -1,0 +1,46 @@
+// The machine a task runs on: device selection (CUDA when present, else CPU),
+// seeding, and the description every report carries (CPU, GPU, CUDA, cuDNN,
+// NCCL, host, commit, date).
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "tasks/common/json.h"
+#include "tensor/device.h"
+
+namespace ts::tasks {
+
+// "auto" (or empty): cuda:0 when a CUDA device is usable, else the CPU.
+// "cpu", "cuda", "cuda:N": that device, an error naming it if unusable.
+absl::StatusOr<Device> select_device(absl::string_view requested);
+
+// Seeds ts::manual_seed (every tensor random op), `rng` (host-side shuffles)
+// and std::srand.
+void seed_everything(uint64_t seed, std::mt19937_64& rng);
+
+struct Environment {
+  std::string hostname;
+  std::string os;  // kernel name and release
+  std::string cpu_model;
+  int cpu_logical_cores = 0;
+  int cpu_usable_cores = 0;  // in this process's affinity mask
+  std::string device;        // the selected one: "cpu", "cuda:0"
+  int gpu_count = 0;
+  std::string gpu_name;  // of the selected device; "none" on the CPU
+  std::string cuda_runtime;
+  std::string cuda_driver;
+  std::string cudnn;
+  std::string nccl;
+  std::string commit;  // build_commit()
+  std::string date;    // UTC, ISO 8601
+
+  Json to_json() const;
+};
+
+Environment describe_environment(const Device& device);
+
+}  // namespace ts::tasks

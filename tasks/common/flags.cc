@@ -1,0 +1,118 @@
+#include "tasks/common/flags.h"
+
+#include <cstdint>
+#include <cstdlib>
+#include <optional>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/marshalling.h"
+#include "absl/strings/str_cat.h"
+#include "tasks/common/config.h"
+
+ABSL_FLAG(std::string, config, "", "Text-proto TaskConfig file (default: the task's own config.textproto).");
+ABSL_FLAG(std::string, set, "",
+          "Overrides of any config field: field=value,... (text-format values; lists as [a, b]; "
+          "task fields by extension name, e.g. resnet.depth=56).");
+
+// Typed shortcuts, one per common TaskConfig field of the same name. They
+// are valueless unless given, so only flags on the command line override the
+// file. The bool flags can only turn their field on (--resume, --synthetic);
+// --set=synthetic=false turns one off.
+ABSL_FLAG(std::optional<uint64_t>, seed, std::nullopt, "Random seed.");
+ABSL_FLAG(std::optional<int32_t>, epochs, std::nullopt, "Training epochs.");
+ABSL_FLAG(std::optional<int64_t>, max_steps, std::nullopt, "Stop after this many steps in total; 0: no limit.");
+ABSL_FLAG(std::optional<int32_t>, batch_size, std::nullopt, "Batch size per worker.");
+ABSL_FLAG(std::optional<double>, lr, std::nullopt, "Base learning rate.");
+ABSL_FLAG(std::optional<double>, momentum, std::nullopt, "SGD momentum.");
+ABSL_FLAG(std::optional<double>, weight_decay, std::nullopt, "Weight decay.");
+ABSL_FLAG(std::optional<double>, warmup_epochs, std::nullopt, "Linear learning-rate warm-up, in epochs.");
+ABSL_FLAG(std::optional<std::string>, lr_schedule, std::nullopt, "CONSTANT, STEP, MULTISTEP, COSINE or PLATEAU.");
+ABSL_FLAG(std::optional<double>, target_value, std::nullopt, "Target value of target_metric (time to accuracy).");
+ABSL_FLAG(std::optional<int32_t>, eval_every_epochs, std::nullopt, "Evaluate every N epochs.");
+ABSL_FLAG(std::optional<std::string>, data_path, std::nullopt, "Dataset file or folder.");
+ABSL_FLAG(std::optional<std::string>, dataset, std::nullopt, "Dataset kind (a TaskConfig.Dataset name).");
+ABSL_FLAG(bool, synthetic, false, "Train on deterministic synthetic data of the same shapes.");
+ABSL_FLAG(std::optional<int32_t>, num_workers, std::nullopt, "Data loader threads.");
+ABSL_FLAG(std::optional<std::string>, device, std::nullopt, "auto, cpu, cuda or cuda:N.");
+ABSL_FLAG(std::optional<std::string>, dtype, std::nullopt, "F32, TF32, F16 or BF16.");
+ABSL_FLAG(std::optional<std::string>, output_dir, std::nullopt, "Folder for report.json and tensorboard/.");
+ABSL_FLAG(std::optional<std::string>, checkpoint_dir, std::nullopt, "Folder for checkpoints.");
+ABSL_FLAG(std::optional<double>, checkpoint_interval_minutes, std::nullopt,
+          "Minutes between checkpoints (also taken at epoch ends); 0: epoch ends only.");
+ABSL_FLAG(bool, resume, false, "Continue from the checkpoint in checkpoint_dir.");
+
+namespace ts::tasks {
+namespace {
+
+// absl already checked the flag's type; the field's own rules (enum names)
+// are checked by the same path as --set.
+template <typename T>
+absl::Status apply(TaskConfig& config, absl::string_view name, const absl::Flag<std::optional<T>>& flag) {
+  const std::optional<T> value = absl::GetFlag(flag);
+  if (!value) return absl::OkStatus();
+  absl::Status s = set_config_field(config, name, absl::UnparseFlag(*value));
+  if (!s.ok()) return absl::InvalidArgumentError(absl::StrCat("--", name, ": ", s.message()));
+  return absl::OkStatus();
+}
+
+absl::Status apply(TaskConfig& config, absl::string_view name, const absl::Flag<bool>& flag) {
+  if (!absl::GetFlag(flag)) return absl::OkStatus();
+  return set_config_field(config, name, "true");
+}
+
+absl::Status apply_typed_flags(TaskConfig& c) {
+  for (const absl::Status& s : {
+           apply(c, "seed", FLAGS_seed),
+           apply(c, "epochs", FLAGS_epochs),
+           apply(c, "max_steps", FLAGS_max_steps),
+           apply(c, "batch_size", FLAGS_batch_size),
+           apply(c, "lr", FLAGS_lr),
+           apply(c, "momentum", FLAGS_momentum),
+           apply(c, "weight_decay", FLAGS_weight_decay),
+           apply(c, "warmup_epochs", FLAGS_warmup_epochs),
+           apply(c, "lr_schedule", FLAGS_lr_schedule),
+           apply(c, "target_value", FLAGS_target_value),
+           apply(c, "eval_every_epochs", FLAGS_eval_every_epochs),
+           apply(c, "data_path", FLAGS_data_path),
+           apply(c, "dataset", FLAGS_dataset),
+           apply(c, "synthetic", FLAGS_synthetic),
+           apply(c, "num_workers", FLAGS_num_workers),
+           apply(c, "device", FLAGS_device),
+           apply(c, "dtype", FLAGS_dtype),
+           apply(c, "output_dir", FLAGS_output_dir),
+           apply(c, "checkpoint_dir", FLAGS_checkpoint_dir),
+           apply(c, "checkpoint_interval_minutes", FLAGS_checkpoint_interval_minutes),
+           apply(c, "resume", FLAGS_resume),
+       }) {
+    if (!s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+// Under `bazel run` the process runs in the binary's runfiles tree (where
+// the default config is) and BUILD_WORKING_DIRECTORY is the user's
+// directory: paths the user gives are relative to the latter.
+std::string user_path(const std::string& path) {
+  const char* user_dir = std::getenv("BUILD_WORKING_DIRECTORY");
+  if (path.empty() || path[0] == '/' || user_dir == nullptr || *user_dir == '\0') return path;
+  return absl::StrCat(user_dir, "/", path);
+}
+
+}  // namespace
+
+absl::StatusOr<TaskConfig> config_from_flags(absl::string_view default_config_path) {
+  const std::string flag_path = absl::GetFlag(FLAGS_config);
+  const std::string path =
+      flag_path.empty() ? std::string(default_config_path) : user_path(flag_path);
+  absl::StatusOr<TaskConfig> config = path.empty() ? TaskConfig() : load_config(path);
+  if (!config.ok()) return config.status();
+  if (absl::Status s = apply_typed_flags(*config); !s.ok()) return s;
+  if (absl::Status s = apply_overrides(*config, absl::GetFlag(FLAGS_set)); !s.ok()) return s;
+  config->set_output_dir(user_path(config->output_dir()));
+  config->set_checkpoint_dir(user_path(config->checkpoint_dir()));
+  config->set_data_path(user_path(config->data_path()));
+  if (absl::Status s = validate_config(*config); !s.ok()) return s;
+  return config;
+}
+
+}  // namespace ts::tasks

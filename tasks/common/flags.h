@@ -1,0 +1,26 @@
+// The command-line flags every task binary has: --config (the text proto),
+// typed flags for the common fields (--lr=0.4, --epochs=3, ...), --set for any
+// field ("--set=momentum=0.9,lr_schedule=COSINE") and --resume. Typed flags
+// apply first, then --set; both override the file. Typed flags apply only
+// when given (--lr=0.4); --resume and --synthetic can only switch on.
+#pragma once
+
+#include <string>
+
+#include "absl/flags/declare.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "tasks/common/config.pb.h"
+
+ABSL_DECLARE_FLAG(std::string, config);
+ABSL_DECLARE_FLAG(std::string, set);
+
+namespace ts::tasks {
+
+// After absl::ParseCommandLine: loads --config (or `default_config_path` when
+// the flag is empty; neither: the proto defaults), applies the typed flags
+// given on the command line, then --set, then validates. Errors name the
+// file and line, or the flag, field and value.
+absl::StatusOr<TaskConfig> config_from_flags(absl::string_view default_config_path);
+
+}  // namespace ts::tasks

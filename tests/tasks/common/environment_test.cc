@@ -1,0 +1,67 @@
+// Device selection (auto, explicit, unusable), seeding, and the environment
+// description's fields.
+#include "tasks/common/environment.h"
+
+#include <regex>
+
+#include "gtest/gtest.h"
+#include "tensor/cuda/device.h"
+#include "tensor/ops.h"
+#include "tests/tensor/testing.h"
+
+namespace ts::tasks {
+namespace {
+
+using ::ts::testing::expect_error;
+
+TEST(EnvironmentTest, SelectsDevices) {
+  ASSERT_OK_AND_ASSIGN(Device automatic, select_device("auto"));
+  EXPECT_EQ(automatic, cuda::is_available() ? Device::cuda(0) : Device::cpu());
+  ASSERT_OK_AND_ASSIGN(Device cpu, select_device("cpu"));
+  EXPECT_EQ(cpu, Device::cpu());
+  expect_error(select_device("cuda:64").status(), absl::StatusCode::kFailedPrecondition, {"--device=cuda:64"});
+  expect_error(select_device("tpu").status(), absl::StatusCode::kInvalidArgument, {"--device", "tpu"});
+}
+
+TEST(EnvironmentTest, SeedingReproducesEveryStream) {
+  std::mt19937_64 rng;
+  seed_everything(7, rng);
+  const uint64_t first = rng();
+  ASSERT_OK_AND_ASSIGN(Tensor a, randn({4}, {DType::kF32, Device::cpu()}));
+  seed_everything(7, rng);
+  EXPECT_EQ(rng(), first);
+  ASSERT_OK_AND_ASSIGN(Tensor b, randn({4}, {DType::kF32, Device::cpu()}));
+  ts::testing::expect_equal(b, ts::testing::ref_of(a));
+}
+
+TEST(EnvironmentTest, DescribesTheMachine) {
+  const Environment e = describe_environment(Device::cpu());
+  EXPECT_FALSE(e.hostname.empty());
+  EXPECT_FALSE(e.cpu_model.empty());
+  EXPECT_GE(e.cpu_logical_cores, 1);
+  EXPECT_GE(e.cpu_usable_cores, 1);
+  EXPECT_EQ(e.device, "cpu");
+  EXPECT_EQ(e.gpu_name, "none");
+  const std::regex version(R"(\d+\.\d+\.\d+)");
+  EXPECT_TRUE(std::regex_match(e.cudnn, version)) << e.cudnn;
+  EXPECT_TRUE(std::regex_match(e.nccl, version)) << e.nccl;
+  EXPECT_TRUE(std::regex_match(e.date, std::regex(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)"))) << e.date;
+  EXPECT_EQ(e.commit, "unstamped");  // tests are not stamped
+  const Json j = e.to_json();
+  for (const char* key : {"hostname", "cpu_model", "gpu_name", "cuda_runtime", "cuda_driver", "cudnn", "nccl",
+                          "commit", "date"}) {
+    ASSERT_NE(j.find(key), nullptr) << key;
+    EXPECT_TRUE(j.find(key)->is_string()) << key;
+  }
+}
+
+TEST(EnvironmentTest, NamesTheGpu) {
+  TS_SKIP_WITHOUT_CUDA();
+  const Environment e = describe_environment(Device::cuda(0));
+  EXPECT_EQ(e.device, "cuda:0");
+  EXPECT_NE(e.gpu_name.find("sm_"), std::string::npos) << e.gpu_name;
+  EXPECT_NE(e.cuda_driver, "none");
+}
+
+}  // namespace
+}  // namespace ts::tasks

@@ -1,0 +1,87 @@
+"""tools/report diff on two small reports: the A/B rows, percent changes,
+"not reached", only differing config fields, and named errors for bad input."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+TOOL = os.path.join(os.environ.get("TEST_SRCDIR", ""), "trainstack", "tools", "report")
+
+
+def report(samples_per_s, p50, reached_seconds, accuracy, lr, comm):
+    return {
+        "format": "trainstack.report.v1",
+        "config": {"lr": lr, "epochs": 2, "name": "toy"},
+        "environment": {"device": "cpu", "gpu_name": "none", "commit": "abc"},
+        "world": {"size": 1, "rank": 0},
+        "epochs": [
+            {"epoch": 1, "train_loss": 0.9, "eval": {"accuracy": 0.5}},
+            {"epoch": 2, "train_loss": 0.4, "eval": {}},
+            {"epoch": 3, "train_loss": 0.3, "eval": {"accuracy": accuracy}},
+        ],
+        "throughput": {"samples_per_s": samples_per_s, "p50_s": p50, "p75_s": 0.2, "p90_s": 0.3, "p95_s": 0.4,
+                       "steps": 100},
+        "time_to_target": {"metric": "accuracy", "target": 0.9, "reached": reached_seconds != "not reached",
+                           "seconds": reached_seconds, "epoch": None, "best": accuracy},
+        "time_breakdown": {"step_seconds_total": 10.0, "buckets": {"communication": comm}, "other_seconds": 10 - comm},
+        "extra": {},
+    }
+
+
+class ReportDiffTest(unittest.TestCase):
+    def run_tool(self, *args):
+        return subprocess.run([sys.executable, TOOL, *args], capture_output=True, text=True)
+
+    def write(self, name, content):
+        path = os.path.join(self.dir.name, name)
+        with open(path, "w") as f:
+            f.write(content if isinstance(content, str) else json.dumps(content))
+        return path
+
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory(dir=os.environ.get("TEST_TMPDIR"))
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def test_diff_table(self):
+        a = self.write("a.json", report(1000.0, 0.1, "not reached", 0.85, 0.1, 2.0))
+        b = self.write("b.json", report(1250.0, 0.08, 42.5, 0.93, 0.2, 1.0))
+        r = self.run_tool("diff", a, b)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        lines = {line.split("  ")[1].strip() if line.startswith("  ") else line: line for line in r.stdout.splitlines()}
+        self.assertRegex(lines["samples/s"], r"1000\s+1250\s+\+25\.0%$")
+        self.assertRegex(lines["step p50 (s)"], r"0\.1\s+0\.08\s+-20\.0%$")
+        self.assertRegex(lines["accuracy >= 0.9 (s)"], r"not reached\s+42\.5\s+changed$")
+        self.assertRegex(lines["accuracy"], r"0\.85\s+0\.93\s+\+9\.4%$")  # the last evaluated epoch
+        self.assertRegex(lines["evaluated after epoch"], r"3\s+3\s*$")
+        self.assertRegex(lines["communication (s)"], r"2\s+1\s+-50\.0%$")
+        self.assertRegex(lines["lr"], r"0\.1\s+0\.2\s+\+100\.0%$")
+        config_part = r.stdout.split("config differences")[1]
+        self.assertNotIn("epochs", config_part)  # equal fields are not listed
+        self.assertNotIn("name", config_part)
+
+    def test_identical_configs(self):
+        a = self.write("a.json", report(1.0, 1.0, 3.0, 0.9, 0.1, 0.0))
+        r = self.run_tool("diff", a, a)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("(none)", r.stdout.split("config differences")[1])
+
+    def test_bad_inputs_are_named(self):
+        good = self.write("good.json", report(1.0, 1.0, 3.0, 0.9, 0.1, 0.0))
+        broken = self.write("broken.json", '{"format": "trainstack.report.v1",\n "x": }')
+        foreign = self.write("foreign.json", {"hello": 1})
+        r = self.run_tool("diff", good, broken)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("broken.json is not JSON: line 2", r.stderr)
+        r = self.run_tool("diff", foreign, good)
+        self.assertIn("foreign.json is not a task report", r.stderr)
+        r = self.run_tool("diff", good, os.path.join(self.dir.name, "missing.json"))
+        self.assertIn("cannot read", r.stderr)
+        self.assertIn("missing.json", r.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
