@@ -1,0 +1,208 @@
+#!/usr/bin/env python3
+"""PyTorch references for our ResNet-20 (MLBench's ResNetCIFAR, version 1).
+
+Run by hand in a throwaway venv with torch from PyPI; never a dependency of
+the project or of CI:
+
+  python3 -m venv /tmp/torchvenv && /tmp/torchvenv/bin/pip install torch
+  /tmp/torchvenv/bin/python tools/golden/resnet20_torch.py fixture \
+      tests/nn/models/testdata/resnet20_golden.tsckpt
+  /tmp/torchvenv/bin/python tools/golden/resnet20_torch.py step-time --batch 128
+
+`fixture` writes, in our checkpoint format (nn/checkpoint.h), the initial
+state ("init.<name>"), a batch of 8 ("input", "target"), the logits and loss
+of the first forward, every parameter's gradient ("grad.<name>"), and the
+losses of 10 SGD steps on that batch in f32 ("losses") and f64
+("losses_f64"). `step-time` times one
+training step (forward, backward, SGD) of the same model on this machine's
+CPU and prints a JSON line.
+"""
+import argparse
+import json
+import os
+import platform
+import struct
+import tempfile
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+# The recipe the fixture's 10 steps use; tests/nn/models/resnet20_golden_test.cc
+# repeats it.
+LR, MOMENTUM, WEIGHT_DECAY, NESTEROV = 0.02, 0.9, 1e-4, True
+
+
+class BasicBlock(nn.Module):
+    def __init__(self, cin, cout, stride):
+        super().__init__()
+        self.conv1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(cout)
+        self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
+        self.bn2 = nn.BatchNorm2d(cout)
+        self.downsample = None
+        if stride != 1:
+            self.downsample = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False),
+                                            nn.BatchNorm2d(cout))
+
+    def forward(self, x):
+        shortcut = x if self.downsample is None else self.downsample(x)
+        y = F.relu(self.bn1(self.conv1(x)))
+        y = self.bn2(self.conv2(y))
+        return F.relu(y + shortcut)
+
+
+class ResNetCIFAR(nn.Module):
+    def __init__(self, depth=20, num_classes=10):
+        super().__init__()
+        self.prep = nn.Sequential(nn.Conv2d(3, 16, 3, 1, 1, bias=False), nn.BatchNorm2d(16),
+                                  nn.ReLU())
+        blocks, cin = (depth - 2) // 6, 16
+        for stage, width in enumerate((16, 32, 64)):
+            layers = []
+            for i in range(blocks):
+                layers.append(BasicBlock(cin, width, 2 if stage > 0 and i == 0 else 1))
+                cin = width
+            setattr(self, f"conv_{stage + 1}", nn.Sequential(*layers))
+        self.avgpool = nn.AvgPool2d(8)
+        self.classifier = nn.Linear(64, num_classes)
+        for m in self.modules():
+            if isinstance(m, nn.Conv2d):
+                nn.init.kaiming_normal_(m.weight, mode="fan_out", nonlinearity="relu")
+
+    def forward(self, x):
+        x = self.prep(x)
+        x = self.conv_3(self.conv_2(self.conv_1(x)))
+        return self.classifier(torch.flatten(self.avgpool(x), 1))
+
+
+# ---- Our checkpoint format (nn/checkpoint.h), written from Python.
+MAGIC = b"TSCKPT\x1a\n"
+VERSION = 1
+DTYPE_CODES = {torch.bool: 1, torch.uint8: 2, torch.int32: 3, torch.int64: 4,
+               torch.float16: 5, torch.bfloat16: 6, torch.float32: 7, torch.float64: 8}
+
+
+def _crc32c_table():
+    table = []
+    for i in range(256):
+        c = i
+        for _ in range(8):
+            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
+        table.append(c)
+    return table
+
+
+_TABLE = _crc32c_table()
+
+
+def crc32c(data, crc=0):
+    crc ^= 0xFFFFFFFF
+    for b in data:
+        crc = _TABLE[(crc ^ b) & 0xFF] ^ (crc >> 8)
+    return crc ^ 0xFFFFFFFF
+
+
+def save_tensors(path, named):
+    entries = []
+    for name, t in named:
+        t = t.detach().contiguous().cpu()
+        raw = t.reshape(-1).view(torch.uint8).numpy().tobytes() if t.numel() else b""
+        body = struct.pack("<I", len(name)) + name.encode() + struct.pack("<BI", DTYPE_CODES[t.dtype], t.dim())
+        body += b"".join(struct.pack("<q", d) for d in t.shape) + struct.pack("<Q", len(raw)) + raw
+        entries.append(body + struct.pack("<I", crc32c(body)))
+    size = len(MAGIC) + 4 + 4 + 8 + sum(len(e) for e in entries) + 4
+    data = MAGIC + struct.pack("<IIQ", VERSION, len(entries), size) + b"".join(entries)
+    data += struct.pack("<I", crc32c(data))
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)))
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.chmod(tmp, 0o644)
+    os.replace(tmp, path)
+
+
+def make_fixture(path):
+    torch.manual_seed(0)
+    model = ResNetCIFAR()
+    model.train()
+    x = torch.randn(8, 3, 32, 32)
+    target = torch.randint(0, 10, (8,))
+    init = [("init." + k, v.clone()) for k, v in model.state_dict().items()]
+
+    logits = model(x)
+    loss = F.cross_entropy(logits, target)
+    loss.backward()
+    grads = [("grad." + k, p.grad.clone()) for k, p in model.named_parameters()]
+
+    # 10 SGD steps from the same initial state, on the same batch, in f32
+    # and in f64 (where both frameworks agree to ~1e-12 if the math is the same).
+    def sgd_losses(dtype):
+        model.load_state_dict(dict((k[5:], v) for k, v in init))
+        model.to(dtype)
+        model.zero_grad(set_to_none=True)
+        opt = torch.optim.SGD(model.parameters(), lr=LR, momentum=MOMENTUM,
+                              weight_decay=WEIGHT_DECAY, nesterov=NESTEROV)
+        out = []
+        for _ in range(10):
+            opt.zero_grad(set_to_none=True)
+            step_loss = F.cross_entropy(model(x.to(dtype)), target)
+            step_loss.backward()
+            opt.step()
+            out.append(step_loss.item())
+        return out
+
+    losses = sgd_losses(torch.float32)
+    losses64 = sgd_losses(torch.float64)
+
+    named = init + [("input", x), ("target", target), ("logits", logits), ("loss", loss.reshape(1))]
+    named += grads + [("losses", torch.tensor(losses, dtype=torch.float32)),
+                      ("losses_f64", torch.tensor(losses64, dtype=torch.float64))]
+    save_tensors(path, named)
+    print(f"wrote {path}: {len(named)} entries, losses {losses[0]:.4f} -> {losses[-1]:.4f}")
+
+
+def step_time(batch, steps, warmup):
+    torch.manual_seed(0)
+    model = ResNetCIFAR()
+    model.train()
+    opt = torch.optim.SGD(model.parameters(), lr=0.02, momentum=0.9, weight_decay=1e-4,
+                          nesterov=True)
+    x = torch.randn(batch, 3, 32, 32)
+    target = torch.randint(0, 10, (batch,))
+    times = []
+    for i in range(warmup + steps):
+        start = time.perf_counter()
+        opt.zero_grad(set_to_none=True)
+        F.cross_entropy(model(x), target).backward()
+        opt.step()
+        if i >= warmup:
+            times.append(time.perf_counter() - start)
+    times.sort()
+    print(json.dumps({
+        "peer": f"pytorch {torch.__version__} cpu", "threads": torch.get_num_threads(),
+        "cpu": platform.processor() or platform.machine(), "batch": batch, "steps": steps,
+        "median_step_s": times[len(times) // 2], "min_step_s": times[0],
+    }))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    fixture = sub.add_parser("fixture")
+    fixture.add_argument("path")
+    timing = sub.add_parser("step-time")
+    timing.add_argument("--batch", type=int, default=128)
+    timing.add_argument("--steps", type=int, default=20)
+    timing.add_argument("--warmup", type=int, default=3)
+    args = parser.parse_args()
+    if args.command == "fixture":
+        make_fixture(args.path)
+    else:
+        step_time(args.batch, args.steps, args.warmup)
+
+
+if __name__ == "__main__":
+    main()
