@@ -2,12 +2,42 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <type_traits>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 #include "tensor/half.h"
 
 namespace ts::collectives::mpi {
 
 namespace {
+
+#if defined(__x86_64__)
+// f16 sums with the F16C conversion instructions, 8 elements at a time: the
+// per-element software conversion would make the reduction, not the
+// transfer, the bottleneck. Both round to nearest even, so results are the
+// same bits. Returns how many leading elements it did.
+__attribute__((target("avx,f16c"))) int64_t add_f16_vectorized(Half* dst, const Half* a,
+                                                                 const Half* b, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 x = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a + i)));
+    const __m256 y = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b + i)));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i),
+                     _mm256_cvtps_ph(_mm256_add_ps(x, y), _MM_FROUND_TO_NEAREST_INT));
+  }
+  return i;
+}
+
+int64_t add_f16_fast(Half* dst, const Half* a, const Half* b, int64_t n) {
+  static const bool has_f16c = __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx");
+  return has_f16c ? add_f16_vectorized(dst, a, b, n) : 0;
+}
+#else
+int64_t add_f16_fast(Half*, const Half*, const Half*, int64_t) { return 0; }
+#endif
 
 // Reduced floats are loaded as f32, combined, and rounded back.
 template <typename T>
@@ -25,6 +55,16 @@ void combine(void* dst, const void* a, const void* b, int64_t n, F f) {
 
 template <typename T>
 void reduce_typed(void* dst, const void* a, const void* b, int64_t n, ReduceOp op) {
+  if constexpr (std::is_same_v<T, Half>) {
+    if (op != ReduceOp::kMax) {
+      const int64_t done = add_f16_fast(static_cast<Half*>(dst), static_cast<const Half*>(a),
+                                        static_cast<const Half*>(b), n);
+      dst = static_cast<Half*>(dst) + done;
+      a = static_cast<const Half*>(a) + done;
+      b = static_cast<const Half*>(b) + done;
+      n -= done;
+    }
+  }
   if (op == ReduceOp::kMax) {
     // NaN wins, as in NCCL and torch.
     combine<T>(dst, a, b, n, [](auto x, auto y) { return (x != x || x > y) ? x : y; });

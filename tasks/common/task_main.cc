@@ -1,0 +1,31 @@
+#include "tasks/common/task_main.h"
+
+#include <cstdio>
+#include <string>
+
+#include "absl/flags/parse.h"
+#include "collectives/mpi/mpi_runtime.h"
+#include "tensor/status_macros.h"
+
+namespace ts::tasks {
+
+absl::StatusOr<TaskStart> start_task(int argc, char** argv, absl::string_view default_config) {
+  absl::ParseCommandLine(argc, argv);
+  TaskStart start;
+  ASSIGN_OR_RETURN(start.dist, init_distributed());
+  RunnerOptions options;
+  options.world_size = start.dist.world_size();
+  options.rank = start.dist.rank();
+  ASSIGN_OR_RETURN(start.runner, Runner::from_flags(default_config, options));
+  return start;
+}
+
+int finish_task(absl::string_view task, const absl::Status& status) {
+  // mpirun counts a rank that exits without MPI_Finalize as a crash.
+  collectives::mpi::finalize();
+  if (status.ok()) return 0;
+  std::fprintf(stderr, "%s: %s\n", std::string(task).c_str(), std::string(status.message()).c_str());
+  return 1;
+}
+
+}  // namespace ts::tasks
