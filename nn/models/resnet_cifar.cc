@@ -29,12 +29,9 @@ class BasicBlock final : public Module {
     b->register_module("bn2", b->bn2_);
     // MLBench projects only where the stage downsamples (and so widens).
     if (stride != 1) {
-      ASSIGN_OR_RETURN(std::shared_ptr<Conv2d> proj,
-                       conv_no_bias(in_channels, out_channels, 1, stride));
-      ASSIGN_OR_RETURN(std::shared_ptr<BatchNorm2d> proj_bn, BatchNorm2d::create(out_channels));
-      b->downsample_ = b->register_module(
-          "downsample", std::make_shared<Sequential>(std::vector<std::shared_ptr<Module>>{
-                            std::move(proj), std::move(proj_bn)}));
+      ASSIGN_OR_RETURN(std::shared_ptr<Sequential> shortcut,
+                       projection_shortcut(in_channels, out_channels, stride));
+      b->downsample_ = b->register_module("downsample", shortcut);
     }
     return b;
   }

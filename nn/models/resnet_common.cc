@@ -1,5 +1,6 @@
 #include "nn/models/resnet_common.h"
 
+#include "nn/batch_norm.h"
 #include "nn/init.h"
 #include "tensor/status_macros.h"
 
@@ -13,6 +14,15 @@ absl::StatusOr<std::shared_ptr<Conv2d>> conv_no_bias(int64_t in_channels, int64_
   options.padding = {kernel / 2, kernel / 2};
   options.groups = groups;
   return Conv2d::create(in_channels, out_channels, {kernel, kernel}, options, /*bias=*/false);
+}
+
+absl::StatusOr<std::shared_ptr<Sequential>> projection_shortcut(int64_t in_channels,
+                                                                int64_t out_channels,
+                                                                int64_t stride) {
+  ASSIGN_OR_RETURN(std::shared_ptr<Conv2d> proj, conv_no_bias(in_channels, out_channels, 1, stride));
+  ASSIGN_OR_RETURN(std::shared_ptr<BatchNorm2d> proj_bn, BatchNorm2d::create(out_channels));
+  return std::make_shared<Sequential>(
+      std::vector<std::shared_ptr<Module>>{std::move(proj), std::move(proj_bn)});
 }
 
 absl::Status init_resnet_weights(const Module& model) {

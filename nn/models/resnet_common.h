@@ -1,5 +1,5 @@
 // Pieces the CIFAR and ImageNet ResNets share: bias-free convolutions with
-// "same" padding, and the weight initialization both use.
+// "same" padding, the projection shortcut, and the weight initialization.
 #pragma once
 
 #include <cstdint>
@@ -9,6 +9,7 @@
 #include "absl/status/statusor.h"
 #include "nn/conv2d.h"
 #include "nn/module.h"
+#include "nn/sequential.h"
 
 namespace ts::nn::models {
 
@@ -16,6 +17,12 @@ namespace ts::nn::models {
 absl::StatusOr<std::shared_ptr<Conv2d>> conv_no_bias(int64_t in_channels, int64_t out_channels,
                                                      int64_t kernel, int64_t stride = 1,
                                                      int64_t groups = 1);
+
+// The shortcut of a block that changes shape: 1x1 conv (stride) + BN, named
+// "downsample.0" and "downsample.1" as in torchvision and MLBench.
+absl::StatusOr<std::shared_ptr<Sequential>> projection_shortcut(int64_t in_channels,
+                                                                int64_t out_channels,
+                                                                int64_t stride);
 
 // As torchvision and MLBench: every Conv2d weight kaiming_normal_(fan_out,
 // relu); BatchNorm2d keeps weight 1 and bias 0; Linear keeps its default.

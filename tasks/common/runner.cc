@@ -356,6 +356,8 @@ absl::StatusOr<RunSummary> Runner::run(const TaskHooks& hooks) {
       RETURN_IF_ERROR(save_checkpoint(hooks, loop));
       schedule.saved(now());
     }
+    // The report so far, so that a run killed later keeps its record.
+    if (leader) RETURN_IF_ERROR(write_report(loop));
   }
   // A run stopped mid-epoch by max_steps can be continued with --resume.
   if (checkpoints && loop.step_in_epoch > 0) RETURN_IF_ERROR(save_checkpoint(hooks, loop));

@@ -13,6 +13,7 @@
 #include "nn/pooling.h"
 #include "tensor/ops.h"
 #include "tensor/status_macros.h"
+#include "tests/nn/module_gradcheck.h"
 #include "tests/tensor/testing.h"
 
 namespace ts::nn {
@@ -23,25 +24,9 @@ using ::ts::testing::random_tensor;
 using ::ts::testing::ref_of;
 using ::ts::testing::value_or_die;
 using Vars = std::vector<Variable>;
+using ::ts::nn::testing::gradcheck_module;
 
 class ImageLayersTest : public ts::testing::SeededTest {};
-
-// Gradcheck of m.forward with respect to the input and each own parameter.
-absl::Status gradcheck_module(Module& m, const Tensor& x) {
-  RETURN_IF_ERROR(m.to(DType::kF64));
-  std::vector<Tensor> inputs = {x};
-  std::vector<std::string> names;
-  for (const auto& [name, p] : m.named_parameters()) {
-    names.push_back(name);
-    inputs.push_back(p.data());
-  }
-  return autograd::gradcheck(
-      [&](const Vars& v) -> absl::StatusOr<Variable> {
-        for (size_t i = 0; i < names.size(); ++i) RETURN_IF_ERROR(m.set_parameter(names[i], v[i + 1]));
-        return m.forward(v[0]);
-      },
-      inputs);
-}
 
 TEST_F(ImageLayersTest, Conv2dShapesInitAndGradcheck) {
   manual_seed(seed());

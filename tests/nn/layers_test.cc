@@ -14,6 +14,7 @@
 #include "nn/relu.h"
 #include "tensor/ops.h"
 #include "tensor/status_macros.h"
+#include "tests/nn/module_gradcheck.h"
 #include "tests/tensor/testing.h"
 
 namespace ts::nn {
@@ -24,26 +25,9 @@ using ::ts::testing::random_tensor;
 using ::ts::testing::ref_of;
 using ::ts::testing::value_or_die;
 using Vars = std::vector<Variable>;
+using ::ts::nn::testing::gradcheck_module;
 
 class LayersTest : public ts::testing::SeededTest {};
-
-// Gradcheck of a module's forward with respect to its input and every one of
-// its own parameters (put in as the gradcheck's leaves).
-absl::Status gradcheck_module(Module& m, const Tensor& x) {
-  RETURN_IF_ERROR(m.to(DType::kF64));
-  std::vector<Tensor> inputs = {x};
-  std::vector<std::string> names;
-  for (const auto& [name, p] : m.named_parameters()) {
-    names.push_back(name);
-    inputs.push_back(p.data());
-  }
-  return autograd::gradcheck(
-      [&](const Vars& v) -> absl::StatusOr<Variable> {
-        for (size_t i = 0; i < names.size(); ++i) RETURN_IF_ERROR(m.set_parameter(names[i], v[i + 1]));
-        return m.forward(v[0]);
-      },
-      inputs);
-}
 
 TEST_F(LayersTest, LinearMatchesReference) {
   ASSERT_OK_AND_ASSIGN(std::shared_ptr<Linear> lin, Linear::create(5, 3));
