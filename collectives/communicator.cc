@@ -85,9 +85,7 @@ absl::Status check_tensor(absl::string_view op, const Tensor& tensor, DeviceType
         absl::StrCat(op, ": ", tensor.describe(), " is on the wrong device for this backend (",
                      device_type == DeviceType::kCPU ? "cpu" : "cuda", " tensors only)"));
   }
-  // An empty tensor has no layout to speak of (and ts reports some empty
-  // shapes such as [4, 0] as non-contiguous).
-  if (tensor.numel() > 0 && !tensor.is_contiguous()) {
+  if (!tensor.is_contiguous()) {
     return absl::InvalidArgumentError(
         absl::StrCat(op, ": ", tensor.describe(), " is not contiguous (call ts::contiguous first)"));
   }

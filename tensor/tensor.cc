@@ -50,6 +50,8 @@ int64_t Tensor::stride(int64_t d) const {
 }
 
 bool Tensor::is_contiguous() const {
+  // No element, no layout: an empty tensor is contiguous whatever its strides (as in PyTorch).
+  if (numel_ == 0) return true;
   int64_t expected = 1;
   for (int64_t i = dim() - 1; i >= 0; --i) {
     if (shape_[i] == 1) continue;

@@ -44,6 +44,15 @@ TEST(TensorTest, ViewsShareStorage) {
   EXPECT_EQ(cols.strides(), (Shape{6, 2}));
 }
 
+TEST(TensorTest, EmptyTensorsAreContiguousWhateverTheirStrides) {
+  ASSERT_OK_AND_ASSIGN(Tensor x, zeros({4, 3}));
+  ASSERT_OK_AND_ASSIGN(Tensor none, x.slice(1, 1, 1));  // [4, 0] with strides [3, 1]
+  EXPECT_EQ(none.numel(), 0);
+  EXPECT_TRUE(none.is_contiguous());
+  ASSERT_OK_AND_ASSIGN(Tensor transposed, none.transpose(0, 1));
+  EXPECT_TRUE(transposed.is_contiguous());
+}
+
 TEST(TensorTest, SliceClampsLikePythonAndNarrowChecks) {
   const Tensor x = iota({10});
   ASSERT_OK_AND_ASSIGN(Tensor a, x.slice(0, -3, 100));
