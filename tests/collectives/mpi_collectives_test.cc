@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "collectives/mpi/schedules.h"
 #include "gtest/gtest.h"
 #include "tests/collectives/mpi_testing.h"
 #include "tests/tensor/testing.h"
@@ -101,6 +102,28 @@ TEST(MpiCollectives, AllreduceEveryDtypeAndSize) {
                                               dtype_name(dtype), "[", n, "]");
         SCOPED_TRACE(what);
         const uint64_t salt = salt_of(dtype, n, static_cast<int>(op));
+        Tensor t = input_of(world().rank(), n, dtype, salt);
+        ASSERT_OK(world().allreduce(t, op).wait());
+        expect_matches(t, reduce_ref(n, dtype, op, salt), what);
+        expect_identical_across_ranks(t, what);
+      }
+    }
+  }
+}
+
+// The ring moves each chunk in segments of kSegmentBytes. Chunks of several
+// segments with a short last one, and chunks of one segment plus one element
+// (steps then alternate between one segment and two).
+TEST(MpiCollectives, AllreduceChunksOfSeveralSegments) {
+  const int64_t p = world().world_size();
+  for (DType dtype : {DType::kF32, DType::kF16}) {
+    const int64_t segment = mpi::kSegmentBytes / dtype_size(dtype);
+    for (int64_t n : {p * segment + 1, p * (5 * segment / 2) + 3}) {
+      for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kAvg}) {
+        const std::string what = absl::StrCat("allreduce(", reduce_op_name(op), ") ",
+                                              dtype_name(dtype), "[", n, "]");
+        SCOPED_TRACE(what);
+        const uint64_t salt = salt_of(dtype, n, 200 + static_cast<int>(op));
         Tensor t = input_of(world().rank(), n, dtype, salt);
         ASSERT_OK(world().allreduce(t, op).wait());
         expect_matches(t, reduce_ref(n, dtype, op, salt), what);
