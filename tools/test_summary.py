@@ -6,14 +6,31 @@ the folder tools/gpu_test writes)
 """
 import collections
 import pathlib
+import re
 import sys
 import xml.etree.ElementTree as ET
+
+# --runs_per_test and sharding write DIR/run_K_of_N/ (or shard_) folders,
+# which stay behind after later plain runs.
+_REPEAT_DIR = re.compile(r"^(run|shard)_\d+_of_\d+$")
+
+
+def reports(root: str):
+    """The XML reports of each test's latest run: a test's own test.xml when
+    it has one, else those of its run/shard folders."""
+    paths = sorted(pathlib.Path(root).rglob("*.xml"))
+    plain = {p.parent for p in paths}
+    for path in paths:
+        parent = path.parent
+        if _REPEAT_DIR.match(parent.name) and parent.parent in plain:
+            continue
+        yield path
 
 
 def main(root: str) -> int:
     passed, failed = 0, []
     skipped = collections.defaultdict(list)
-    for xml_path in sorted(pathlib.Path(root).rglob("*.xml")):
+    for xml_path in reports(root):
         try:
             tree = ET.parse(xml_path).getroot()
         except ET.ParseError:
