@@ -111,18 +111,10 @@ absl::Status CpuKernels::batch_norm_forward_training(const Tensor& x, const Tens
                                                      const Tensor& running_var, double momentum, double eps,
                                                      const Tensor& y, const Tensor& save_mean,
                                                      const Tensor& save_invstd) const {
-  switch (x.dtype()) {
-    case DType::kF32:
-      forward_training<float>(x, weight, bias, running_mean, running_var, momentum, eps, y, save_mean,
-                              save_invstd);
-      return absl::OkStatus();
-    case DType::kF64:
-      forward_training<double>(x, weight, bias, running_mean, running_var, momentum, eps, y, save_mean,
-                               save_invstd);
-      return absl::OkStatus();
-    default:
-      return no_cpu_kernel("batch_norm", x.dtype());
-  }
+  return dispatch_f32_f64("batch_norm", x.dtype(), [&](auto tag) {
+    forward_training<decltype(tag)>(x, weight, bias, running_mean, running_var, momentum, eps, y,
+                                    save_mean, save_invstd);
+  });
 }
 
 absl::Status CpuKernels::batch_norm_backward_training(const Tensor& x, const Tensor& grad_y,
@@ -130,16 +122,10 @@ absl::Status CpuKernels::batch_norm_backward_training(const Tensor& x, const Ten
                                                       const Tensor& save_invstd, double /*eps*/,
                                                       const Tensor& grad_x, const Tensor& grad_weight,
                                                       const Tensor& grad_bias) const {
-  switch (x.dtype()) {
-    case DType::kF32:
-      backward_training<float>(x, grad_y, weight, save_mean, save_invstd, grad_x, grad_weight, grad_bias);
-      return absl::OkStatus();
-    case DType::kF64:
-      backward_training<double>(x, grad_y, weight, save_mean, save_invstd, grad_x, grad_weight, grad_bias);
-      return absl::OkStatus();
-    default:
-      return no_cpu_kernel("batch_norm backward", x.dtype());
-  }
+  return dispatch_f32_f64("batch_norm backward", x.dtype(), [&](auto tag) {
+    backward_training<decltype(tag)>(x, grad_y, weight, save_mean, save_invstd, grad_x, grad_weight,
+                                     grad_bias);
+  });
 }
 
 }  // namespace ts::nn::functional

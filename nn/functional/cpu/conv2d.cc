@@ -228,40 +228,22 @@ class ConvCpu {
 
 absl::Status CpuKernels::conv2d_forward(const Conv2dGeometry& g, const Tensor& x, const Tensor& weight,
                                         const Tensor& bias, const Tensor& out) const {
-  auto run = [&](auto tag) {
+  return dispatch_f32_f64("conv2d", x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     ConvCpu<T>(g).forward(x.data<T>(), weight.data<T>(), bias.defined() ? bias.data<T>() : nullptr,
                           out.data<T>());
-    return absl::OkStatus();
-  };
-  switch (x.dtype()) {
-    case DType::kF32:
-      return run(float{});
-    case DType::kF64:
-      return run(double{});
-    default:
-      return no_cpu_kernel("conv2d", x.dtype());
-  }
+  });
 }
 
 absl::Status CpuKernels::conv2d_backward(const Conv2dGeometry& g, const Tensor& x, const Tensor& weight,
                                          const Tensor& grad_out, const Tensor& grad_x,
                                          const Tensor& grad_weight) const {
-  auto run = [&](auto tag) {
+  return dispatch_f32_f64("conv2d backward", x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     ConvCpu<T>(g).backward(x.data<T>(), weight.data<T>(), grad_out.data<T>(),
                            grad_x.defined() ? grad_x.data<T>() : nullptr,
                            grad_weight.defined() ? grad_weight.data<T>() : nullptr);
-    return absl::OkStatus();
-  };
-  switch (x.dtype()) {
-    case DType::kF32:
-      return run(float{});
-    case DType::kF64:
-      return run(double{});
-    default:
-      return no_cpu_kernel("conv2d backward", x.dtype());
-  }
+  });
 }
 
 }  // namespace ts::nn::functional

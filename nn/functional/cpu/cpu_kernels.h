@@ -7,9 +7,20 @@
 
 namespace ts::nn::functional {
 
-// The error for a dtype the frontends should have converted away.
-inline absl::Status no_cpu_kernel(absl::string_view op, DType dtype) {
-  return absl::InternalError(absl::StrCat(op, ": no CPU kernel for ", dtype_name(dtype)));
+// Calls fn(float{}) or fn(double{}) for `dtype`; any other dtype is an
+// error (the frontends should have converted it away).
+template <typename Fn>
+absl::Status dispatch_f32_f64(absl::string_view op, DType dtype, Fn fn) {
+  switch (dtype) {
+    case DType::kF32:
+      fn(float{});
+      return absl::OkStatus();
+    case DType::kF64:
+      fn(double{});
+      return absl::OkStatus();
+    default:
+      return absl::InternalError(absl::StrCat(op, ": no CPU kernel for ", dtype_name(dtype)));
+  }
 }
 
 class CpuKernels final : public LayerKernels {

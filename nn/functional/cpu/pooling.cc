@@ -94,26 +94,11 @@ void avg_backward(const Pool2dGeometry& g, const T* grad_out, T* grad_x) {
   });
 }
 
-// Runs fn(T{}) for the f32 and f64 kernels.
-template <typename Fn>
-absl::Status dispatch(absl::string_view op, DType dtype, Fn fn) {
-  switch (dtype) {
-    case DType::kF32:
-      fn(float{});
-      return absl::OkStatus();
-    case DType::kF64:
-      fn(double{});
-      return absl::OkStatus();
-    default:
-      return no_cpu_kernel(op, dtype);
-  }
-}
-
 }  // namespace
 
 absl::Status CpuKernels::max_pool2d_forward(const Pool2dGeometry& g, const Tensor& x, const Tensor& out,
                                             const Tensor& indices) const {
-  return dispatch("max_pool2d", x.dtype(), [&](auto tag) {
+  return dispatch_f32_f64("max_pool2d", x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     max_forward<T>(g, x.data<T>(), out.data<T>(), indices.data<int32_t>());
   });
@@ -121,7 +106,7 @@ absl::Status CpuKernels::max_pool2d_forward(const Pool2dGeometry& g, const Tenso
 
 absl::Status CpuKernels::max_pool2d_backward(const Pool2dGeometry& g, const Tensor& grad_out,
                                              const Tensor& indices, const Tensor& grad_x) const {
-  return dispatch("max_pool2d backward", grad_out.dtype(), [&](auto tag) {
+  return dispatch_f32_f64("max_pool2d backward", grad_out.dtype(), [&](auto tag) {
     using T = decltype(tag);
     max_backward<T>(g, grad_out.data<T>(), indices.data<int32_t>(), grad_x.data<T>());
   });
@@ -129,7 +114,7 @@ absl::Status CpuKernels::max_pool2d_backward(const Pool2dGeometry& g, const Tens
 
 absl::Status CpuKernels::avg_pool2d_forward(const Pool2dGeometry& g, const Tensor& x,
                                             const Tensor& out) const {
-  return dispatch("avg_pool2d", x.dtype(), [&](auto tag) {
+  return dispatch_f32_f64("avg_pool2d", x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     avg_forward<T>(g, x.data<T>(), out.data<T>());
   });
@@ -137,7 +122,7 @@ absl::Status CpuKernels::avg_pool2d_forward(const Pool2dGeometry& g, const Tenso
 
 absl::Status CpuKernels::avg_pool2d_backward(const Pool2dGeometry& g, const Tensor& grad_out,
                                              const Tensor& grad_x) const {
-  return dispatch("avg_pool2d backward", grad_out.dtype(), [&](auto tag) {
+  return dispatch_f32_f64("avg_pool2d backward", grad_out.dtype(), [&](auto tag) {
     using T = decltype(tag);
     avg_backward<T>(g, grad_out.data<T>(), grad_x.data<T>());
   });
