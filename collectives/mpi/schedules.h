@@ -38,7 +38,7 @@ struct RingBuffer {
 // Received segments are this large: small enough that the landing buffer
 // and the slice it is added to stay in a core's L2 for the reduction that
 // follows. (2 ranks on the 2-core dev VM, 1 MiB L2 per core, f32 at 1.2M
-// elements: 256 KiB segments gave 0.98-1.06 of MPI_Allreduce's bandwidth,
+// elements: 256 KiB segments gave 0.98-1.11 of MPI_Allreduce's bandwidth,
 // 1 MiB 0.85-0.89, 4 MiB 0.70; 64 KiB to 512 KiB were alike.)
 inline constexpr int64_t kSegmentBytes = 256 << 10;
 // Allreduces up to this size use recursive doubling when the world size is
