@@ -28,12 +28,14 @@ def reports(root: str):
 
 
 def main(root: str) -> int:
-    passed, failed = 0, []
+    passed, failed, unreadable = 0, [], []
     skipped = collections.defaultdict(list)
     for xml_path in reports(root):
         try:
             tree = ET.parse(xml_path).getroot()
-        except ET.ParseError:
+        except ET.ParseError as e:
+            # Its cases are missing from the totals: say so.
+            unreadable.append(f"{xml_path} ({e})")
             continue
         for case in tree.iter("testcase"):
             name = f"{case.get('classname')}.{case.get('name')}"
@@ -56,6 +58,8 @@ def main(root: str) -> int:
         print(f"  skipped {len(cases):4d}: {reason}")
         for name in cases[:3]:
             print(f"           e.g. {name}")
+    for report in unreadable:
+        print(f"  unreadable report, not counted: {report}")
     return 1 if failed else 0
 
 

@@ -54,6 +54,10 @@ int main(int argc, char** argv) {
   mpitest::g_seed = static_cast<uint64_t>(seed.data<int64_t>()[0]);
   const int rank = mpitest::g_world->rank();
   if (rank == 0) std::printf("TS_TEST_SEED=%llu\n", static_cast<unsigned long long>(mpitest::g_seed));
+  // Every rank inherits Bazel's GTEST_OUTPUT, and ranks writing one XML file
+  // at once leave it unreadable: rank 0 writes the report, the others' results
+  // reach the wrapper through their status files.
+  if (rank != 0) ::testing::GTEST_FLAG(output) = "";
 
   const int result = RUN_ALL_TESTS();
   if (const char* dir = std::getenv("TS_MPI_TEST_STATUS_DIR")) {

@@ -25,11 +25,12 @@ def gtest_xml(cases):
 
 class TestSummaryTest(unittest.TestCase):
     def summarize(self, files):
+        """files: relative path -> list of cases, or raw text for the file."""
         with tempfile.TemporaryDirectory() as root:
             for rel, cases in files.items():
                 path = pathlib.Path(root, rel)
                 path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_text(gtest_xml(cases))
+                path.write_text(cases if isinstance(cases, str) else gtest_xml(cases))
             run = subprocess.run([sys.executable, TOOL, root], capture_output=True, text=True)
             return run.returncode, run.stdout
 
@@ -53,6 +54,18 @@ class TestSummaryTest(unittest.TestCase):
         })
         self.assertEqual(rc, 0, out)
         self.assertIn("test cases: 3 passed, 0 failed, 0 skipped", out)
+
+    def test_an_unreadable_report_is_named_not_silently_dropped(self):
+        # Two processes writing one report leave text after the root element.
+        clobbered = gtest_xml([("A", "pass")]) + gtest_xml([("A", "pass")])[10:]
+        rc, out = self.summarize({
+            "a/test.xml": clobbered,
+            "b/test.xml": [("B", "pass")],
+        })
+        self.assertEqual(rc, 0, out)
+        self.assertIn("test cases: 1 passed, 0 failed, 0 skipped", out)
+        self.assertIn("unreadable report, not counted: ", out)
+        self.assertIn("a/test.xml", out)
 
 
 if __name__ == "__main__":
