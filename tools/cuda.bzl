@@ -22,6 +22,12 @@ _NVCC_FLAGS = [
     "-Xcompiler=-fPIC",
     "-Xcompiler=-Wall",
     "-DNDEBUG",
+    # The element-wise kernels are instantiated per dtype and op, and their
+    # machine code is repetitive: size-tuned fatbin compression shrinks
+    # binary.o from 14.4 MB to 1.5 MB (the default mode compresses next to
+    # nothing). The driver decompresses a module when it first loads it; this
+    # mode needs driver 580 or newer, which CUDA 13 needs anyway.
+    "--compress-mode=size",
 ]
 
 def _cuda_objects_impl(ctx):
