@@ -37,14 +37,14 @@ RunState sample_state() {
 }
 
 TEST(RunStateFileTest, RoundTrip) {
-  const std::string path = join_path(std::getenv("TEST_TMPDIR"), "rt.ckpt");
+  const std::string path = join_path(::testing::TempDir(), "rt.ckpt");
   ASSERT_OK(save_run_state(path, sample_state()));
   ASSERT_OK_AND_ASSIGN(RunState back, load_run_state(path));
   EXPECT_EQ(back.SerializeAsString(), sample_state().SerializeAsString());
 }
 
 TEST(RunStateFileTest, DamagedFilesAreNamedErrors) {
-  const std::string path = join_path(std::getenv("TEST_TMPDIR"), "damaged.ckpt");
+  const std::string path = join_path(::testing::TempDir(), "damaged.ckpt");
   ASSERT_OK(save_run_state(path, sample_state()));
   ASSERT_OK_AND_ASSIGN(std::string good, read_file(path));
 
@@ -66,7 +66,7 @@ TEST(RunStateFileTest, DamagedFilesAreNamedErrors) {
   ASSERT_OK(write_file_atomically(path, future));
   expect_error(load_run_state(path).status(), absl::StatusCode::kDataLoss, {path, "version 2"});
 
-  const std::string missing = join_path(std::getenv("TEST_TMPDIR"), "none.ckpt");
+  const std::string missing = join_path(::testing::TempDir(), "none.ckpt");
   expect_error(load_run_state(missing).status(), absl::StatusCode::kNotFound, {missing});
 }
 

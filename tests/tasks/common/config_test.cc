@@ -16,7 +16,7 @@ namespace {
 using ::ts::testing::expect_error;
 
 TEST(ConfigTest, LoadsTextProtoWithExtension) {
-  const std::string path = join_path(std::getenv("TEST_TMPDIR"), "task.textproto");
+  const std::string path = join_path(::testing::TempDir(), "task.textproto");
   ASSERT_OK(write_file_atomically(path, R"(
     # a comment
     name: "toy"
@@ -45,7 +45,7 @@ TEST(ConfigTest, ParseErrorsNameFileLineAndColumn) {
                absl::StatusCode::kInvalidArgument, {"cfg.textproto:3:9"});
   expect_error(parse_config("lr_schedule: SOMETIMES", "c").status(), absl::StatusCode::kInvalidArgument,
                {"c:1:", "SOMETIMES"});
-  const std::string missing = join_path(std::getenv("TEST_TMPDIR"), "missing.textproto");
+  const std::string missing = join_path(::testing::TempDir(), "missing.textproto");
   expect_error(load_config(missing).status(), absl::StatusCode::kNotFound, {"config", missing});
 }
 

@@ -29,7 +29,7 @@ std::vector<std::string> list_dir(const std::string& dir) {
 }
 
 TEST(FilesTest, AtomicWriteReplacesAndLeavesNoTempFile) {
-  const std::string dir = join_path(std::getenv("TEST_TMPDIR"), "files_test/a/b");
+  const std::string dir = join_path(::testing::TempDir(), "files_test/a/b");
   ASSERT_OK(make_dirs(dir));
   ASSERT_OK(make_dirs(dir));  // existing is fine
   const std::string path = join_path(dir, "f.json");
@@ -41,10 +41,10 @@ TEST(FilesTest, AtomicWriteReplacesAndLeavesNoTempFile) {
 }
 
 TEST(FilesTest, ErrorsNameThePath) {
-  const std::string missing = join_path(std::getenv("TEST_TMPDIR"), "no/such/file");
+  const std::string missing = join_path(::testing::TempDir(), "no/such/file");
   expect_error(read_file(missing).status(), absl::StatusCode::kNotFound, {missing});
   expect_error(write_file_atomically(missing, "x"), absl::StatusCode::kNotFound, {missing});
-  const std::string file = join_path(std::getenv("TEST_TMPDIR"), "plain");
+  const std::string file = join_path(::testing::TempDir(), "plain");
   ASSERT_OK(write_file_atomically(file, "x"));
   expect_error(make_dirs(file), absl::StatusCode::kFailedPrecondition, {file, "not a directory"});
 }

@@ -31,7 +31,7 @@ void parse(std::vector<std::string> args) {
 class FlagsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    path_ = join_path(std::getenv("TEST_TMPDIR"), "flags.textproto");
+    path_ = join_path(::testing::TempDir(), "flags.textproto");
     ASSERT_OK(write_file_atomically(path_, "epochs: 4\nlr: 0.1\nbatch_size: 64\n"));
   }
   void TearDown() override {
@@ -70,7 +70,7 @@ TEST_F(FlagsTest, ErrorsNameTheFlagAndField) {
   parse({"--set=epochs=0"});
   expect_error(config_from_flags(path_).status(), absl::StatusCode::kInvalidArgument, {"epochs = 0"});
   parse({"--set="});
-  expect_error(config_from_flags(join_path(std::getenv("TEST_TMPDIR"), "nope")).status(),
+  expect_error(config_from_flags(join_path(::testing::TempDir(), "nope")).status(),
                absl::StatusCode::kNotFound, {"nope"});
 }
 

@@ -26,7 +26,7 @@ TEST(ReportTest, WritesSectionsInAFixedOrder) {
   Json row = Json::object();
   row["bytes"] = 1024;
   r.extra("allreduce").push_back(row);
-  const std::string path = join_path(std::getenv("TEST_TMPDIR"), "report.json");
+  const std::string path = join_path(::testing::TempDir(), "report.json");
   ASSERT_OK(r.write(path));
   ASSERT_OK_AND_ASSIGN(std::string text, read_file(path));
   ASSERT_OK_AND_ASSIGN(Json j, parse_json(text));

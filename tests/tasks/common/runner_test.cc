@@ -123,7 +123,7 @@ class RunnerTest : public ::testing::Test {
     c.set_target_value(0.9);
     c.set_device("cpu");
     c.set_warmup_steps(2);
-    const std::string root = join_path(std::getenv("TEST_TMPDIR"), name);
+    const std::string root = join_path(::testing::TempDir(), name);
     c.set_output_dir(join_path(root, "out"));
     c.set_checkpoint_dir(join_path(root, "ckpt"));
     c.set_checkpoint_interval_minutes(0.1);  // 6 s of fake time

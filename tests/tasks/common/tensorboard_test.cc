@@ -46,7 +46,7 @@ TEST(TfRecordTest, FramesAndDetectsCorruption) {
 }
 
 TEST(EventWriterTest, WritesVersionThenScalars) {
-  const std::string dir = join_path(std::getenv("TEST_TMPDIR"), "tb");
+  const std::string dir = join_path(::testing::TempDir(), "tb");
   std::string path;
   {
     ASSERT_OK_AND_ASSIGN(auto writer, EventWriter::create(dir));
