@@ -120,6 +120,7 @@ absl::Status train_classifier(Runner& runner, Distributed& dist, std::shared_ptr
   RETURN_IF_ERROR(t.model->to(runner.device()));
   if (dist.comm != nullptr) {
     ASSIGN_OR_RETURN(t.ddp, collectives::ddp::DistributedDataParallel::create(t.model, dist.comm.get()));
+    runner.report().extra("ddp")["backend"] = Json(std::string(dist.comm->backend_name()));
   }
 
   data::LoaderOptions train_options;

@@ -1,17 +1,18 @@
 #include "tasks/common/distributed.h"
 
-#include "collectives/mpi/mpi_communicator.h"
+#include "collectives/world.h"
 #include "tensor/status_macros.h"
 
 namespace ts::tasks {
 
-absl::StatusOr<Distributed> init_distributed() {
+absl::StatusOr<Distributed> init_distributed(const collectives::LaunchEnvironment& env, const Device& device,
+                                             bool force_ddp) {
   Distributed d;
-  ASSIGN_OR_RETURN(d.env, collectives::discover_environment());
-  if (d.env.world_size > 1) {
+  d.env = env;
+  if (d.env.world_size > 1 || force_ddp) {
     ASSIGN_OR_RETURN(collectives::CommunicatorOptions options,
                      collectives::CommunicatorOptions::from_flags_and_env());
-    ASSIGN_OR_RETURN(d.comm, collectives::mpi::MpiCommunicator::create(options));
+    ASSIGN_OR_RETURN(d.comm, collectives::connect_world(d.env, device, options));
   }
   return d;
 }

@@ -57,15 +57,20 @@ std::string utc_now() {
 
 }  // namespace
 
-absl::StatusOr<Device> select_device(absl::string_view requested) {
+absl::StatusOr<Device> select_device(absl::string_view requested, int local_rank) {
   if (requested.empty() || requested == "auto") {
-    return cuda::is_available() ? Device::cuda(0) : Device::cpu();
+    if (!cuda::is_available()) return Device::cpu();
+    requested = "cuda";
   }
   absl::StatusOr<Device> device = parse_device(requested);
   if (!device.ok()) return absl::InvalidArgumentError(absl::StrCat("--device: ", device.status().message()));
+  // One GPU per rank of the machine, as tools/launch places them; an explicit
+  // index is taken as given.
+  if (requested == "cuda") device = Device::cuda(local_rank);
   if (device->is_cuda()) {
     if (absl::Status s = cuda::check_device(device->index); !s.ok()) {
-      return absl::FailedPreconditionError(absl::StrCat("--device=", requested, ": ", s.message()));
+      return absl::FailedPreconditionError(absl::StrCat("--device=", requested, " (", device->to_string(), "): ",
+                                                        s.message()));
     }
   }
   return *device;

@@ -14,9 +14,10 @@
 
 namespace ts::tasks {
 
-// "auto" (or empty): cuda:0 when a CUDA device is usable, else the CPU.
-// "cpu", "cuda", "cuda:N": that device, an error naming it if unusable.
-absl::StatusOr<Device> select_device(absl::string_view requested);
+// "auto" (or empty): cuda:<local_rank> when CUDA is usable, else the CPU.
+// "cpu", "cuda" (cuda:<local_rank>), "cuda:N": that device, an error naming
+// it if unusable.
+absl::StatusOr<Device> select_device(absl::string_view requested, int local_rank = 0);
 
 // Seeds ts::manual_seed (every tensor random op), `rng` (host-side shuffles)
 // and std::srand.

@@ -74,7 +74,10 @@ absl::StatusOr<EvalResult> evaluate(nn::Module& model, data::DataLoader& loader,
                      from_vector<double>({total.loss_sum, static_cast<double>(total.correct),
                                           static_cast<double>(total.samples)},
                                          {3}));
-    RETURN_IF_ERROR(comm->allreduce(sums, collectives::ReduceOp::kSum).wait());
+    // On the communicator's device (NCCL takes CUDA tensors only).
+    ASSIGN_OR_RETURN(Tensor on_device, to(sums, device));
+    RETURN_IF_ERROR(comm->allreduce(on_device, collectives::ReduceOp::kSum).wait());
+    ASSIGN_OR_RETURN(sums, to(on_device, Device::cpu()));
     const double* s = sums.data<double>();
     total = {s[0], static_cast<int64_t>(s[1]), static_cast<int64_t>(s[2])};
   }

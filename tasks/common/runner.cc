@@ -88,7 +88,7 @@ absl::StatusOr<std::unique_ptr<Runner>> Runner::create(TaskConfig config, Runner
     return absl::InvalidArgumentError(
         absl::StrCat("runner: rank ", options.rank, " is not in a world of size ", options.world_size));
   }
-  ASSIGN_OR_RETURN(Device device, select_device(config.device()));
+  ASSIGN_OR_RETURN(Device device, select_device(config.device(), options.local_rank));
   std::unique_ptr<Runner> runner(new Runner(std::move(config), std::move(options), device));
   seed_everything(runner->config_.seed(), runner->rng_);
   return runner;

@@ -12,11 +12,15 @@ namespace ts::tasks {
 absl::StatusOr<TaskStart> start_task(int argc, char** argv, absl::string_view default_config) {
   absl::ParseCommandLine(argc, argv);
   TaskStart start;
-  ASSIGN_OR_RETURN(start.dist, init_distributed());
+  ASSIGN_OR_RETURN(const collectives::LaunchEnvironment env, collectives::discover_environment());
   RunnerOptions options;
-  options.world_size = start.dist.world_size();
-  options.rank = start.dist.rank();
+  options.world_size = env.world_size;
+  options.rank = env.rank;
+  options.local_rank = env.local_rank;
+  // The runner picks the device; the communicator is the device's.
   ASSIGN_OR_RETURN(start.runner, Runner::from_flags(default_config, options));
+  ASSIGN_OR_RETURN(start.dist,
+                   init_distributed(env, start.runner->device(), start.runner->config().force_ddp()));
   return start;
 }
 

@@ -39,7 +39,8 @@ absl::StatusOr<std::string> default_libsvm_dir(const TaskConfig& config, const D
       RETURN_IF_ERROR(write_upper_body_libsvm(*images, path));
     }
   }
-  if (dist.comm != nullptr) RETURN_IF_ERROR(dist.comm->barrier().wait());
+  // synchronize(): NCCL's wait() only orders streams; the files must exist.
+  if (dist.comm != nullptr) RETURN_IF_ERROR(dist.comm->barrier().synchronize());
   return dir;
 }
 

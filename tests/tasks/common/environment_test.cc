@@ -20,6 +20,9 @@ TEST(EnvironmentTest, SelectsDevices) {
   ASSERT_OK_AND_ASSIGN(Device cpu, select_device("cpu"));
   EXPECT_EQ(cpu, Device::cpu());
   expect_error(select_device("cuda:64").status(), absl::StatusCode::kFailedPrecondition, {"--device=cuda:64"});
+  // "cuda" is the local rank's GPU (there is no 65th), an explicit index stays as given.
+  expect_error(select_device("cuda", 64).status(), absl::StatusCode::kFailedPrecondition, {"--device=cuda (cuda:64)"});
+  expect_error(select_device("cuda:64", 3).status(), absl::StatusCode::kFailedPrecondition, {"=cuda:64 (cuda:64)"});
   expect_error(select_device("tpu").status(), absl::StatusCode::kInvalidArgument, {"--device", "tpu"});
 }
 
