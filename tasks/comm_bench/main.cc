@@ -3,9 +3,12 @@
 // or on CUDA through NCCL. Per size: median and p95 latency over the
 // repeats (slowest rank per repeat), algorithm and bus bandwidth as
 // nccl-tests define them, and on the CPU a baseline of MPI_Allreduce called
-// directly on the same buffers, timed in alternation with ours.
+// directly on the same buffers, timed in alternation with ours. On CUDA each
+// rank takes its local rank's GPU, and MPI is not needed: without mpirun the
+// NCCL id goes through the TCP rendezvous (collectives/world.h).
 //
 //   tools/launch -np 2 //tasks/comm_bench -- --device=cpu --output=comm_bench.json
+//   comm_bench --device=cuda        (one GPU, no launcher)
 #include <mpi.h>
 
 #include <algorithm>
@@ -22,7 +25,7 @@
 #include "collectives/environment.h"
 #include "collectives/mpi/mpi_communicator.h"
 #include "collectives/mpi/mpi_runtime.h"
-#include "collectives/nccl/nccl_communicator.h"
+#include "collectives/world.h"
 #include "tasks/comm_bench/sizes.h"
 #include "tasks/common/environment.h"
 #include "tasks/common/report.h"
@@ -63,35 +66,37 @@ Stats stats_of(std::vector<double> t) {
   return {at(0.5), at(0.95)};
 }
 
-// Per repeat, the slowest rank's time.
-absl::StatusOr<std::vector<double>> slowest(Communicator& cpu_comm, const std::vector<double>& mine) {
-  ASSIGN_OR_RETURN(Tensor t, from_vector<double>(mine, {static_cast<int64_t>(mine.size())}));
-  RETURN_IF_ERROR(cpu_comm.allreduce(t, ReduceOp::kMax).wait());
-  return to_vector<double>(t);
+// Per repeat, the slowest rank's time (exchanged on the communicator's device).
+absl::StatusOr<std::vector<double>> slowest(Communicator& comm, const Device& device, const std::vector<double>& mine) {
+  ASSIGN_OR_RETURN(Tensor host, from_vector<double>(mine, {static_cast<int64_t>(mine.size())}));
+  ASSIGN_OR_RETURN(Tensor t, to(host, device));
+  RETURN_IF_ERROR(comm.allreduce(t, ReduceOp::kMax).wait());
+  ASSIGN_OR_RETURN(host, to(t, Device::cpu()));
+  return to_vector<double>(host);
 }
 
 double bus_factor(int p) { return 2.0 * (p - 1) / p; }
 
 absl::Status run() {
-  RETURN_IF_ERROR(collectives::mpi::ensure_initialized());
   ASSIGN_OR_RETURN(collectives::CommunicatorOptions options, collectives::CommunicatorOptions::from_flags_and_env());
-  ASSIGN_OR_RETURN(std::unique_ptr<collectives::mpi::MpiCommunicator> mpi_comm,
-                   collectives::mpi::MpiCommunicator::create(options));
   ASSIGN_OR_RETURN(Device device, parse_device(absl::GetFlag(FLAGS_device)));
+  // CPU: our MPI backend, and MPI_Allreduce on its MPI communicator as the
+  // baseline. CUDA: NCCL alone.
+  std::unique_ptr<collectives::mpi::MpiCommunicator> mpi_comm;
   std::unique_ptr<Communicator> gpu_comm;
+  MPI_Op half_op = MPI_OP_NULL;
   if (device.is_cuda()) {
-    ASSIGN_OR_RETURN(collectives::LaunchEnvironment env, collectives::discover_environment());
-    device = Device::cuda(mpi_comm->local_rank());
-    env.rank = mpi_comm->rank();
-    env.world_size = mpi_comm->world_size();
-    ASSIGN_OR_RETURN(gpu_comm, collectives::nccl::NcclCommunicator::create(
-                                   env, device.index, collectives::nccl::mpi_id_broadcast(*mpi_comm), options));
+    ASSIGN_OR_RETURN(const collectives::LaunchEnvironment env, collectives::discover_environment());
+    device = Device::cuda(env.local_rank);
+    ASSIGN_OR_RETURN(gpu_comm, collectives::connect_world(env, device, options));
+  } else {
+    RETURN_IF_ERROR(collectives::mpi::ensure_initialized());
+    ASSIGN_OR_RETURN(mpi_comm, collectives::mpi::MpiCommunicator::create(options));
+    MPI_Op_create(&half_sum, /*commute=*/1, &half_op);
   }
   Communicator& comm = gpu_comm ? *gpu_comm : *mpi_comm;
   const int p = comm.world_size();
   const bool rank0 = comm.rank() == 0;
-  MPI_Op half_op;
-  MPI_Op_create(&half_sum, /*commute=*/1, &half_op);
 
   Report report;
   Json config = Json::object();
@@ -118,7 +123,7 @@ absl::Status run() {
     for (int64_t n : logspace_sizes(absl::GetFlag(FLAGS_max_size))) {
       if (n < absl::GetFlag(FLAGS_min_size)) continue;
       ASSIGN_OR_RETURN(Tensor x, ones({n}, {dtype, device}));
-      const bool baseline = device.is_cpu();
+      const bool baseline = mpi_comm != nullptr;
       MPI_Datatype mpi_type = dtype == DType::kF32 ? MPI_FLOAT : dtype == DType::kF64 ? MPI_DOUBLE : MPI_UINT16_T;
       MPI_Op mpi_op = dtype == DType::kF16 ? half_op : MPI_SUM;
       const bool baseline_ok = baseline && (dtype == DType::kF32 || dtype == DType::kF64 || dtype == DType::kF16);
@@ -139,18 +144,18 @@ absl::Status run() {
       std::vector<double> t_mpi;
       for (int i = 0; i < absl::GetFlag(FLAGS_repeats); ++i) {
         // Alternating keeps both under the same machine noise.
-        RETURN_IF_ERROR(mpi_comm->barrier().wait());
+        RETURN_IF_ERROR(comm.barrier().synchronize());
         absl::Time start = absl::Now();
         RETURN_IF_ERROR(ours());
         t_ours.push_back(absl::ToDoubleSeconds(absl::Now() - start));
         if (baseline_ok) {
-          RETURN_IF_ERROR(mpi_comm->barrier().wait());
+          RETURN_IF_ERROR(comm.barrier().synchronize());
           start = absl::Now();
           RETURN_IF_ERROR(direct());
           t_mpi.push_back(absl::ToDoubleSeconds(absl::Now() - start));
         }
       }
-      ASSIGN_OR_RETURN(t_ours, slowest(*mpi_comm, t_ours));
+      ASSIGN_OR_RETURN(t_ours, slowest(comm, device, t_ours));
       const Stats s = stats_of(t_ours);
       const double bytes = static_cast<double>(n) * dtype_size(dtype);
       const double algbw = bytes / s.median_s / 1e9;
@@ -164,7 +169,7 @@ absl::Status run() {
       row["busbw_gbps"] = algbw * bus_factor(p);
       std::string baseline_text = absl::StrFormat("%11s %10s %7s", "-", "-", "-");
       if (baseline_ok) {
-        ASSIGN_OR_RETURN(t_mpi, slowest(*mpi_comm, t_mpi));
+        ASSIGN_OR_RETURN(t_mpi, slowest(comm, device, t_mpi));
         const Stats m = stats_of(t_mpi);
         const double mpi_busbw = bytes / m.median_s / 1e9 * bus_factor(p);
         row["mpi_median_us"] = m.median_s * 1e6;
@@ -183,7 +188,7 @@ absl::Status run() {
       }
     }
   }
-  MPI_Op_free(&half_op);
+  if (half_op != MPI_OP_NULL) MPI_Op_free(&half_op);
   if (rank0) {
     RETURN_IF_ERROR(report.write(absl::GetFlag(FLAGS_output)));
     std::printf("report: %s\n", absl::GetFlag(FLAGS_output).c_str());
