@@ -8,6 +8,7 @@ the project or of CI:
   /tmp/torchvenv/bin/python tools/golden/resnet20_torch.py fixture \
       tests/nn/models/testdata/resnet20_golden.tsckpt
   /tmp/torchvenv/bin/python tools/golden/resnet20_torch.py step-time --batch 128
+  python3 tools/golden/resnet20_torch.py step-time --device cuda [--ddp]   # GPU machine
 
 `fixture` writes, in our checkpoint format (nn/checkpoint.h), the initial
 state ("init.<name>"), a batch of 8 ("input", "target"), the logits and loss
@@ -15,7 +16,8 @@ of the first forward, every parameter's gradient ("grad.<name>"), and the
 losses of 10 SGD steps on that batch in f32 ("losses") and f64
 ("losses_f64"). `step-time` times one
 training step (forward, backward, SGD) of the same model on this machine's
-CPU and prints a JSON line.
+CPU or GPU, plain or wrapped in DistributedDataParallel in a process group of
+one rank (the peer of our force_ddp), and prints a JSON line.
 """
 import argparse
 import json
@@ -164,28 +166,41 @@ def make_fixture(path):
     print(f"wrote {path}: {len(named)} entries, losses {losses[0]:.4f} -> {losses[-1]:.4f}")
 
 
-def step_time(batch, steps, warmup):
+def step_time(batch, steps, warmup, device, ddp):
     torch.manual_seed(0)
-    model = ResNetCIFAR()
+    device = torch.device(device)
+    model = ResNetCIFAR().to(device)
     model.train()
+    if ddp:
+        import torch.distributed as dist
+        os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+        os.environ.setdefault("MASTER_PORT", "29517")
+        dist.init_process_group("nccl" if device.type == "cuda" else "gloo", rank=0, world_size=1)
+        model = nn.parallel.DistributedDataParallel(model)
     opt = torch.optim.SGD(model.parameters(), lr=0.02, momentum=0.9, weight_decay=1e-4,
                           nesterov=True)
-    x = torch.randn(batch, 3, 32, 32)
-    target = torch.randint(0, 10, (batch,))
+    x = torch.randn(batch, 3, 32, 32, device=device)
+    target = torch.randint(0, 10, (batch,), device=device)
+    sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
     times = []
     for i in range(warmup + steps):
+        sync()
         start = time.perf_counter()
         opt.zero_grad(set_to_none=True)
         F.cross_entropy(model(x), target).backward()
         opt.step()
+        sync()
         if i >= warmup:
             times.append(time.perf_counter() - start)
     times.sort()
+    where = torch.cuda.get_device_name(device) if device.type == "cuda" else (platform.processor() or platform.machine())
     print(json.dumps({
-        "peer": f"pytorch {torch.__version__} cpu", "threads": torch.get_num_threads(),
-        "cpu": platform.processor() or platform.machine(), "batch": batch, "steps": steps,
+        "peer": f"pytorch {torch.__version__} {device.type}{' ddp' if ddp else ''}",
+        "threads": torch.get_num_threads(), "device": where, "batch": batch, "steps": steps,
         "median_step_s": times[len(times) // 2], "min_step_s": times[0],
     }))
+    if ddp:
+        torch.distributed.destroy_process_group()
 
 
 def main():
@@ -197,11 +212,13 @@ def main():
     timing.add_argument("--batch", type=int, default=128)
     timing.add_argument("--steps", type=int, default=20)
     timing.add_argument("--warmup", type=int, default=3)
+    timing.add_argument("--device", default="cpu")
+    timing.add_argument("--ddp", action="store_true")
     args = parser.parse_args()
     if args.command == "fixture":
         make_fixture(args.path)
     else:
-        step_time(args.batch, args.steps, args.warmup)
+        step_time(args.batch, args.steps, args.warmup, args.device, args.ddp)
 
 
 if __name__ == "__main__":
