@@ -25,10 +25,11 @@ std::string format_progress(const ProgressState& s) {
 }
 
 ProgressLine ProgressLine::for_stream(std::FILE* out, double interval_seconds) {
-  return ProgressLine(out, ::isatty(::fileno(out)) == 1, interval_seconds);
+  return ProgressLine(out, out != nullptr && ::isatty(::fileno(out)) == 1, interval_seconds);
 }
 
 void ProgressLine::update(const ProgressState& state, double now_seconds) {
+  if (out_ == nullptr) return;
   if (shown_ && now_seconds - last_ < interval_) return;
   shown_ = true;
   last_ = now_seconds;
@@ -43,6 +44,7 @@ void ProgressLine::update(const ProgressState& state, double now_seconds) {
 }
 
 void ProgressLine::message(absl::string_view line) {
+  if (out_ == nullptr) return;
   if (line_open_) {
     std::fputs("\r\033[K", out_);
     line_open_ = false;
@@ -52,6 +54,7 @@ void ProgressLine::message(absl::string_view line) {
 }
 
 void ProgressLine::finish() {
+  if (out_ == nullptr) return;
   if (line_open_) {
     std::fputc('\n', out_);
     line_open_ = false;

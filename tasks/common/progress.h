@@ -35,7 +35,7 @@ class ProgressLine {
   // line when `interval_seconds` passed since the last one.
   ProgressLine(std::FILE* out, bool tty, double interval_seconds)
       : out_(out), tty_(tty), interval_(tty ? 0.1 : interval_seconds) {}
-  // tty = isatty(out).
+  // tty = isatty(out). A null `out` prints nothing.
   static ProgressLine for_stream(std::FILE* out, double interval_seconds);
 
   // `now_seconds`: any monotonic clock. The first update always shows.

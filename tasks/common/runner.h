@@ -64,7 +64,7 @@ struct RunnerOptions {
   int world_size = 1;
   int rank = 0;  // only rank 0 prints, writes the report, events and checkpoints
   int local_rank = 0;  // the GPU of "auto" and "cuda" devices
-  std::FILE* progress_out = stdout;
+  std::FILE* progress_out = stdout;  // null: quiet
   // Monotonic seconds: step times, run time, checkpoint intervals. Tests
   // substitute a fake clock.
   std::function<double()> clock;

@@ -40,6 +40,7 @@ absl::StatusOr<TrainedRun> train(bool force_ddp) {
   config.set_force_ddp(force_ddp);
   config.set_output_dir(join_path(::testing::TempDir(), force_ddp ? "ddp" : "plain"));
   RunnerOptions options;
+  options.progress_out = nullptr;
   ASSIGN_OR_RETURN(std::unique_ptr<Runner> runner, Runner::create(config, options));
   ASSIGN_OR_RETURN(Distributed dist, init_distributed(collectives::LaunchEnvironment{}, runner->device(),
                                                       runner->config().force_ddp()));

@@ -64,5 +64,12 @@ TEST(ProgressTest, PipePrintsLinesAtTheInterval) {
   std::fclose(f);
 }
 
+TEST(ProgressTest, NullStreamIsQuiet) {
+  ProgressLine p = ProgressLine::for_stream(nullptr, 10);
+  p.update(state(0), 0);
+  p.message("checkpoint written");
+  p.finish();
+}
+
 }  // namespace
 }  // namespace ts::tasks
