@@ -38,7 +38,7 @@ ABSL_FLAG(int64_t, min_size, 1, "Smallest allreduce, in elements (sizes below ar
 ABSL_FLAG(int, repeats, 100, "Timed allreduces per size (after the warm-up)");
 ABSL_FLAG(int, warmup, 5, "Untimed allreduces per size first");
 ABSL_FLAG(std::string, dtypes, "f32,f16", "Comma-separated dtypes");
-ABSL_FLAG(std::string, device, "cpu", "cpu (MPI backend) or cuda (NCCL, one GPU per rank)");
+ABSL_FLAG(std::string, device, "cpu", "cpu (MPI backend), cuda (NCCL, the local rank's GPU) or cuda:N");
 ABSL_FLAG(std::string, output, "comm_bench.json", "JSON report path (written by rank 0)");
 
 namespace ts::tasks::comm_bench {
@@ -79,15 +79,15 @@ double bus_factor(int p) { return 2.0 * (p - 1) / p; }
 
 absl::Status run() {
   ASSIGN_OR_RETURN(collectives::CommunicatorOptions options, collectives::CommunicatorOptions::from_flags_and_env());
-  ASSIGN_OR_RETURN(Device device, parse_device(absl::GetFlag(FLAGS_device)));
+  ASSIGN_OR_RETURN(const collectives::LaunchEnvironment env, collectives::discover_environment());
+  // "cuda" is the local rank's GPU, as for the tasks.
+  ASSIGN_OR_RETURN(Device device, select_device(absl::GetFlag(FLAGS_device), env.local_rank));
   // CPU: our MPI backend, and MPI_Allreduce on its MPI communicator as the
   // baseline. CUDA: NCCL alone.
   std::unique_ptr<collectives::mpi::MpiCommunicator> mpi_comm;
   std::unique_ptr<Communicator> gpu_comm;
   MPI_Op half_op = MPI_OP_NULL;
   if (device.is_cuda()) {
-    ASSIGN_OR_RETURN(const collectives::LaunchEnvironment env, collectives::discover_environment());
-    device = Device::cuda(env.local_rank);
     ASSIGN_OR_RETURN(gpu_comm, collectives::connect_world(env, device, options));
   } else {
     RETURN_IF_ERROR(collectives::mpi::ensure_initialized());
@@ -123,14 +123,11 @@ absl::Status run() {
     for (int64_t n : logspace_sizes(absl::GetFlag(FLAGS_max_size))) {
       if (n < absl::GetFlag(FLAGS_min_size)) continue;
       ASSIGN_OR_RETURN(Tensor x, ones({n}, {dtype, device}));
-      const bool baseline = mpi_comm != nullptr;
       MPI_Datatype mpi_type = dtype == DType::kF32 ? MPI_FLOAT : dtype == DType::kF64 ? MPI_DOUBLE : MPI_UINT16_T;
       MPI_Op mpi_op = dtype == DType::kF16 ? half_op : MPI_SUM;
-      const bool baseline_ok = baseline && (dtype == DType::kF32 || dtype == DType::kF64 || dtype == DType::kF16);
-      auto ours = [&]() -> absl::Status {
-        collectives::Work w = comm.allreduce(x, ReduceOp::kSum);
-        return gpu_comm ? w.synchronize() : w.wait();
-      };
+      const bool baseline_ok = mpi_comm != nullptr && (dtype == DType::kF32 || dtype == DType::kF64 || dtype == DType::kF16);
+      // synchronize(): the host waits for the GPU too (on the CPU it is wait()).
+      auto ours = [&]() -> absl::Status { return comm.allreduce(x, ReduceOp::kSum).synchronize(); };
       auto direct = [&]() -> absl::Status {
         return collectives::mpi::check(
             MPI_Allreduce(MPI_IN_PLACE, x.raw_data(), static_cast<int>(n), mpi_type, mpi_op, mpi_comm->mpi_comm()),
