@@ -169,6 +169,9 @@ def make_fixture(path):
 def step_time(batch, steps, warmup, device, ddp):
     torch.manual_seed(0)
     device = torch.device(device)
+    # f32 against our f32: PyTorch's cuDNN convolutions default to TF32.
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_tf32 = False
     model = ResNetCIFAR().to(device)
     model.train()
     if ddp:
@@ -196,7 +199,7 @@ def step_time(batch, steps, warmup, device, ddp):
     where = torch.cuda.get_device_name(device) if device.type == "cuda" else (platform.processor() or platform.machine())
     print(json.dumps({
         "peer": f"pytorch {torch.__version__} {device.type}{' ddp' if ddp else ''}",
-        "threads": torch.get_num_threads(), "device": where, "batch": batch, "steps": steps,
+        "threads": torch.get_num_threads(), "device": where, "tf32": False, "batch": batch, "steps": steps,
         "median_step_s": times[len(times) // 2], "min_step_s": times[0],
     }))
     if ddp:
