@@ -107,7 +107,7 @@ Work MpiCommunicator::start_collective(absl::string_view op, const Tensor& signa
   info.sequence = sequence;
   if (options_.debug && world_size_ > 1) {
     rounds.insert(rounds.begin(), signature_check_round(collective_comm_, rank_, world_size_,
-                                                        make_signature(sequence, op, signature_tensor)));
+                                                        make_call_signature(sequence, op, signature_tensor)));
   }
   if (signature_tensor.defined()) info.tensors.push_back(signature_tensor);
   return engine_->start(std::move(info), std::move(rounds));

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "collectives/call_signature.h"
 #include "tensor/cuda/caching_allocator.h"
 #include "tensor/cuda/device.h"
 #include "tensor/cuda/nccl_check.h"
@@ -124,13 +125,15 @@ NcclCommunicator::~NcclCommunicator() {
   watchdog_.join();
   cuda::DeviceGuard guard(device_);
   if (aborted_) return;
-  // Finalize waits for outstanding work; a healthy communicator has none
-  // that can hang past the watchdog, which has stopped: abort if it fails.
-  if (ncclCommFinalize(comm_) != ncclSuccess || !wait_ready("ncclCommFinalize").ok()) {
-    ncclCommAbort(comm_);
+  // Finalize flushes outstanding work (nonblocking: it returns
+  // ncclInProgress, and wait_ready bounds the wait); abort if it fails.
+  const ncclResult_t finalize = ncclCommFinalize(comm_);
+  if (in_progress_or_ok(finalize) && wait_ready("ncclCommFinalize").ok()) {
+    ncclCommDestroy(comm_);
     return;
   }
-  ncclCommDestroy(comm_);
+  std::lock_guard<std::mutex> lock(mu_);
+  abort_locked(absl::UnavailableError(absl::StrCat("ncclCommFinalize: ", cuda::describe_error(finalize))));
 }
 
 absl::Status NcclCommunicator::broken() const {
@@ -141,20 +144,24 @@ absl::Status NcclCommunicator::broken() const {
 absl::Status NcclCommunicator::wait_ready(absl::string_view what) {
   const absl::Time start = absl::Now();
   while (true) {
-    ncclResult_t state = ncclSuccess;
-    RETURN_IF_CUDA_ERROR(ncclCommGetAsyncError(comm_, &state));
-    if (state == ncclSuccess) return absl::OkStatus();
-    if (state != ncclInProgress) {
+    {
       std::lock_guard<std::mutex> lock(mu_);
-      abort_locked(absl::UnavailableError(absl::StrCat(what, ": ", cuda::describe_error(state))));
-      return broken_;
-    }
-    if (absl::Now() - start > options_.timeout) {
-      std::lock_guard<std::mutex> lock(mu_);
-      abort_locked(absl::DeadlineExceededError(absl::StrCat(what, " timed out after ",
-                                                            absl::FormatDuration(absl::Now() - start),
-                                                            ": a rank did not join or hangs")));
-      return broken_;
+      // After an abort comm_ is freed: the failure is the answer.
+      if (!broken_.ok()) return broken_;
+      ncclResult_t state = ncclSuccess;
+      const ncclResult_t query = ncclCommGetAsyncError(comm_, &state);
+      if (query != ncclSuccess) state = query;
+      if (state == ncclSuccess) return absl::OkStatus();
+      if (state != ncclInProgress) {
+        abort_locked(absl::UnavailableError(absl::StrCat(what, ": ", cuda::describe_error(state))));
+        return broken_;
+      }
+      if (absl::Now() - start > options_.timeout) {
+        abort_locked(absl::DeadlineExceededError(absl::StrCat(what, " timed out after ",
+                                                              absl::FormatDuration(absl::Now() - start),
+                                                              ": a rank did not join or hangs")));
+        return broken_;
+      }
     }
     std::this_thread::sleep_for(std::chrono::microseconds(20));
   }
@@ -199,19 +206,59 @@ void NcclCommunicator::watchdog() {
   }
 }
 
+Work NcclCommunicator::collective(absl::string_view op, const Tensor& signature_tensor, std::vector<Tensor> tensors,
+                                  const std::function<ncclResult_t(cudaStream_t)>& enqueue) {
+  const int64_t sequence = sequence_++;
+  // Also at world size 1 (nothing can differ), so one GPU runs the check.
+  if (options_.debug) {
+    if (absl::Status s = check_signatures(make_call_signature(sequence, op, signature_tensor)); !s.ok()) {
+      return Work::failed(s);
+    }
+  }
+  return launch(describe_call(op, sequence, signature_tensor, rank_, world_size_), std::move(tensors), enqueue);
+}
+
+absl::Status NcclCommunicator::check_signatures(const CallSignature& mine) {
+  constexpr int64_t kBytes = sizeof(CallSignature);
+  ASSIGN_OR_RETURN(Tensor own_on_host, Tensor::allocate({kBytes}, DType::kU8, Device::cpu()));
+  std::memcpy(own_on_host.raw_data(), &mine, kBytes);
+  ASSIGN_OR_RETURN(Tensor own, to(own_on_host, Device::cuda(device_)));
+  ASSIGN_OR_RETURN(Tensor all, empty({world_size_ * kBytes}, {DType::kU8, Device::cuda(device_)}));
+  // Through launch, so the watchdog bounds it like any collective: a rank
+  // that never calls anything is a timeout here too.
+  Work gather = launch(absl::StrCat("debug signature check before ", describe_call_signature(mine), " on rank ",
+                                    rank_, " of ", world_size_),
+                       {all, own}, [&](cudaStream_t s) {
+                         return ncclAllGather(own.raw_data(), all.raw_data(), kBytes, ncclUint8, comm_, s);
+                       });
+  RETURN_IF_ERROR(gather.synchronize());
+  RETURN_IF_ERROR(gather.wait());
+  ASSIGN_OR_RETURN(Tensor all_on_host, to(all, Device::cpu()));
+  std::vector<CallSignature> signatures(world_size_);
+  std::memcpy(signatures.data(), all_on_host.raw_data(), world_size_ * kBytes);
+  return check_call_signatures(signatures, rank_);
+}
+
 Work NcclCommunicator::launch(std::string description, std::vector<Tensor> tensors,
                               const std::function<ncclResult_t(cudaStream_t)>& enqueue) {
-  if (absl::Status s = broken(); !s.ok()) {
-    return Work::failed(absl::Status(
-        s.code(), absl::StrCat(description, ": the communicator was aborted after an earlier failure: ", s.message())));
-  }
   cuda::DeviceGuard guard(device_);
   const cudaStream_t caller = cuda::current_stream(device_);
   absl::StatusOr<cuda::Event> ready = cuda::Event::create();
   if (!ready.ok()) return Work::failed(ready.status());
   if (absl::Status s = ready->record(caller); !s.ok()) return Work::failed(s);
   if (absl::Status s = ready->block(stream_.get()); !s.ok()) return Work::failed(s);
-  const ncclResult_t r = enqueue(stream_.get());
+  ncclResult_t r = ncclSuccess;
+  {
+    // Under the lock, so the watchdog cannot abort (and free) comm_ during
+    // the call; nonblocking NCCL calls return without waiting on peers.
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!broken_.ok()) {
+      return Work::failed(absl::Status(
+          broken_.code(),
+          absl::StrCat(description, ": the communicator was aborted after an earlier failure: ", broken_.message())));
+    }
+    r = enqueue(stream_.get());
+  }
   if (!in_progress_or_ok(r)) {
     return Work::failed(absl::Status(cuda::status_code_of(r), absl::StrCat(description, ": ", cuda::describe_error(r))));
   }
@@ -237,7 +284,7 @@ Work NcclCommunicator::allreduce(const Tensor& tensor, ReduceOp op) {
   const std::string name = absl::StrCat("allreduce(", reduce_op_name(op), ")");
   if (absl::Status s = check_tensor(name, tensor, DeviceType::kCUDA); !s.ok()) return Work::failed(s);
   if (absl::Status s = check_reduce_dtype(name, tensor, op); !s.ok()) return Work::failed(s);
-  return launch(describe_call(name, sequence_++, tensor, rank_, world_size_), {tensor}, [&](cudaStream_t s) {
+  return collective(name, tensor, {tensor}, [&](cudaStream_t s) {
     return ncclAllReduce(tensor.raw_data(), tensor.raw_data(), tensor.numel(), nccl_type(tensor.dtype()),
                          nccl_op(op, tensor.dtype()), comm_, s);
   });
@@ -247,7 +294,7 @@ Work NcclCommunicator::broadcast(const Tensor& tensor, int root) {
   const std::string name = absl::StrCat("broadcast(root ", root, ")");
   if (absl::Status s = check_tensor(name, tensor, DeviceType::kCUDA); !s.ok()) return Work::failed(s);
   if (absl::Status s = check_peer(name, root, world_size_, "root"); !s.ok()) return Work::failed(s);
-  return launch(describe_call(name, sequence_++, tensor, rank_, world_size_), {tensor}, [&](cudaStream_t s) {
+  return collective(name, tensor, {tensor}, [&](cudaStream_t s) {
     return ncclBroadcast(tensor.raw_data(), tensor.raw_data(), tensor.numel(), nccl_type(tensor.dtype()), root,
                          comm_, s);
   });
@@ -259,7 +306,7 @@ Work NcclCommunicator::allgather(const Tensor& output, const Tensor& input) {
     if (absl::Status s = check_tensor(kName, *t, DeviceType::kCUDA); !s.ok()) return Work::failed(s);
   }
   if (absl::Status s = check_gathered(kName, output, input, world_size_); !s.ok()) return Work::failed(s);
-  return launch(describe_call(kName, sequence_++, input, rank_, world_size_), {output, input}, [&](cudaStream_t s) {
+  return collective(kName, input, {output, input}, [&](cudaStream_t s) {
     return ncclAllGather(input.raw_data(), output.raw_data(), input.numel(), nccl_type(input.dtype()), comm_, s);
   });
 }
@@ -271,7 +318,7 @@ Work NcclCommunicator::reduce_scatter(const Tensor& output, const Tensor& input,
   }
   if (absl::Status s = check_reduce_dtype(name, input, op); !s.ok()) return Work::failed(s);
   if (absl::Status s = check_gathered(name, input, output, world_size_); !s.ok()) return Work::failed(s);
-  return launch(describe_call(name, sequence_++, input, rank_, world_size_), {output, input}, [&](cudaStream_t s) {
+  return collective(name, input, {output, input}, [&](cudaStream_t s) {
     return ncclReduceScatter(input.raw_data(), output.raw_data(), output.numel(), nccl_type(input.dtype()),
                              nccl_op(op, input.dtype()), comm_, s);
   });
@@ -307,22 +354,23 @@ Work NcclCommunicator::exchange(absl::Span<const PeerTransfer> transfers) {
 }
 
 Work NcclCommunicator::barrier() {
-  return launch(describe_call("barrier", sequence_++, barrier_scratch_, rank_, world_size_), {barrier_scratch_},
-                [&](cudaStream_t s) {
-                  return ncclAllReduce(barrier_scratch_.raw_data(), barrier_scratch_.raw_data(), 1, ncclInt32,
-                                       ncclSum, comm_, s);
-                });
+  return collective("barrier", Tensor(), {barrier_scratch_}, [&](cudaStream_t s) {
+    return ncclAllReduce(barrier_scratch_.raw_data(), barrier_scratch_.raw_data(), 1, ncclInt32, ncclSum, comm_, s);
+  });
 }
 
 absl::StatusOr<std::unique_ptr<Communicator>> NcclCommunicator::split(int color, int key) {
   if (color < 0) return absl::InvalidArgumentError(absl::StrCat("split: color ", color, " is negative"));
-  RETURN_IF_ERROR(broken());
   cuda::DeviceGuard guard(device_);
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
   config.blocking = 0;
   ncclComm_t out = nullptr;
-  const ncclResult_t r = ncclCommSplit(comm_, color, key, &out, &config);
-  if (!in_progress_or_ok(r)) RETURN_IF_CUDA_ERROR(r);
+  {
+    std::lock_guard<std::mutex> lock(mu_);  // as in launch: no abort during the call
+    RETURN_IF_ERROR(broken_);
+    const ncclResult_t r = ncclCommSplit(comm_, color, key, &out, &config);
+    if (!in_progress_or_ok(r)) RETURN_IF_CUDA_ERROR(r);
+  }
   RETURN_IF_ERROR(wait_ready(absl::StrCat("ncclCommSplit on rank ", rank_)));
   int rank = 0;
   int size = 0;
@@ -335,6 +383,7 @@ absl::StatusOr<std::unique_ptr<Communicator>> NcclCommunicator::split(int color,
       ncclCommAbort(out);
       return absl::DeadlineExceededError(absl::StrCat("ncclCommSplit on rank ", rank_, " timed out"));
     }
+    std::this_thread::sleep_for(std::chrono::microseconds(20));
   }
   RETURN_IF_CUDA_ERROR(ncclCommUserRank(out, &rank));
   RETURN_IF_CUDA_ERROR(ncclCommCount(out, &size));

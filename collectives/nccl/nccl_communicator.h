@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "collectives/call_signature.h"
 #include "collectives/communicator.h"
 #include "collectives/environment.h"
 #include "tensor/cuda/stream.h"
@@ -60,14 +61,23 @@ class NcclCommunicator final : public Communicator {
 
   NcclCommunicator(CommunicatorOptions options, int device, cuda::Stream stream, ncclComm_t comm, int rank,
                    int world_size, int local_rank, int local_size);
-  // Validates, orders the NCCL stream after the caller's, enqueues `enqueue`
-  // and hands the operation to the watchdog.
+  // Numbers the call, runs the debug signature check when asked, then
+  // launches it; `signature_tensor` names the call in errors.
+  Work collective(absl::string_view op, const Tensor& signature_tensor, std::vector<Tensor> tensors,
+                  const std::function<ncclResult_t(cudaStream_t)>& enqueue);
+  // Debug mode: allgathers every rank's signature of the next call (over
+  // NCCL, bounded by the watchdog) and reports the first mismatch.
+  absl::Status check_signatures(const CallSignature& mine);
+  // Orders the NCCL stream after the caller's, enqueues `enqueue` and hands
+  // the operation to the watchdog.
   Work launch(std::string description, std::vector<Tensor> tensors,
               const std::function<ncclResult_t(cudaStream_t)>& enqueue);
   // With a nonblocking communicator, calls may return before NCCL is done
   // with them: polls until the communicator is ready or the deadline.
   absl::Status wait_ready(absl::string_view what);
   void watchdog();
+  // Records the failure and aborts comm_ (freeing it). Every other call on
+  // comm_ holds mu_ and checks broken_ first, so none races the abort.
   void abort_locked(absl::Status status);
   absl::Status broken() const;
 

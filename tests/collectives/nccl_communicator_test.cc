@@ -1,9 +1,17 @@
 // The NCCL backend in a world of one rank (TCP rendezvous on loopback) against
-// the CPU: every collective's result, stream ordering, and argument errors.
-// Skipped, visibly, without a CUDA device.
+// the CPU: every collective's result (also in debug mode), argument errors,
+// and the watchdog failing a collective that cannot finish. Skipped, visibly,
+// without a CUDA device.
 #include "collectives/nccl/nccl_communicator.h"
 
+#include <cuda_runtime_api.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
 #include "collectives/rendezvous.h"
+#include "tensor/cuda/stream.h"
 #include "gtest/gtest.h"
 #include "tests/tensor/testing.h"
 
@@ -14,18 +22,24 @@ using ::ts::testing::expect_equal;
 using ::ts::testing::expect_error;
 using ::ts::testing::ref_of;
 
-std::unique_ptr<NcclCommunicator> single_rank_comm() {
+std::unique_ptr<NcclCommunicator> single_rank_comm(CommunicatorOptions options = {}) {
   LaunchEnvironment env;  // rank 0 of 1
   auto rv = TcpRendezvous::connect("127.0.0.1", 0, 0, 1, absl::Seconds(30));
   EXPECT_TRUE(rv.ok()) << rv.status();
-  auto comm = NcclCommunicator::create(env, 0, [&](const std::string& id) { return (*rv)->broadcast(id); });
+  if (!rv.ok()) return nullptr;
+  auto comm = NcclCommunicator::create(
+      env, 0, [&](const std::string& id) { return (*rv)->broadcast(id); }, options);
   EXPECT_TRUE(comm.ok()) << comm.status();
   return comm.ok() ? *std::move(comm) : nullptr;
 }
 
-TEST(NcclCommunicator, CollectivesOfOneRankMatchTheCpu) {
+class NcclCollectivesOfOneRank : public ::testing::TestWithParam<bool> {};
+
+TEST_P(NcclCollectivesOfOneRank, MatchTheCpu) {
   TS_SKIP_WITHOUT_CUDA();
-  std::unique_ptr<NcclCommunicator> comm = single_rank_comm();
+  CommunicatorOptions options;
+  options.debug = GetParam();
+  std::unique_ptr<NcclCommunicator> comm = single_rank_comm(options);
   ASSERT_NE(comm, nullptr);
   std::mt19937_64 rng(7);
   for (DType dtype : kAllDTypes) {
@@ -42,12 +56,54 @@ TEST(NcclCommunicator, CollectivesOfOneRankMatchTheCpu) {
   ASSERT_OK(comm->barrier().synchronize());
 }
 
+INSTANTIATE_TEST_SUITE_P(DebugOffAndOn, NcclCollectivesOfOneRank, ::testing::Bool(),
+                         [](const auto& info) { return info.param ? "Debug" : "Plain"; });
+
 TEST(NcclCommunicator, CpuTensorsAreErrors) {
   TS_SKIP_WITHOUT_CUDA();
   std::unique_ptr<NcclCommunicator> comm = single_rank_comm();
   ASSERT_NE(comm, nullptr);
   expect_error(comm->allreduce(*ones({3}), ReduceOp::kSum).wait(), absl::StatusCode::kInvalidArgument,
                {"allreduce(sum)", "f32[3] on cpu", "wrong device"});
+}
+
+// Holds a stream until opened: a host function on it spins on the flag, so
+// whatever is queued behind it cannot run (a stand-in for a peer that never
+// arrives, which one GPU cannot have).
+struct StreamGate {
+  std::atomic<bool> open{false};
+  static void CUDART_CB hold(void* gate) {
+    while (!static_cast<StreamGate*>(gate)->open.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+};
+
+TEST(NcclCommunicator, WatchdogFailsACollectiveThatCannotFinishAndAborts) {
+  TS_SKIP_WITHOUT_CUDA();
+  CommunicatorOptions options;
+  options.timeout = absl::Milliseconds(300);
+  std::unique_ptr<NcclCommunicator> comm = single_rank_comm(options);
+  ASSERT_NE(comm, nullptr);
+  ASSERT_OK_AND_ASSIGN(cuda::Stream caller, cuda::Stream::create(0));
+  StreamGate gate;
+  Work stuck = Work::done();
+  Tensor x;
+  {
+    cuda::StreamGuard on_caller(caller);
+    x = *ones({1000}, {DType::kF32, Device::cuda(0)});
+    ASSERT_EQ(cudaLaunchHostFunc(caller.get(), &StreamGate::hold, &gate), cudaSuccess);
+    stuck = comm->allreduce(x, ReduceOp::kSum);
+  }
+  const absl::Time start = absl::Now();
+  expect_error(stuck.synchronize(), absl::StatusCode::kDeadlineExceeded,
+               {"allreduce(sum) #0", "f32[1000]", "timed out after", "NCCL watchdog", "aborted"});
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5)) << "the watchdog polls every 50 ms";
+  gate.open = true;
+  // Whatever the aborted operation left on the stream, the process must not
+  // hang; later calls fail at once, naming the first failure.
+  (void)caller.synchronize();
+  expect_error(comm->allreduce(x, ReduceOp::kSum).wait(), absl::StatusCode::kDeadlineExceeded,
+               {"allreduce(sum) #1", "aborted after an earlier failure", "NCCL watchdog"});
+  expect_error(comm->barrier().synchronize(), absl::StatusCode::kDeadlineExceeded, {"barrier #2"});
 }
 
 }  // namespace
