@@ -11,13 +11,16 @@ shift 3 2>/dev/null || shift $#
 [ "${1:-}" = "--" ] && shift
 
 # Shared memory only (no network in the sandbox), root allowed (containers),
-# more ranks than cores, and a short session path for PMIx's sockets.
+# more ranks than cores.
 export OMPI_MCA_btl=self,vader
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_rmaps_base_oversubscribe=1
-export TMPDIR=/tmp
 status_dir=$(mktemp -d /tmp/ts_mpi_test.XXXXXX)
 trap 'rm -rf "$status_dir"' EXIT
+# Open MPI's session directory goes under TMPDIR, named by mpirun's pid; in
+# Bazel's sandbox every test has the same pid, so each run gets a directory
+# of its own (short: PMIx's socket paths must stay under 108 bytes).
+export TMPDIR=$status_dir
 
 # Local ranks inherit this environment (TS_TEST_SEED, TS_COLLECTIVES_*).
 export TS_MPI_TEST_STATUS_DIR=$status_dir

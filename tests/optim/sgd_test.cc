@@ -121,7 +121,10 @@ TEST_F(SgdReferenceTest, EveryOptionCombinationMatchesFloat64ForThreeSteps) {
         }
         ASSERT_OK(sgd.step());
         for (size_t i = 0; i < params.size(); ++i) {
-          expect_close(params[i].data(), Ref{shapes[i], refs[i].p}, ::ts::testing::tolerance(dtype), 1e-3,
+          // Parameters and gradients are drawn from [-1, 1], so an update that
+          // cancels to near zero is judged at that scale (floor 1e-3 failed an
+          // f32 parameter of 3.9e-4 off by 1.2e-8: TS_TEST_SEED=15542713020997616021).
+          expect_close(params[i].data(), Ref{shapes[i], refs[i].p}, ::ts::testing::tolerance(dtype), 1.0,
                        "param " + std::to_string(i) + " after step " + std::to_string(step + 1));
         }
       }

@@ -3,6 +3,9 @@
 // started as a singleton) and ends with exactly the parameters of the plain
 // run, so the DDP overhead a report measures is DDP's alone. The report names
 // the backend that carried the gradients.
+#include <stdlib.h>
+
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -76,7 +79,16 @@ TEST(ForceDdp, OneRankTrainsExactlyAsThePlainModel) {
 
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
+  // Open MPI names its session directory (PMIx's sockets and shared memory)
+  // by pid under TMPDIR. Bazel's sandbox gives every test pid 12 and
+  // TMPDIR=/tmp, so concurrent runs of this test collided there and failed
+  // in MPI_Init. A short directory of its own (socket paths must stay under
+  // 108 bytes, which rules out TEST_TMPDIR).
+  char session_dir[] = "/tmp/ts_mpi_XXXXXX";
+  if (mkdtemp(session_dir) != nullptr) setenv("TMPDIR", session_dir, 1);
   const int result = RUN_ALL_TESTS();
   ts::collectives::mpi::finalize();  // the singleton MPI of the DDP run
+  std::error_code ignored;
+  std::filesystem::remove_all(session_dir, ignored);
   return result;
 }
