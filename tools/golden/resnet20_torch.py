@@ -20,16 +20,15 @@ CPU or GPU, plain or wrapped in DistributedDataParallel in a process group of
 one rank (the peer of our force_ddp), and prints a JSON line.
 """
 import argparse
-import json
 import os
-import platform
 import struct
 import tempfile
-import time
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+from step_timing import print_report, set_tf32, time_steps
 
 # The recipe the fixture's 10 steps use; tests/nn/models/resnet20_golden_test.cc
 # repeats it.
@@ -169,9 +168,7 @@ def make_fixture(path):
 def step_time(batch, steps, warmup, device, ddp):
     torch.manual_seed(0)
     device = torch.device(device)
-    # f32 against our f32: PyTorch's cuDNN convolutions default to TF32.
-    torch.backends.cudnn.allow_tf32 = False
-    torch.backends.cuda.matmul.allow_tf32 = False
+    set_tf32(False)  # f32 against our f32
     model = ResNetCIFAR().to(device)
     model.train()
     if ddp:
@@ -184,24 +181,8 @@ def step_time(batch, steps, warmup, device, ddp):
                           nesterov=True)
     x = torch.randn(batch, 3, 32, 32, device=device)
     target = torch.randint(0, 10, (batch,), device=device)
-    sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
-    times = []
-    for i in range(warmup + steps):
-        sync()
-        start = time.perf_counter()
-        opt.zero_grad(set_to_none=True)
-        F.cross_entropy(model(x), target).backward()
-        opt.step()
-        sync()
-        if i >= warmup:
-            times.append(time.perf_counter() - start)
-    times.sort()
-    where = torch.cuda.get_device_name(device) if device.type == "cuda" else (platform.processor() or platform.machine())
-    print(json.dumps({
-        "peer": f"pytorch {torch.__version__} {device.type}{' ddp' if ddp else ''}",
-        "threads": torch.get_num_threads(), "device": where, "tf32": False, "batch": batch, "steps": steps,
-        "median_step_s": times[len(times) // 2], "min_step_s": times[0],
-    }))
+    times = time_steps(model, opt, x, target, steps, warmup)
+    print_report(f"{device.type}{' ddp' if ddp else ''}", device, times, tf32=False, batch=batch)
     if ddp:
         torch.distributed.destroy_process_group()
 

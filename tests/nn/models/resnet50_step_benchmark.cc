@@ -1,0 +1,148 @@
+// One ImageNet ResNet-50 training step (forward, cross-entropy, backward,
+// SGD with Nesterov momentum and weight decay) on synthetic 224x224 images:
+// the images/s figure against PyTorch's (tools/golden/resnet50_torch.py
+// step-time, the same model and step; tools/gpu_test resnet50 runs both).
+//
+//   resnet50_step_benchmark [--device=cuda] [--batch=256] [--tf32] [--steps=30]
+//                           [--warmup=5] [benchmark flags]
+//
+// Each step ends when its loss is on the host, so a step's time is its
+// completion, not its enqueueing. Counters: median_step_s, images_per_s
+// (batch / median step).
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "autograd/variable.h"
+#include "nn/losses.h"
+#include "nn/models/resnet.h"
+#include "optim/sgd.h"
+#include "tensor/cuda/device.h"
+#include "tensor/device.h"
+#include "tensor/ops.h"
+#include "tensor/precision.h"
+#include "tensor/status_macros.h"
+
+namespace ts::nn::models {
+namespace {
+
+struct Settings {
+  Device device = Device::cpu();
+  int64_t batch = 256;
+  bool tf32 = false;
+  int steps = 30;
+  int warmup = 5;
+};
+
+[[noreturn]] void die(const absl::Status& status) {
+  std::fprintf(stderr, "resnet50_step_benchmark: %s\n", status.ToString().c_str());
+  std::exit(1);
+}
+
+// The PyTorch peer's recipe (torch.optim.SGD with these arguments).
+absl::StatusOr<std::vector<double>> time_steps(const Settings& s) {
+  ASSIGN_OR_RETURN(std::shared_ptr<Module> model, resnet50());
+  RETURN_IF_ERROR(model->to(s.device));
+  model->train();
+  optim::SgdOptions options;
+  options.lr = 0.1;
+  options.momentum = 0.9;
+  options.nesterov = true;
+  options.weight_decay = 1e-4;
+  ASSIGN_OR_RETURN(optim::Sgd sgd, optim::Sgd::create(model->named_parameters(), options));
+  ASSIGN_OR_RETURN(Tensor images, randn({s.batch, 3, 224, 224}, {DType::kF32, s.device}));
+  ASSIGN_OR_RETURN(Tensor labels_f, uniform({s.batch}, 0, 1000, {DType::kF32, s.device}));
+  ASSIGN_OR_RETURN(Tensor labels, to(labels_f, DType::kI64));
+  std::vector<double> times;
+  for (int i = 0; i < s.warmup + s.steps; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    sgd.zero_grad();
+    ASSIGN_OR_RETURN(autograd::Variable logits, model->forward(autograd::Variable(images)));
+    ASSIGN_OR_RETURN(autograd::Variable loss, cross_entropy(logits, labels));
+    RETURN_IF_ERROR(loss.backward());
+    RETURN_IF_ERROR(sgd.step());
+    ASSIGN_OR_RETURN(Tensor loss_on_host, to(loss.data(), Device::cpu()));
+    benchmark::DoNotOptimize(loss_on_host.raw_data());
+    if (i >= s.warmup) {
+      times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    }
+  }
+  return times;
+}
+
+void BM_ResNet50TrainStep(benchmark::State& state, Settings settings) {
+  set_allow_tf32(settings.tf32);
+  std::vector<double> times;
+  for (auto _ : state) {
+    absl::StatusOr<std::vector<double>> run = time_steps(settings);
+    if (!run.ok()) die(run.status());
+    times = *std::move(run);
+    state.SetIterationTime(std::accumulate(times.begin(), times.end(), 0.0));
+  }
+  std::sort(times.begin(), times.end());
+  const double median = times[times.size() / 2];
+  state.counters["median_step_s"] = median;
+  state.counters["min_step_s"] = times.front();
+  state.counters["images_per_s"] = settings.batch / median;
+  state.counters["batch"] = static_cast<double>(settings.batch);
+  state.counters["tf32"] = settings.tf32 ? 1 : 0;
+}
+
+// Takes our flags out of argv, leaving Google Benchmark's.
+Settings parse_settings(int& argc, char** argv) {
+  Settings s;
+  std::string device = "auto";
+  int kept = 1;
+  for (int i = 1; i < argc; ++i) {
+    const absl::string_view arg = argv[i];
+    bool ok = true;
+    if (absl::StartsWith(arg, "--device=")) {
+      device = std::string(arg.substr(9));
+    } else if (absl::StartsWith(arg, "--batch=")) {
+      ok = absl::SimpleAtoi(arg.substr(8), &s.batch) && s.batch > 0;
+    } else if (absl::StartsWith(arg, "--steps=")) {
+      ok = absl::SimpleAtoi(arg.substr(8), &s.steps) && s.steps > 0;
+    } else if (absl::StartsWith(arg, "--warmup=")) {
+      ok = absl::SimpleAtoi(arg.substr(9), &s.warmup) && s.warmup >= 0;
+    } else if (arg == "--tf32") {
+      s.tf32 = true;
+    } else {
+      argv[kept++] = argv[i];
+      continue;
+    }
+    if (!ok) die(absl::InvalidArgumentError(absl::StrCat("bad value in ", arg)));
+  }
+  argc = kept;
+  if (device == "auto") device = cuda::is_available() ? "cuda" : "cpu";
+  absl::StatusOr<Device> parsed = parse_device(device);
+  if (!parsed.ok()) die(parsed.status());
+  s.device = *parsed;
+  return s;
+}
+
+}  // namespace
+}  // namespace ts::nn::models
+
+int main(int argc, char** argv) {
+  using namespace ts::nn::models;
+  const Settings settings = parse_settings(argc, argv);
+  const std::string name = absl::StrCat("ResNet50TrainStep/", settings.device.to_string(), "/",
+                                        settings.tf32 ? "tf32" : "f32", "/batch:", settings.batch);
+  benchmark::RegisterBenchmark(name.c_str(), BM_ResNet50TrainStep, settings)
+      ->Iterations(1)
+      ->UseManualTime()
+      ->Unit(benchmark::kMillisecond);
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
+  benchmark::RunSpecifiedBenchmarks();
+  return 0;
+}

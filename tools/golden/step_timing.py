@@ -1,0 +1,41 @@
+"""The timed training step the PyTorch peers share: forward, cross-entropy,
+backward, SGD, with the device synchronized around each step so a step's time
+is its completion. Imported by resnet20_torch.py and resnet50_torch.py."""
+import json
+import platform
+import time
+
+import torch
+import torch.nn.functional as F
+
+
+def set_tf32(allow):
+    # PyTorch's cuDNN convolutions default to TF32; matmuls do not. Both follow
+    # `allow`, as our set_allow_tf32 does.
+    torch.backends.cudnn.allow_tf32 = allow
+    torch.backends.cuda.matmul.allow_tf32 = allow
+
+
+def time_steps(model, opt, x, target, steps, warmup):
+    """Seconds per step, sorted, after `warmup` untimed steps."""
+    sync = torch.cuda.synchronize if x.device.type == "cuda" else (lambda: None)
+    times = []
+    for i in range(warmup + steps):
+        sync()
+        start = time.perf_counter()
+        opt.zero_grad(set_to_none=True)
+        F.cross_entropy(model(x), target).backward()
+        opt.step()
+        sync()
+        if i >= warmup:
+            times.append(time.perf_counter() - start)
+    return sorted(times)
+
+
+def print_report(peer, device, times, **fields):
+    """One JSON line: the peer, where it ran, median and min step time."""
+    where = (torch.cuda.get_device_name(device) if device.type == "cuda"
+             else (platform.processor() or platform.machine()))
+    print(json.dumps({"peer": f"pytorch {torch.__version__} {peer}", "threads": torch.get_num_threads(),
+                      "device": where, **fields, "steps": len(times),
+                      "median_step_s": times[len(times) // 2], "min_step_s": times[0]}))
