@@ -38,11 +38,21 @@ absl::Status broadcast_from_rank0(Communicator& comm, const std::vector<Tensor>&
   return absl::OkStatus();
 }
 
-absl::Status check_same_model(Communicator& comm, const nn::Module& module) {
-  ASSIGN_OR_RETURN(Tensor mine, model_signature(module));
-  ASSIGN_OR_RETURN(Tensor all, empty({comm.world_size() * 3}, {DType::kI64}));
+// Where the replica lives (its first state entry; the CPU for a stateless
+// module): the communicator's backend takes tensors on that device.
+Device model_device(const nn::Module& module) {
+  const nn::NamedTensors state = module.state_dict();
+  return state.empty() ? Device::cpu() : state.begin()->second.device();
+}
+
+absl::Status check_same_model(Communicator& comm, const nn::Module& module, Device device) {
+  ASSIGN_OR_RETURN(Tensor signature, model_signature(module));
+  ASSIGN_OR_RETURN(Tensor mine, to(signature, device));
+  ASSIGN_OR_RETURN(Tensor all, empty({comm.world_size() * 3}, {DType::kI64, device}));
   RETURN_IF_ERROR(comm.allgather(all, mine).wait());
-  const int64_t* s = all.data<int64_t>();
+  // Read on the host; the copy waits for the allgather.
+  ASSIGN_OR_RETURN(Tensor gathered, to(all, Device::cpu()));
+  const int64_t* s = gathered.data<int64_t>();
   for (int r = 1; r < comm.world_size(); ++r) {
     if (s[3 * r] != s[0] || s[3 * r + 1] != s[1] || s[3 * r + 2] != s[2]) {
       return absl::FailedPreconditionError(absl::StrCat(
@@ -58,28 +68,35 @@ absl::Status check_same_model(Communicator& comm, const nn::Module& module) {
 
 absl::StatusOr<std::unique_ptr<DistributedDataParallel>> DistributedDataParallel::create(
     std::shared_ptr<nn::Module> module, Communicator* comm, DdpOptions options) {
-  RETURN_IF_ERROR(check_same_model(*comm, *module));
+  const Device device = model_device(*module);
+  RETURN_IF_ERROR(check_same_model(*comm, *module, device));
   std::vector<Tensor> state;
   for (const auto& [name, t] : module->state_dict()) state.push_back(t);
   RETURN_IF_ERROR(broadcast_from_rank0(*comm, state));
   ASSIGN_OR_RETURN(std::unique_ptr<GradientReducer> reducer,
                    GradientReducer::create(module->named_parameters(), comm, options.reducer));
   return std::unique_ptr<DistributedDataParallel>(
-      new DistributedDataParallel(std::move(module), comm, options, std::move(reducer)));
+      new DistributedDataParallel(std::move(module), comm, options, std::move(reducer), device));
 }
 
 absl::StatusOr<autograd::Variable> DistributedDataParallel::forward(const autograd::Variable& x) {
   if (options_.broadcast_buffers && comm_->world_size() > 1) {
     std::vector<Tensor> buffers;
     for (const auto& [name, t] : module_->named_buffers()) buffers.push_back(t);
-    const absl::Time start = absl::Now();
+    RETURN_IF_ERROR(broadcast_timer_.begin());
     RETURN_IF_ERROR(broadcast_from_rank0(*comm_, buffers));
-    buffer_broadcast_time_ += absl::Now() - start;
+    RETURN_IF_ERROR(broadcast_timer_.end());
   }
   if (autograd::grad_enabled() && module_->is_training()) {
     RETURN_IF_ERROR(reducer_->prepare_for_backward());
   }
   return module_->forward(x);
+}
+
+absl::StatusOr<absl::Duration> DistributedDataParallel::communication_wait_time() {
+  ASSIGN_OR_RETURN(const absl::Duration broadcasts, broadcast_timer_.total());
+  ASSIGN_OR_RETURN(const absl::Duration gradients, reducer_->wait_time());
+  return broadcasts + gradients;
 }
 
 }  // namespace ts::collectives::ddp

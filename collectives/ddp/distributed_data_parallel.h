@@ -11,6 +11,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "collectives/communicator.h"
+#include "collectives/ddp/comm_wait_timer.h"
 #include "collectives/ddp/reducer.h"
 #include "nn/module.h"
 
@@ -51,19 +52,24 @@ class DistributedDataParallel {
   nn::Module& module() { return *module_; }
   const std::shared_ptr<nn::Module>& shared_module() const { return module_; }
   const GradientReducer& reducer() const { return *reducer_; }
-  // Time spent broadcasting buffers before forwards.
-  absl::Duration buffer_broadcast_time() const { return buffer_broadcast_time_; }
+  // Time training stood still on communication so far: buffer broadcasts
+  // before forwards and gradient averaging at the ends of backward.
+  absl::StatusOr<absl::Duration> communication_wait_time();
 
  private:
-  DistributedDataParallel(std::shared_ptr<nn::Module> module, Communicator* comm,
-                          DdpOptions options, std::unique_ptr<GradientReducer> reducer)
-      : module_(std::move(module)), comm_(comm), options_(options), reducer_(std::move(reducer)) {}
+  DistributedDataParallel(std::shared_ptr<nn::Module> module, Communicator* comm, DdpOptions options,
+                          std::unique_ptr<GradientReducer> reducer, Device device)
+      : module_(std::move(module)),
+        comm_(comm),
+        options_(options),
+        reducer_(std::move(reducer)),
+        broadcast_timer_(device) {}
 
   std::shared_ptr<nn::Module> module_;
   Communicator* comm_;
   DdpOptions options_;
   std::unique_ptr<GradientReducer> reducer_;
-  absl::Duration buffer_broadcast_time_;
+  CommWaitTimer broadcast_timer_;
 };
 
 }  // namespace ts::collectives::ddp

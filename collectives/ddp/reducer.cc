@@ -57,7 +57,10 @@ GradientReducer::GradientReducer(std::vector<NamedParameter> parameters, Communi
       specs_(std::move(specs)),
       buckets_(specs_.size()),
       location_(parameters_.size()),
-      arrived_(parameters_.size(), false) {
+      arrived_(parameters_.size(), false),
+      // The replica lives on one device; with no trainable parameter there
+      // is nothing to wait for and the CPU clock is as good as any.
+      wait_timer_(parameters_.empty() ? Device::cpu() : parameters_.front().second.device()) {
   for (size_t b = 0; b < specs_.size(); ++b) {
     for (size_t k = 0; k < specs_[b].params.size(); ++k) {
       location_[specs_[b].params[k]] = {static_cast<int>(b), specs_[b].offsets[k]};
@@ -144,9 +147,9 @@ absl::Status GradientReducer::launch_ready_buckets() {
 }
 
 absl::Status GradientReducer::finish() {
-  const absl::Time start = absl::Now();
+  RETURN_IF_ERROR(wait_timer_.begin());
   for (Bucket& bucket : buckets_) RETURN_IF_ERROR(bucket.work->wait());
-  stats_.wait_time += absl::Now() - start;
+  RETURN_IF_ERROR(wait_timer_.end());
   for (size_t b = 0; b < buckets_.size(); ++b) {
     Bucket& bucket = buckets_[b];
     if (options_.compression) RETURN_IF_ERROR(copy_(bucket.flat, bucket.wire));

@@ -16,6 +16,7 @@
 #include "absl/time/time.h"
 #include "autograd/variable.h"
 #include "collectives/communicator.h"
+#include "collectives/ddp/comm_wait_timer.h"
 #include "collectives/ddp/bucket_plan.h"
 
 namespace ts::collectives::ddp {
@@ -33,7 +34,6 @@ struct ReducerStats {
   int64_t steps = 0;
   int64_t allreduce_calls = 0;
   int64_t bytes_sent = 0;      // bytes allreduced (after compression)
-  absl::Duration wait_time;    // spent blocked on communication at the end of backward
 };
 
 class GradientReducer {
@@ -60,6 +60,9 @@ class GradientReducer {
   int num_buckets() const { return static_cast<int>(buckets_.size()); }
   const std::vector<BucketSpec>& bucket_specs() const { return specs_; }
   const ReducerStats& stats() const { return stats_; }
+  // Time training stood still on communication at the ends of backward, so
+  // far (on CUDA: waits for the device to pass the last step's end).
+  absl::StatusOr<absl::Duration> wait_time() { return wait_timer_.total(); }
 
  private:
   struct Bucket {
@@ -88,6 +91,7 @@ class GradientReducer {
   bool armed_ = false;
   bool sync_enabled_ = true;
   ReducerStats stats_;
+  CommWaitTimer wait_timer_;
 };
 
 }  // namespace ts::collectives::ddp
