@@ -17,6 +17,10 @@ namespace ts::collectives::nccl {
 namespace {
 
 constexpr auto kWatchdogPeriod = std::chrono::milliseconds(50);
+// synchronize() spins this long before it sleeps between polls: a small
+// collective ends in microseconds, and a sleep's granularity (50-100 us)
+// would be all that comm_bench measures.
+constexpr auto kSpinBeforeSleeping = std::chrono::milliseconds(1);
 
 ncclDataType_t nccl_type(DType d) {
   switch (d) {
@@ -56,15 +60,26 @@ class NcclCommunicator::NcclWork final : public Work::Impl {
   NcclWork(NcclCommunicator* comm, std::shared_ptr<Pending> pending) : comm_(comm), pending_(std::move(pending)) {}
   absl::Status wait() override {
     RETURN_IF_ERROR(comm_->broken());
+    // The legacy default stream is per device: order the communicator's
+    // device's stream, whichever device this thread is on.
+    cuda::DeviceGuard guard(comm_->device_);
     return pending_->done.block(cuda::current_stream(comm_->device_));
   }
   absl::Status synchronize() override {
-    while (!is_completed()) {
+    const auto start = std::chrono::steady_clock::now();
+    while (true) {
       RETURN_IF_ERROR(comm_->broken());
-      std::this_thread::sleep_for(std::chrono::microseconds(50));
+      ASSIGN_OR_RETURN(const bool done, pending_->done.query());
+      if (done) return comm_->broken();
+      if (std::chrono::steady_clock::now() - start < kSpinBeforeSleeping) {
+        std::this_thread::yield();
+      } else {
+        std::this_thread::sleep_for(std::chrono::microseconds(50));
+      }
     }
-    return comm_->broken();
   }
+  // A failed query counts as completed: wait() or synchronize() then reports
+  // the error.
   bool is_completed() override {
     absl::StatusOr<bool> done = pending_->done.query();
     return !done.ok() || *done || !comm_->broken().ok();
@@ -127,13 +142,13 @@ NcclCommunicator::~NcclCommunicator() {
   if (aborted_) return;
   // Finalize flushes outstanding work (nonblocking: it returns
   // ncclInProgress, and wait_ready bounds the wait); abort if it fails.
-  const ncclResult_t finalize = ncclCommFinalize(comm_);
-  if (in_progress_or_ok(finalize) && wait_ready("ncclCommFinalize").ok()) {
+  const absl::StatusOr<ncclResult_t> finalize = call_nccl([this] { return ncclCommFinalize(comm_); });
+  if (finalize.ok() && in_progress_or_ok(*finalize) && wait_ready("ncclCommFinalize").ok()) {
     ncclCommDestroy(comm_);
     return;
   }
-  std::lock_guard<std::mutex> lock(mu_);
-  abort_locked(absl::UnavailableError(absl::StrCat("ncclCommFinalize: ", cuda::describe_error(finalize))));
+  fail_and_abort(absl::UnavailableError(absl::StrCat(
+      "ncclCommFinalize: ", finalize.ok() ? cuda::describe_error(*finalize) : finalize.status().ToString())));
 }
 
 absl::Status NcclCommunicator::broken() const {
@@ -141,68 +156,87 @@ absl::Status NcclCommunicator::broken() const {
   return broken_;
 }
 
+absl::StatusOr<ncclResult_t> NcclCommunicator::call_nccl(const std::function<ncclResult_t()>& call) {
+  std::lock_guard<std::mutex> comm_lock(comm_mu_);
+  RETURN_IF_ERROR(broken());
+  return call();
+}
+
 absl::Status NcclCommunicator::wait_ready(absl::string_view what) {
   const absl::Time start = absl::Now();
   while (true) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      // After an abort comm_ is freed: the failure is the answer.
-      if (!broken_.ok()) return broken_;
-      ncclResult_t state = ncclSuccess;
-      const ncclResult_t query = ncclCommGetAsyncError(comm_, &state);
-      if (query != ncclSuccess) state = query;
-      if (state == ncclSuccess) return absl::OkStatus();
-      if (state != ncclInProgress) {
-        abort_locked(absl::UnavailableError(absl::StrCat(what, ": ", cuda::describe_error(state))));
-        return broken_;
-      }
-      if (absl::Now() - start > options_.timeout) {
-        abort_locked(absl::DeadlineExceededError(absl::StrCat(what, " timed out after ",
-                                                              absl::FormatDuration(absl::Now() - start),
-                                                              ": a rank did not join or hangs")));
-        return broken_;
-      }
+    ncclResult_t state = ncclSuccess;
+    ASSIGN_OR_RETURN(const ncclResult_t query, call_nccl([&] { return ncclCommGetAsyncError(comm_, &state); }));
+    if (query != ncclSuccess) state = query;
+    if (state == ncclSuccess) return absl::OkStatus();
+    if (state != ncclInProgress) {
+      fail_and_abort(absl::UnavailableError(absl::StrCat(what, ": ", cuda::describe_error(state))));
+      return broken();
+    }
+    if (absl::Now() - start > options_.timeout) {
+      fail_and_abort(absl::DeadlineExceededError(absl::StrCat(
+          what, " timed out after ", absl::FormatDuration(absl::Now() - start), ": a rank did not join or hangs")));
+      return broken();
     }
     std::this_thread::sleep_for(std::chrono::microseconds(20));
   }
 }
 
-void NcclCommunicator::abort_locked(absl::Status status) {
-  if (!broken_.ok()) return;
-  broken_ = std::move(status);
+void NcclCommunicator::fail_and_abort(absl::Status status) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (broken_.ok()) broken_ = std::move(status);
+  }
+  // broken_ is set, so no new call on comm_ starts; comm_mu_ waits out the
+  // one in progress. mu_ is not held: the abort may take a while, and
+  // waiters must see the failure meanwhile.
+  std::lock_guard<std::mutex> comm_lock(comm_mu_);
+  if (aborted_) return;
   aborted_ = true;
   // Unblocks any kernel of this communicator still waiting on a peer.
   ncclCommAbort(comm_);
 }
 
 void NcclCommunicator::watchdog() {
-  std::unique_lock<std::mutex> lock(mu_);
-  while (!stopping_) {
-    stop_cv_.wait_for(lock, kWatchdogPeriod);
-    if (!broken_.ok()) continue;
+  // Event queries and NCCL's calls from this thread run on the
+  // communicator's device (no context on another one).
+  cuda::DeviceGuard guard(device_);
+  while (true) {
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      stop_cv_.wait_for(lock, kWatchdogPeriod);
+      if (stopping_) return;
+      if (!broken_.ok()) continue;
+    }
     ncclResult_t state = ncclSuccess;
-    if (ncclCommGetAsyncError(comm_, &state) == ncclSuccess && !in_progress_or_ok(state)) {
-      abort_locked(absl::UnavailableError(
+    const absl::StatusOr<ncclResult_t> query = call_nccl([&] { return ncclCommGetAsyncError(comm_, &state); });
+    if (query.ok() && *query == ncclSuccess && !in_progress_or_ok(state)) {
+      fail_and_abort(absl::UnavailableError(
           absl::StrCat("nccl communicator on rank ", rank_, " of ", world_size_, " failed asynchronously: ",
                        cuda::describe_error(state), " (a peer rank failed or exited)")));
       continue;
     }
-    for (const std::shared_ptr<Pending>& p : pending_) {
-      absl::StatusOr<bool> done = p->done.query();
-      if (!done.ok() || *done) {
-        p->finished = true;
-        continue;
+    absl::Status timed_out;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      for (const std::shared_ptr<Pending>& p : pending_) {
+        absl::StatusOr<bool> done = p->done.query();
+        if (!done.ok() || *done) {
+          p->finished = true;
+          continue;
+        }
+        const absl::Duration elapsed = absl::Now() - p->start;
+        if (elapsed > options_.timeout) {
+          timed_out = absl::DeadlineExceededError(absl::StrCat(
+              p->description, " timed out after ", absl::FormatDuration(elapsed),
+              " (NCCL watchdog): a peer rank exited, hangs, or called a different collective; the communicator "
+              "was aborted"));
+          break;
+        }
       }
-      const absl::Duration elapsed = absl::Now() - p->start;
-      if (elapsed > options_.timeout) {
-        abort_locked(absl::DeadlineExceededError(absl::StrCat(
-            p->description, " timed out after ", absl::FormatDuration(elapsed),
-            " (NCCL watchdog): a peer rank exited, hangs, or called a different collective; the communicator "
-            "was aborted")));
-        break;
-      }
+      std::erase_if(pending_, [&](const std::shared_ptr<Pending>& p) { return p->finished || !timed_out.ok(); });
     }
-    std::erase_if(pending_, [this](const std::shared_ptr<Pending>& p) { return p->finished || !broken_.ok(); });
+    if (!timed_out.ok()) fail_and_abort(std::move(timed_out));
   }
 }
 
@@ -247,18 +281,15 @@ Work NcclCommunicator::launch(std::string description, std::vector<Tensor> tenso
   if (!ready.ok()) return Work::failed(ready.status());
   if (absl::Status s = ready->record(caller); !s.ok()) return Work::failed(s);
   if (absl::Status s = ready->block(stream_.get()); !s.ok()) return Work::failed(s);
-  ncclResult_t r = ncclSuccess;
-  {
-    // Under the lock, so the watchdog cannot abort (and free) comm_ during
-    // the call; nonblocking NCCL calls return without waiting on peers.
-    std::lock_guard<std::mutex> lock(mu_);
-    if (!broken_.ok()) {
-      return Work::failed(absl::Status(
-          broken_.code(),
-          absl::StrCat(description, ": the communicator was aborted after an earlier failure: ", broken_.message())));
-    }
-    r = enqueue(stream_.get());
+  // Nonblocking NCCL calls return without waiting on peers, so holding
+  // comm_mu_ (which keeps an abort from freeing comm_ meanwhile) is brief.
+  const absl::StatusOr<ncclResult_t> enqueued = call_nccl([&] { return enqueue(stream_.get()); });
+  if (!enqueued.ok()) {
+    const absl::Status& s = enqueued.status();
+    return Work::failed(absl::Status(
+        s.code(), absl::StrCat(description, ": the communicator was aborted after an earlier failure: ", s.message())));
   }
+  const ncclResult_t r = *enqueued;
   if (!in_progress_or_ok(r)) {
     return Work::failed(absl::Status(cuda::status_code_of(r), absl::StrCat(description, ": ", cuda::describe_error(r))));
   }
@@ -365,12 +396,8 @@ absl::StatusOr<std::unique_ptr<Communicator>> NcclCommunicator::split(int color,
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
   config.blocking = 0;
   ncclComm_t out = nullptr;
-  {
-    std::lock_guard<std::mutex> lock(mu_);  // as in launch: no abort during the call
-    RETURN_IF_ERROR(broken_);
-    const ncclResult_t r = ncclCommSplit(comm_, color, key, &out, &config);
-    if (!in_progress_or_ok(r)) RETURN_IF_CUDA_ERROR(r);
-  }
+  ASSIGN_OR_RETURN(const ncclResult_t r, call_nccl([&] { return ncclCommSplit(comm_, color, key, &out, &config); }));
+  if (!in_progress_or_ok(r)) RETURN_IF_CUDA_ERROR(r);
   RETURN_IF_ERROR(wait_ready(absl::StrCat("ncclCommSplit on rank ", rank_)));
   int rank = 0;
   int size = 0;

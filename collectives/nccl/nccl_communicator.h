@@ -76,9 +76,11 @@ class NcclCommunicator final : public Communicator {
   // with them: polls until the communicator is ready or the deadline.
   absl::Status wait_ready(absl::string_view what);
   void watchdog();
-  // Records the failure and aborts comm_ (freeing it). Every other call on
-  // comm_ holds mu_ and checks broken_ first, so none races the abort.
-  void abort_locked(absl::Status status);
+  // Runs an NCCL call on comm_ unless the communicator has failed, under
+  // comm_mu_, so that an abort (which frees comm_) never runs during one.
+  absl::StatusOr<ncclResult_t> call_nccl(const std::function<ncclResult_t()>& call);
+  // Records the first failure (later calls fail with it) and aborts comm_.
+  void fail_and_abort(absl::Status status);
   absl::Status broken() const;
 
   CommunicatorOptions options_;
@@ -92,11 +94,13 @@ class NcclCommunicator final : public Communicator {
   int64_t sequence_ = 0;
   Tensor barrier_scratch_;
 
-  mutable std::mutex mu_;
+  // Lock order: comm_mu_, then mu_.
+  std::mutex comm_mu_;  // held across every call on comm_
+  bool aborted_ = false;  // guarded by comm_mu_
+  mutable std::mutex mu_;  // guards the state below
   std::condition_variable stop_cv_;
   bool stopping_ = false;
   absl::Status broken_;
-  bool aborted_ = false;
   std::vector<std::shared_ptr<Pending>> pending_;
   std::thread watchdog_;
 };
