@@ -288,7 +288,14 @@ class RuntimeDeviceMemory final : public DeviceMemory {
     DeviceGuard guard(device_);
     cudaEvent_t event = nullptr;
     RETURN_IF_CUDA_ERROR(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
-    RETURN_IF_CUDA_ERROR(cudaEventRecord(event, stream));
+    const absl::Status recorded = [&]() -> absl::Status {
+      RETURN_IF_CUDA_ERROR(cudaEventRecord(event, stream));
+      return absl::OkStatus();
+    }();
+    if (!recorded.ok()) {
+      CHECK_CUDA(cudaEventDestroy(event));
+      return recorded;
+    }
     return event;
   }
   absl::StatusOr<bool> event_done(cudaEvent_t event) override {

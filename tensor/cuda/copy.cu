@@ -40,18 +40,22 @@ absl::Status CudaBackend::copy(const Tensor& src, const Tensor& out) {
 
 absl::Status CudaBackend::transfer(const Tensor& src, const Tensor& dst) {
   const bool to_host = dst.device().is_cpu();
+  const bool between_gpus = src.device().is_cuda() && dst.device().is_cuda();
   const int device = to_host ? src.device().index : dst.device().index;
   const int64_t bytes = src.numel() * src.itemsize();
   // Empty tensors have no memory to point at.
   if (bytes == 0) return absl::OkStatus();
   DeviceGuard guard(device);
   const cudaStream_t stream = current_stream(device);
+  // Between two GPUs unified addressing tells the direction.
+  const cudaMemcpyKind kind =
+      between_gpus ? cudaMemcpyDefault : to_host ? cudaMemcpyDeviceToHost : cudaMemcpyHostToDevice;
   // Host tensors are pageable, so a host-to-device copy has consumed its
   // source when the call returns; a device-to-host one is complete only once
-  // the stream has caught up, which the caller relies on.
-  RETURN_IF_CUDA_ERROR(cudaMemcpyAsync(dst.raw_data(), src.raw_data(), bytes,
-                                       to_host ? cudaMemcpyDeviceToHost : cudaMemcpyHostToDevice, stream));
-  if (to_host) RETURN_IF_CUDA_ERROR(cudaStreamSynchronize(stream));
+  // the stream has caught up, which the caller relies on. So is one between
+  // GPUs: the source GPU's streams know nothing of the destination's.
+  RETURN_IF_CUDA_ERROR(cudaMemcpyAsync(dst.raw_data(), src.raw_data(), bytes, kind, stream));
+  if (to_host || between_gpus) RETURN_IF_CUDA_ERROR(cudaStreamSynchronize(stream));
   return absl::OkStatus();
 }
 

@@ -70,12 +70,25 @@ std::string driver_version() {
   return cudaDriverGetVersion(&v) == cudaSuccess ? version_string(v) : "none";
 }
 
+namespace {
+// Whether this thread has chosen a device through a guard yet.
+thread_local bool t_device_chosen = false;
+}  // namespace
+
 DeviceGuard::DeviceGuard(int index) {
-  CHECK_CUDA(cudaGetDevice(&previous_));
-  if (previous_ != index) CHECK_CUDA(cudaSetDevice(index));
+  int current = 0;
+  CHECK_CUDA(cudaGetDevice(&current));
+  // A thread that never chose a device reports device 0 without holding a
+  // context there. Restoring it would create one (cudaSetDevice initializes
+  // the primary context since CUDA 12): on a node where rank k uses GPU k,
+  // every rank would take memory on GPU 0. Such a thread stays on `index`.
+  previous_ = t_device_chosen ? current : -1;
+  t_device_chosen = true;
+  if (current != index) CHECK_CUDA(cudaSetDevice(index));
 }
 
 DeviceGuard::~DeviceGuard() {
+  if (previous_ < 0) return;
   int current = -1;
   CHECK_CUDA(cudaGetDevice(&current));
   if (current != previous_) CHECK_CUDA(cudaSetDevice(previous_));

@@ -33,7 +33,8 @@ absl::StatusOr<DeviceProperties> device_properties(int index);
 std::string runtime_version();
 std::string driver_version();
 
-// Makes `index` the current device for the scope, restoring the previous one.
+// Makes `index` the current device for the scope, restoring the previous one
+// (in a thread that had not chosen one before, `index` stays current).
 class DeviceGuard {
  public:
   explicit DeviceGuard(int index);

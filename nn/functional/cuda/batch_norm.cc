@@ -4,6 +4,7 @@
 // [N, C, prod(rest), 1].
 #include "nn/functional/cuda/cuda_kernels.h"
 #include "nn/functional/cuda/cudnn_utils.h"
+#include "tensor/cuda/device.h"
 #include "tensor/ops.h"
 #include "tensor/status_macros.h"
 
@@ -36,6 +37,7 @@ absl::Status CudaKernels::batch_norm_forward_training(const Tensor& x, const Ten
                                                       const Tensor& running_var, double momentum, double eps,
                                                       const Tensor& y, const Tensor& save_mean,
                                                       const Tensor& save_invstd) const {
+  ts::cuda::DeviceGuard guard(x.device().index);  // cuDNN runs on the current device
   ASSIGN_OR_RETURN(cudnnHandle_t h, cudnn::handle(x.device().index));
   ASSIGN_OR_RETURN(const BatchNormDescriptors d, describe(x));
   ASSIGN_OR_RETURN(const Tensor w, param_or(weight, 1, save_mean));
@@ -53,6 +55,7 @@ absl::Status CudaKernels::batch_norm_backward_training(const Tensor& x, const Te
                                                        const Tensor& save_invstd, double eps,
                                                        const Tensor& grad_x, const Tensor& grad_weight,
                                                        const Tensor& grad_bias) const {
+  ts::cuda::DeviceGuard guard(x.device().index);  // cuDNN runs on the current device
   ASSIGN_OR_RETURN(cudnnHandle_t h, cudnn::handle(x.device().index));
   ASSIGN_OR_RETURN(const BatchNormDescriptors d, describe(x));
   ASSIGN_OR_RETURN(const Tensor w, param_or(weight, 1, save_mean));

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "nn/functional/cuda/cuda_kernels.h"
 #include "nn/functional/cuda/cudnn_utils.h"
+#include "tensor/cuda/device.h"
 #include "tensor/precision.h"
 #include "tensor/status_macros.h"
 
@@ -156,6 +157,8 @@ absl::Status choose_and_run(int device, const CacheKey& key, const ConvDescripto
 absl::Status CudaKernels::conv2d_forward(const Conv2dGeometry& g, const Tensor& x, const Tensor& weight,
                                          const Tensor& bias, const Tensor& out) const {
   const int device = x.device().index;
+  // cuDNN runs on the current device, which must be the handle's.
+  ts::cuda::DeviceGuard guard(device);
   ASSIGN_OR_RETURN(cudnnHandle_t h, cudnn::handle(device));
   ASSIGN_OR_RETURN(const ConvDescriptors d, describe(g, x.dtype()));
   const cudnn::Scaling s(x.dtype());
@@ -189,6 +192,8 @@ absl::Status CudaKernels::conv2d_backward(const Conv2dGeometry& g, const Tensor&
                                           const Tensor& grad_out, const Tensor& grad_x,
                                           const Tensor& grad_weight) const {
   const int device = x.device().index;
+  // cuDNN runs on the current device, which must be the handle's.
+  ts::cuda::DeviceGuard guard(device);
   ASSIGN_OR_RETURN(cudnnHandle_t h, cudnn::handle(device));
   ASSIGN_OR_RETURN(const ConvDescriptors d, describe(g, x.dtype()));
   const cudnn::Scaling s(x.dtype());
