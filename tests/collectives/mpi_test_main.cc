@@ -56,8 +56,12 @@ int main(int argc, char** argv) {
   if (rank == 0) std::printf("TS_TEST_SEED=%llu\n", static_cast<unsigned long long>(mpitest::g_seed));
   // Every rank inherits Bazel's GTEST_OUTPUT, and ranks writing one XML file
   // at once leave it unreadable: rank 0 writes the report, the others' results
-  // reach the wrapper through their status files.
-  if (rank != 0) ::testing::GTEST_FLAG(output) = "";
+  // reach the wrapper through their status files. InitGoogleTest has already
+  // installed the XML writer, so clearing the flag now would be too late.
+  if (rank != 0) {
+    ::testing::TestEventListeners& listeners = ::testing::UnitTest::GetInstance()->listeners();
+    delete listeners.Release(listeners.default_xml_generator());
+  }
 
   const int result = RUN_ALL_TESTS();
   if (const char* dir = std::getenv("TS_MPI_TEST_STATUS_DIR")) {
