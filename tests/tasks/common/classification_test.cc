@@ -1,6 +1,6 @@
 // train_classifier with force_ddp: a single process trains through
 // DistributedDataParallel over a communicator of one rank (MPI on the CPU,
-// started as a singleton) and ends with exactly the parameters of the plain
+// started as a singleton; NCCL on a GPU) and ends with exactly the parameters of the plain
 // run, so the DDP overhead a report measures is DDP's alone. The report names
 // the backend that carried the gradients.
 #include <stdlib.h>
@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "collectives/mpi/mpi_runtime.h"
 #include "gtest/gtest.h"
 #include "nn/flatten.h"
@@ -31,7 +32,7 @@ struct TrainedRun {
   std::string report;
 };
 
-absl::StatusOr<TrainedRun> train(bool force_ddp) {
+absl::StatusOr<TrainedRun> train(const std::string& device, bool force_ddp) {
   TaskConfig config;
   config.set_synthetic(true);
   config.set_epochs(1);
@@ -39,9 +40,9 @@ absl::StatusOr<TrainedRun> train(bool force_ddp) {
   config.set_batch_size(16);
   config.set_lr(0.05);
   config.set_momentum(0.9);
-  config.set_device("cpu");
+  config.set_device(device);
   config.set_force_ddp(force_ddp);
-  config.set_output_dir(join_path(::testing::TempDir(), force_ddp ? "ddp" : "plain"));
+  config.set_output_dir(join_path(::testing::TempDir(), absl::StrCat(device, force_ddp ? "_ddp" : "_plain")));
   RunnerOptions options;
   options.progress_out = nullptr;
   ASSIGN_OR_RETURN(std::unique_ptr<Runner> runner, Runner::create(config, options));
@@ -54,7 +55,10 @@ absl::StatusOr<TrainedRun> train(bool force_ddp) {
       std::vector<std::shared_ptr<nn::Module>>{std::make_shared<nn::Flatten>(), linear});
   RETURN_IF_ERROR(train_classifier(*runner, dist, model, data, cross_entropy_recipe()));
   TrainedRun run;
-  for (const autograd::Variable& p : model->parameters()) run.parameters.push_back(p.data());
+  for (const autograd::Variable& p : model->parameters()) {
+    ASSIGN_OR_RETURN(Tensor on_host, to(p.data(), Device::cpu()));
+    run.parameters.push_back(on_host);
+  }
   std::ifstream file(runner->report_path());
   std::stringstream text;
   text << file.rdbuf();
@@ -62,17 +66,31 @@ absl::StatusOr<TrainedRun> train(bool force_ddp) {
   return run;
 }
 
-TEST(ForceDdp, OneRankTrainsExactlyAsThePlainModel) {
-  ASSERT_OK_AND_ASSIGN(TrainedRun plain, train(false));
-  ASSERT_OK_AND_ASSIGN(TrainedRun ddp, train(true));
+struct DeviceAndBackend {
+  std::string device;
+  std::string backend;
+};
+
+class ForceDdp : public ::testing::TestWithParam<DeviceAndBackend> {};
+
+TEST_P(ForceDdp, OneRankTrainsExactlyAsThePlainModel) {
+  const auto& [device, backend] = GetParam();
+  if (device == "cuda") TS_SKIP_WITHOUT_CUDA();
+  ASSERT_OK_AND_ASSIGN(TrainedRun plain, train(device, false));
+  ASSERT_OK_AND_ASSIGN(TrainedRun ddp, train(device, true));
   ASSERT_EQ(plain.parameters.size(), ddp.parameters.size());
   for (size_t i = 0; i < plain.parameters.size(); ++i) {
     ::ts::testing::expect_equal(ddp.parameters[i], ::ts::testing::ref_of(plain.parameters[i]),
                                 "parameter " + std::to_string(i));
   }
-  EXPECT_NE(ddp.report.find("\"backend\": \"mpi\""), std::string::npos) << ddp.report;
+  EXPECT_NE(ddp.report.find(absl::StrCat("\"backend\": \"", backend, "\"")), std::string::npos) << ddp.report;
   EXPECT_EQ(plain.report.find("\"backend\""), std::string::npos) << plain.report;
 }
+
+// MPI on the CPU; NCCL on a GPU, the path multi-GPU training takes.
+INSTANTIATE_TEST_SUITE_P(CpuAndCuda, ForceDdp,
+                         ::testing::Values(DeviceAndBackend{"cpu", "mpi"}, DeviceAndBackend{"cuda", "nccl"}),
+                         [](const auto& info) { return info.param.device; });
 
 }  // namespace
 }  // namespace ts::tasks
