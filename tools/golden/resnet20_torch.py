@@ -28,7 +28,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from step_timing import print_report, set_tf32, time_steps
+from step_timing import add_step_time_arguments, print_report, set_tf32, time_steps
 
 # The recipe the fixture's 10 steps use; tests/nn/models/resnet20_golden_test.cc
 # repeats it.
@@ -193,10 +193,7 @@ def main():
     fixture = sub.add_parser("fixture")
     fixture.add_argument("path")
     timing = sub.add_parser("step-time")
-    timing.add_argument("--batch", type=int, default=128)
-    timing.add_argument("--steps", type=int, default=20)
-    timing.add_argument("--warmup", type=int, default=3)
-    timing.add_argument("--device", default="cpu")
+    add_step_time_arguments(timing, batch=128, steps=20, warmup=3, device="cpu")
     timing.add_argument("--ddp", action="store_true")
     args = parser.parse_args()
     if args.command == "fixture":

@@ -17,7 +17,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from step_timing import print_report, set_tf32, time_steps
+from step_timing import add_step_time_arguments, print_report, set_tf32, time_steps
 
 TORCHVISION_RESNET50_PARAMETERS = 25_557_032
 
@@ -87,10 +87,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     timing = sub.add_parser("step-time")
-    timing.add_argument("--batch", type=int, default=256)
-    timing.add_argument("--steps", type=int, default=30)
-    timing.add_argument("--warmup", type=int, default=5)
-    timing.add_argument("--device", default="cuda")
+    add_step_time_arguments(timing, batch=256, steps=30, warmup=5, device="cuda")
     timing.add_argument("--tf32", action="store_true")
     args = parser.parse_args()
     step_time(args.batch, args.steps, args.warmup, args.device, args.tf32)

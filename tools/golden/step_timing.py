@@ -9,6 +9,14 @@ import torch
 import torch.nn.functional as F
 
 
+def add_step_time_arguments(parser, batch, steps, warmup, device):
+    """The step-time subcommand's options, with each peer's defaults."""
+    parser.add_argument("--batch", type=int, default=batch)
+    parser.add_argument("--steps", type=int, default=steps)
+    parser.add_argument("--warmup", type=int, default=warmup)
+    parser.add_argument("--device", default=device)
+
+
 def set_tf32(allow):
     # PyTorch's cuDNN convolutions default to TF32; matmuls do not. Both follow
     # `allow`, as our set_allow_tf32 does.
