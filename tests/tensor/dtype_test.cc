@@ -99,7 +99,9 @@ TEST(BFloat16Test, FloatToBFloat16RoundsToNearestEven) {
   EXPECT_EQ(static_cast<float>(BFloat16(INFINITY)), INFINITY);
   for (uint32_t bits = 0; bits < 65536; ++bits) {
     const BFloat16 h = BFloat16::from_bits(static_cast<uint16_t>(bits));
-    if (!std::isnan(static_cast<float>(h))) EXPECT_EQ(BFloat16(static_cast<float>(h)).bits, bits);
+    if (!std::isnan(static_cast<float>(h))) {
+      EXPECT_EQ(BFloat16(static_cast<float>(h)).bits, bits);
+    }
   }
 }
 

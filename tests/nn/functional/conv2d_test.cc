@@ -48,7 +48,8 @@ std::vector<Case> cases() {
 
 // out[n, o, i, j] = b[o] + sum over the group's channels and taps.
 Ref reference(const Ref& x, const Ref& w, const Ref* b, const Conv2dOptions& o) {
-  const int64_t n = x.shape[0], c = x.shape[1], h = x.shape[2], wd = x.shape[3];
+  // Input channels come from the weight's group width (cg) and the groups.
+  const int64_t n = x.shape[0], h = x.shape[2], wd = x.shape[3];
   const int64_t co = w.shape[0], cg = w.shape[1], kh = w.shape[2], kw = w.shape[3];
   const int64_t oh = (h + 2 * o.padding[0] - o.dilation[0] * (kh - 1) - 1) / o.stride[0] + 1;
   const int64_t ow = (wd + 2 * o.padding[1] - o.dilation[1] * (kw - 1) - 1) / o.stride[1] + 1;
