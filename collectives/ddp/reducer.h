@@ -16,8 +16,8 @@
 #include "absl/time/time.h"
 #include "autograd/variable.h"
 #include "collectives/communicator.h"
-#include "collectives/ddp/comm_wait_timer.h"
 #include "collectives/ddp/bucket_plan.h"
+#include "collectives/ddp/comm_wait_timer.h"
 
 namespace ts::collectives::ddp {
 

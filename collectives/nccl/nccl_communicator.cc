@@ -265,8 +265,9 @@ absl::Status NcclCommunicator::check_signatures(const CallSignature& mine) {
                        {all, own}, [&](cudaStream_t s) {
                          return ncclAllGather(own.raw_data(), all.raw_data(), kBytes, ncclUint8, comm_, s);
                        });
+  // Done on the device once synchronize() returns, so the copy needs no
+  // stream ordering.
   RETURN_IF_ERROR(gather.synchronize());
-  RETURN_IF_ERROR(gather.wait());
   ASSIGN_OR_RETURN(Tensor all_on_host, to(all, Device::cpu()));
   std::vector<CallSignature> signatures(world_size_);
   std::memcpy(signatures.data(), all_on_host.raw_data(), world_size_ * kBytes);
