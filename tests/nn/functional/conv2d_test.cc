@@ -95,6 +95,28 @@ TEST_F(Conv2dTest, ForwardMatchesFloat64Reference) {
   }
 }
 
+// The f32 backward runs other GEMMs (transposed operands, accumulation
+// across chunks) than the f64 one gradcheck covers: its gradients must
+// match the f64 path's (itself gradchecked) on the same inputs, within
+// f32 rounding of sums of this many summands.
+TEST_F(Conv2dTest, Float32BackwardMatchesFloat64) {
+  std::vector<Case> all = cases();
+  // ResNet-20's stage-2 convolution on a batch of 8 (two im2col chunks).
+  all.push_back({"resnet20 stage 2", {8, 32, 16, 16}, {32, 32, 3, 3}, {{1, 1}, {1, 1}, {1, 1}, 1}, false});
+  for (const Case& c : all) {
+    SCOPED_TRACE(c.name);
+    const std::vector<Tensor> inputs = {random_tensor(rng(), c.x, DType::kF64), random_tensor(rng(), c.w, DType::kF64),
+                                        c.bias ? random_tensor(rng(), {c.w[0]}, DType::kF64) : Tensor()};
+    const Conv2dOptions options = c.options;
+    const nn::testing::LayerFn fn = [options](const std::vector<Variable>& v) {
+      return conv2d(v[0], v[1], v[2], options);
+    };
+    const Tensor probe = value_or_die(fn({Variable(inputs[0]), Variable(inputs[1]), Variable()})).data();
+    const Tensor grad_out = random_tensor(rng(), probe.shape(), DType::kF64);
+    nn::testing::expect_matches_f64(fn, inputs, grad_out, DType::kF32, Device::cpu(), 1e-5);
+  }
+}
+
 TEST_F(Conv2dTest, ReducedFloatsOnCpuComputeInF32) {
   const Tensor x = random_tensor(rng(), {2, 3, 6, 6}, DType::kBF16);
   const Tensor w = random_tensor(rng(), {4, 3, 3, 3}, DType::kBF16);

@@ -28,15 +28,15 @@ std::vector<Tensor> forward_backward(const LayerFn& fn, const std::vector<Tensor
   return results;
 }
 
-void expect_cuda_matches_cpu(const LayerFn& fn, const std::vector<Tensor>& inputs, const Tensor& grad_out,
-                             DType dtype, double tol) {
+void expect_matches_f64(const LayerFn& fn, const std::vector<Tensor>& inputs, const Tensor& grad_out,
+                        DType dtype, Device device, double tol) {
   std::vector<Tensor> in64, in_dtype;
   for (const Tensor& t : inputs) {
     in64.push_back(t.defined() ? value_or_die(to(t, DType::kF64)) : Tensor());
     in_dtype.push_back(t.defined() ? value_or_die(to(t, dtype)) : Tensor());
   }
   const std::vector<Tensor> want = forward_backward(fn, in64, grad_out, Device::cpu());
-  const std::vector<Tensor> got = forward_backward(fn, in_dtype, grad_out, Device::cuda(0));
+  const std::vector<Tensor> got = forward_backward(fn, in_dtype, grad_out, device);
   ASSERT_EQ(want.size(), got.size());
   for (size_t i = 0; i < want.size(); ++i) {
     const std::string what = i == 0 ? "output" : "gradient of input " + std::to_string(i - 1);
@@ -47,6 +47,11 @@ void expect_cuda_matches_cpu(const LayerFn& fn, const std::vector<Tensor>& input
     for (double v : ref.v) scale = std::max(scale, std::abs(v));
     ts::testing::expect_close(got[i], ref, tol, std::max(scale, 1e-6), what);
   }
+}
+
+void expect_cuda_matches_cpu(const LayerFn& fn, const std::vector<Tensor>& inputs, const Tensor& grad_out,
+                             DType dtype, double tol) {
+  expect_matches_f64(fn, inputs, grad_out, dtype, Device::cuda(0), tol);
 }
 
 }  // namespace ts::nn::testing

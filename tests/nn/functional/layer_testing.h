@@ -19,9 +19,13 @@ using LayerFn = std::function<absl::StatusOr<autograd::Variable>(const std::vect
 std::vector<Tensor> forward_backward(const LayerFn& fn, const std::vector<Tensor>& inputs,
                                      const Tensor& grad_out, Device device);
 
-// Expects fn on CUDA (inputs converted to `dtype`) to match fn on the CPU in
-// f64, output and gradients, within `tol` relative to each result's largest
-// magnitude. `grad_out` gives the output's shape and values.
+// Expects fn on `device` with inputs converted to `dtype` to match fn on the
+// CPU in f64, output and gradients, within `tol` relative to each result's
+// largest magnitude. `grad_out` gives the output's shape and values.
+void expect_matches_f64(const LayerFn& fn, const std::vector<Tensor>& inputs, const Tensor& grad_out,
+                        DType dtype, Device device, double tol);
+
+// expect_matches_f64 on CUDA device 0.
 void expect_cuda_matches_cpu(const LayerFn& fn, const std::vector<Tensor>& inputs, const Tensor& grad_out,
                              DType dtype, double tol);
 

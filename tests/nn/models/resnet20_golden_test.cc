@@ -4,7 +4,18 @@
 // from the same architecture in PyTorch 2.15 on CPU. Same initial state and
 // data here must give the same numbers within f32 tolerances: the two
 // frameworks sum in different orders, so results agree to ~1e-6 relative
-// per op and drift slowly over steps.
+// per op.
+//
+// Gradients are not continuous: a ReLU whose input lies within f32 rounding
+// of zero passes or blocks its gradient depending on the summation order.
+// Among the ~1.5M ReLU inputs of this batch there are such elements, so f32
+// gradients of two correct implementations can differ by far more than
+// rounding. Measured: with OpenBLAS's AVX-512 (SkylakeX) kernels on a Zen 4
+// CPU every sgemm is exact to f32 rounding, yet one ReLU of conv_2.1 flips
+// and moves conv_2.1.conv2.weight's gradient by 1.7% of its scale (the AVX2
+// kernels flip none). Hence gradients are compared from our f64 backward,
+// where no input lies that close to a kink, and the f32 losses of several
+// steps (which follow the gradients) only within the spread that flips cause.
 #include <map>
 #include <string>
 
@@ -89,12 +100,17 @@ TEST_F(ResNet20GoldenTest, ForwardMatchesPyTorch) {
               1e-5);
 }
 
+// Our f64 gradients against PyTorch's f32 ones: PyTorch's f32 rounding
+// (measured within 3.4e-6 of scale of our f64 values for every parameter)
+// is all that separates them.
 TEST_F(ResNet20GoldenTest, EveryGradientMatchesPyTorch) {
-  ASSERT_OK(loss_of_batch().backward());
+  ASSERT_OK(model_->to(DType::kF64));
+  ASSERT_OK(loss_of_batch(DType::kF64).backward());
   int checked = 0;
   for (const auto& [name, param] : model_->named_parameters()) {
     ASSERT_TRUE(param.grad().defined()) << name;
-    expect_close_to_scale(param.grad(), fixture_.at("grad." + name), 1e-4, name);
+    expect_close_to_scale(value_or_die(to(param.grad(), DType::kF32)), fixture_.at("grad." + name), 1e-4,
+                          name);
     ++checked;
   }
   // 21 conv weights, 21 batch norms (weight, bias), the classifier's weight and bias.
@@ -113,13 +129,19 @@ TEST_F(ResNet20GoldenTest, TenSgdStepsInFloat64MatchPyTorchExactly) {
 }
 
 TEST_F(ResNet20GoldenTest, TenSgdStepsInFloat32StayCloseToPyTorch) {
-  // f32 summation orders differ (~1e-6 per op) and the updates amplify the
-  // differences step by step: measured up to 2.3e-3 relative by step 10.
+  // The first loss is continuous in the inputs: f32 rounding alone. Later
+  // ones follow gradients, which ReLU flips (see the top of this file) move
+  // by up to percents, and ten steps on one batch of 8 amplify that about
+  // 3-10x a step. Measured gaps to PyTorch's f32 losses, steps 1-9: up to
+  // 2.6e-3 relative with OpenBLAS's AVX2 kernels, up to 6.9e-3 with its
+  // AVX-512 ones. A wrong update shows above 2e-2 (measured: Nesterov off,
+  // 9.8e-2 at step 1; lr 5% high, 2.1e-2 by step 4 and 8.4e-2 by step 9);
+  // a smaller slip (weight decay off: under 7e-3) is the f64 test's to find.
   const std::vector<float> expected = value_or_die(to_vector<float>(fixture_.at("losses")));
   const std::vector<double> losses = ten_sgd_steps(DType::kF32);
   ASSERT_EQ(losses.size(), expected.size());
   for (size_t step = 0; step < losses.size(); ++step) {
-    const double rtol = step < 5 ? 1e-3 : 5e-3;
+    const double rtol = step == 0 ? 1e-5 : 2e-2;
     EXPECT_NEAR(losses[step], expected[step], rtol * std::abs(expected[step])) << "step " << step;
   }
 }
