@@ -134,8 +134,9 @@ absl::StatusOr<autograd::Variable> batch_norm_training(const autograd::Variable&
       });
 }
 
-// y = x * scale + shift per channel, with scale = weight / sqrt(running_var
-// + eps) and shift = bias - running_mean * scale.
+// y = (x - running_mean) * scale + bias per channel, with scale = weight /
+// sqrt(running_var + eps). (Folding it into x * scale + shift saves a pass
+// but cancels: for |mean| >> std the two terms lose the result's digits.)
 absl::StatusOr<autograd::Variable> batch_norm_eval(const autograd::Variable& x, const Tensor& running_mean,
                                                    const Tensor& running_var,
                                                    const autograd::Variable& weight,
@@ -152,17 +153,17 @@ absl::StatusOr<autograd::Variable> batch_norm_eval(const autograd::Variable& x, 
   ASSIGN_OR_RETURN(Tensor invstd, ts::add(rv, Scalar(eps)));
   ASSIGN_OR_RETURN(invstd, ts::rsqrt(invstd));
   ASSIGN_OR_RETURN(Tensor scale, ts::mul(w, invstd));
-  ASSIGN_OR_RETURN(Tensor shift, ts::mul(rm, scale));
-  ASSIGN_OR_RETURN(shift, ts::sub(b, shift));
   ASSIGN_OR_RETURN(scale, ts::reshape(scale, bshape));
-  ASSIGN_OR_RETURN(shift, ts::reshape(shift, bshape));
-  ASSIGN_OR_RETURN(Tensor y, ts::mul(xd, scale));
-  ASSIGN_OR_RETURN(y, ts::add(y, shift));
+  ASSIGN_OR_RETURN(Tensor mean_b, ts::reshape(rm, bshape));
+  ASSIGN_OR_RETURN(Tensor bias_b, ts::reshape(b, bshape));
+  ASSIGN_OR_RETURN(Tensor y, ts::sub(xd, mean_b));
+  ASSIGN_OR_RETURN(y, ts::mul(y, scale));
+  ASSIGN_OR_RETURN(y, ts::add(y, bias_b));
   ASSIGN_OR_RETURN(y, ts::to(y, xd.dtype()));
   const std::vector<DType> dtypes = {xd.dtype(), weight.defined() ? weight.dtype() : pt,
                                      bias.defined() ? bias.dtype() : pt};
   return autograd::record("batch_norm", {x, weight, bias}, std::move(y),
-                          [xd, rm, invstd, scale, bshape, dtypes](const autograd::GradContext& ctx) -> Grads {
+                          [xd, mean_b, invstd, scale, dtypes](const autograd::GradContext& ctx) -> Grads {
                             const Tensor& gy = ctx.grad();
                             const std::vector<int64_t> dims = reduce_dims(xd);
                             Tensor gx, gw, gb;
@@ -171,7 +172,6 @@ absl::StatusOr<autograd::Variable> batch_norm_eval(const autograd::Variable& x, 
                             }
                             if (ctx.needs(1)) {
                               // dw = sum(gy * (x - running_mean) * invstd) over all but C.
-                              ASSIGN_OR_RETURN(Tensor mean_b, ts::reshape(rm, bshape));
                               ASSIGN_OR_RETURN(Tensor xhat, ts::sub(xd, mean_b));
                               ASSIGN_OR_RETURN(xhat, ts::mul(xhat, gy));
                               ASSIGN_OR_RETURN(gw, ts::sum(xhat, dims));

@@ -1,6 +1,9 @@
 // CPU batch normalization in training mode, threaded over channels. Sums
 // accumulate in double and the variance is two-pass (no cancellation), so f32
-// results are as exact as f32 can hold.
+// results are as exact as f32 can hold, also for activations far from zero
+// relative to their spread: x - mean is formed against the mean split into
+// two T values (CenteredBy), never as x * scale + shift, whose two terms
+// would cancel.
 #include <cmath>
 
 #include "nn/functional/cpu/cpu_kernels.h"
@@ -21,6 +24,25 @@ ChannelLayout layout_of(const Tensor& x) {
   return {x.size(0), x.size(1), plane};
 }
 
+// v - mean in T to within T's rounding of the difference: mean = hi + lo,
+// v - hi is exact for v near the mean (Sterbenz), then lo is taken off.
+template <typename T>
+struct CenteredBy {
+  explicit CenteredBy(double mean) : hi(static_cast<T>(mean)), lo(static_cast<T>(mean - static_cast<double>(hi))) {}
+  T operator()(T v) const { return (v - hi) - lo; }
+  T hi, lo;
+};
+
+template <typename T>
+double channel_sum(const T* px, const ChannelLayout& l, int64_t ch) {
+  double sum = 0;
+  for (int64_t i = 0; i < l.n; ++i) {
+    const T* v = px + l.offset(i, ch);
+    for (int64_t j = 0; j < l.plane; ++j) sum += v[j];
+  }
+  return sum;
+}
+
 template <typename T>
 void forward_training(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& running_mean,
                       const Tensor& running_var, double momentum, double eps, const Tensor& y,
@@ -31,12 +53,7 @@ void forward_training(const Tensor& x, const Tensor& weight, const Tensor& bias,
   T* py = y.data<T>();
   cpu::parallel_for(l.c, 1, [&](int64_t begin, int64_t end) {
     for (int64_t ch = begin; ch < end; ++ch) {
-      double sum = 0;
-      for (int64_t i = 0; i < l.n; ++i) {
-        const T* v = px + l.offset(i, ch);
-        for (int64_t j = 0; j < l.plane; ++j) sum += v[j];
-      }
-      const double mean = sum / count;
+      const double mean = channel_sum(px, l, ch) / count;
       double sq = 0;
       for (int64_t i = 0; i < l.n; ++i) {
         const T* v = px + l.offset(i, ch);
@@ -50,22 +67,24 @@ void forward_training(const Tensor& x, const Tensor& weight, const Tensor& bias,
       T* rv = running_var.data<T>() + ch;
       *rm = static_cast<T>((1 - momentum) * *rm + momentum * mean);
       *rv = static_cast<T>((1 - momentum) * *rv + momentum * var * count / (count - 1));
-      const double scale = (weight.defined() ? weight.data<T>()[ch] : 1.0) * invstd;
-      const double shift = (bias.defined() ? bias.data<T>()[ch] : 0.0) - mean * scale;
-      const T s = static_cast<T>(scale), b = static_cast<T>(shift);
+      const T s = static_cast<T>((weight.defined() ? weight.data<T>()[ch] : 1.0) * invstd);
+      const T b = bias.defined() ? bias.data<T>()[ch] : T(0);
+      const CenteredBy<T> centered(mean);
       for (int64_t i = 0; i < l.n; ++i) {
         const T* v = px + l.offset(i, ch);
         T* out = py + l.offset(i, ch);
-        for (int64_t j = 0; j < l.plane; ++j) out[j] = v[j] * s + b;
+        for (int64_t j = 0; j < l.plane; ++j) out[j] = centered(v[j]) * s + b;
       }
     }
   });
 }
 
 // dx = w * invstd * (dy - mean(dy) - xhat * mean(dy * xhat)), with
-// xhat = (x - mean) * invstd; dw = sum(dy * xhat); db = sum(dy).
+// xhat = (x - mean) * invstd; dw = sum(dy * xhat); db = sum(dy). The mean is
+// summed again from x in the same pass as the dy sums (the saved one was
+// rounded to T, which for |mean| >> std shifts every xhat of the channel).
 template <typename T>
-void backward_training(const Tensor& x, const Tensor& grad_y, const Tensor& weight, const Tensor& save_mean,
+void backward_training(const Tensor& x, const Tensor& grad_y, const Tensor& weight,
                        const Tensor& save_invstd, const Tensor& grad_x, const Tensor& grad_weight,
                        const Tensor& grad_bias) {
   const ChannelLayout l = layout_of(x);
@@ -75,30 +94,32 @@ void backward_training(const Tensor& x, const Tensor& grad_y, const Tensor& weig
   T* pgx = grad_x.data<T>();
   cpu::parallel_for(l.c, 1, [&](int64_t begin, int64_t end) {
     for (int64_t ch = begin; ch < end; ++ch) {
-      const double mean = save_mean.data<T>()[ch], invstd = save_invstd.data<T>()[ch];
-      double sum_dy = 0, sum_dy_xmu = 0;
+      const double invstd = save_invstd.data<T>()[ch];
+      double sum_x = 0, sum_dy = 0, sum_dy_x = 0;
       for (int64_t i = 0; i < l.n; ++i) {
         const T* v = px + l.offset(i, ch);
         const T* g = pg + l.offset(i, ch);
         for (int64_t j = 0; j < l.plane; ++j) {
+          sum_x += v[j];
           sum_dy += g[j];
-          sum_dy_xmu += g[j] * (v[j] - mean);
+          sum_dy_x += static_cast<double>(g[j]) * v[j];
         }
       }
+      const double mean = sum_x / count;
+      const double sum_dy_xmu = sum_dy_x - mean * sum_dy;
       grad_weight.data<T>()[ch] = static_cast<T>(sum_dy_xmu * invstd);
       grad_bias.data<T>()[ch] = static_cast<T>(sum_dy);
       const double w = weight.defined() ? weight.data<T>()[ch] : 1.0;
-      // dx = a * dy + b * x + c, per channel.
-      const double k = invstd * invstd * sum_dy_xmu / count;
+      // dx = a * dy + b * (x - mean) + c, per channel.
       const double a = w * invstd;
-      const double b = -a * k;
-      const double c = a * (mean * k - sum_dy / count);
-      const T ta = static_cast<T>(a), tb = static_cast<T>(b), tc = static_cast<T>(c);
+      const T ta = static_cast<T>(a), tb = static_cast<T>(-a * invstd * invstd * sum_dy_xmu / count),
+              tc = static_cast<T>(-a * sum_dy / count);
+      const CenteredBy<T> centered(mean);
       for (int64_t i = 0; i < l.n; ++i) {
         const T* v = px + l.offset(i, ch);
         const T* g = pg + l.offset(i, ch);
         T* out = pgx + l.offset(i, ch);
-        for (int64_t j = 0; j < l.plane; ++j) out[j] = ta * g[j] + tb * v[j] + tc;
+        for (int64_t j = 0; j < l.plane; ++j) out[j] = ta * g[j] + tb * centered(v[j]) + tc;
       }
     }
   });
@@ -118,13 +139,12 @@ absl::Status CpuKernels::batch_norm_forward_training(const Tensor& x, const Tens
 }
 
 absl::Status CpuKernels::batch_norm_backward_training(const Tensor& x, const Tensor& grad_y,
-                                                      const Tensor& weight, const Tensor& save_mean,
+                                                      const Tensor& weight, const Tensor& /*save_mean*/,
                                                       const Tensor& save_invstd, double /*eps*/,
                                                       const Tensor& grad_x, const Tensor& grad_weight,
                                                       const Tensor& grad_bias) const {
   return dispatch_f32_f64("batch_norm backward", x.dtype(), [&](auto tag) {
-    backward_training<decltype(tag)>(x, grad_y, weight, save_mean, save_invstd, grad_x, grad_weight,
-                                     grad_bias);
+    backward_training<decltype(tag)>(x, grad_y, weight, save_invstd, grad_x, grad_weight, grad_bias);
   });
 }
 

@@ -151,6 +151,31 @@ TEST_F(BatchNormTest, Gradcheck) {
   }
 }
 
+// Activations far from zero relative to their spread (here 1000 +- 1): f32
+// results must still be as exact as f32 allows, in training and in eval
+// (running mean near the batch's), forward and backward.
+TEST_F(BatchNormTest, Float32IsExactForValuesFarFromZero) {
+  const Shape shape = {4, 3, 5, 6};
+  const int64_t c = shape[1];
+  for (const bool training : {true, false}) {
+    SCOPED_TRACE(training ? "training" : "eval");
+    // Drawn in f32 so the f64 reference sees the same values.
+    const std::vector<Tensor> inputs = {random_tensor(rng(), shape, DType::kF32, 999, 1001),
+                                        random_tensor(rng(), {c}, DType::kF32, 0.5, 2),
+                                        random_tensor(rng(), {c}, DType::kF32)};
+    const Tensor rm = random_tensor(rng(), {c}, DType::kF32, 999.5, 1000.5);
+    const Tensor rv = random_tensor(rng(), {c}, DType::kF32, 0.2, 0.5);
+    const nn::testing::LayerFn fn = [&](const std::vector<Variable>& v) {
+      const DType dtype = v[0].dtype();
+      return batch_norm(v[0], value_or_die(to(rm, dtype)), value_or_die(to(rv, dtype)), v[1], v[2], training,
+                        0.1, 1e-5);
+    };
+    const Tensor grad_out = random_tensor(rng(), shape, DType::kF64);
+    nn::testing::expect_matches_f64(fn, inputs, grad_out, DType::kF32, Device::cpu(),
+                                    ts::testing::tolerance(DType::kF32));
+  }
+}
+
 TEST_F(BatchNormTest, BadInputsAreErrors) {
   using ts::testing::expect_error;
   const auto kInvalid = absl::StatusCode::kInvalidArgument;
