@@ -24,10 +24,26 @@ absl::Duration probe_grace(absl::Duration timeout) {
 // Otherwise they spin, as MPI_Wait does: yielding to unrelated processes
 // costs whole scheduler slices.
 constexpr int kSpinPolls = 2000;
+// Housekeeping runs on one progress call in this many: serving the control
+// channel (probes, aborts) and reading the clock for deadlines. Each MPI_Test
+// of the control request runs MPI's progress engine once more, and a clock
+// read per poll cost more than the poll itself; 64 polls are microseconds,
+// against a probe grace of at least 100 ms and timeouts of seconds.
+constexpr int64_t kHousekeepingInterval = 64;
 
 std::string seconds(absl::Duration d) { return absl::StrFormat("%.2f s", absl::ToDoubleSeconds(d)); }
 
 }  // namespace
+
+void OpInfo::release_tensors() {
+  const std::vector<Tensor> dropped_tensors = std::move(tensors);
+  const Tensor dropped_signature = std::move(signature);
+}
+
+std::string OpInfo::description() const {
+  if (sequence < 0) return absl::StrCat(name, " on rank ", rank, " of ", world_size);
+  return describe_call(name, sequence, signature, rank, world_size);
+}
 
 struct Engine::ControlMessage {
   enum Kind : int32_t { kProbe, kReply, kAbort };
@@ -49,8 +65,8 @@ struct Engine::Op {
   std::vector<Round> rounds;
   size_t next_round = 0;
   std::vector<MPI_Request> requests;
-  absl::Time start;
-  absl::Time deadline;
+  Clock::time_point start;
+  Clock::time_point deadline;
   bool finished = false;
   absl::Status status;
 };
@@ -107,22 +123,18 @@ Work Engine::start(OpInfo info, std::vector<Round> rounds) {
   auto op = std::make_shared<Op>();
   op->info = std::move(info);
   op->rounds = std::move(rounds);
-  op->start = absl::Now();
-  op->deadline = op->start + timeout_;
+  op->start = Clock::now();
+  op->deadline = op->start + absl::ToChronoNanoseconds(timeout_);
   std::lock_guard<std::mutex> lock(mu_);
   if (!broken_.ok()) {
     return Work::failed(absl::Status(
-        broken_.code(), absl::StrCat(op->info.description,
+        broken_.code(), absl::StrCat(op->info.description(),
                                      ": the communicator was aborted after an earlier failure: ",
                                      broken_.message())));
   }
   advance_locked(*op);
   if (!op->finished) active_.push_back(op);
   return Work(std::make_shared<OpWork>(shared_from_this(), op));
-}
-
-absl::Status Engine::run(OpInfo info, std::vector<Round> rounds) {
-  return start(std::move(info), std::move(rounds)).wait();
 }
 
 absl::Status Engine::wait(const std::shared_ptr<Op>& op) {
@@ -139,11 +151,12 @@ bool Engine::poll(const std::shared_ptr<Op>& op) {
 }
 
 void Engine::progress_locked() {
-  serve_control_locked();
+  const bool housekeeping = progress_calls_++ % kHousekeepingInterval == 0;
+  if (housekeeping) serve_control_locked();
   for (const std::shared_ptr<Op>& op : active_) {
     if (op->finished) continue;
     if (!broken_.ok()) {
-      fail_locked(*op, absl::Status(broken_.code(), absl::StrCat(op->info.description, ": ",
+      fail_locked(*op, absl::Status(broken_.code(), absl::StrCat(op->info.description(), ": ",
                                                                  broken_.message())));
       continue;
     }
@@ -152,7 +165,7 @@ void Engine::progress_locked() {
                                &complete, MPI_STATUSES_IGNORE);
     if (rc != MPI_SUCCESS) {
       absl::Status error = check(rc, "MPI_Testall");
-      abort_locked(absl::UnavailableError(absl::StrCat(op->info.description, ": ", error.message())),
+      abort_locked(absl::UnavailableError(absl::StrCat(op->info.description(), ": ", error.message())),
                    /*tell_peers=*/true);
       fail_locked(*op, broken_);
       continue;
@@ -166,7 +179,7 @@ void Engine::progress_locked() {
         continue;
       }
       advance_locked(*op);
-    } else if (absl::Now() > op->deadline) {
+    } else if (housekeeping && Clock::now() > op->deadline) {
       on_timeout_locked(*op);
     }
   }
@@ -178,12 +191,12 @@ void Engine::advance_locked(Op& op) {
   if (op.next_round == op.rounds.size()) {
     op.finished = true;
     op.rounds.clear();  // releases the scratch the rounds hold
-    op.info.tensors.clear();
+    op.info.release_tensors();
     return;
   }
   absl::Status posted = op.rounds[op.next_round++].post(op.requests);
   if (!posted.ok()) {
-    abort_locked(absl::Status(posted.code(), absl::StrCat(op.info.description, ": ", posted.message())),
+    abort_locked(absl::Status(posted.code(), absl::StrCat(op.info.description(), ": ", posted.message())),
                  /*tell_peers=*/true);
     fail_locked(op, broken_);
   }
@@ -196,14 +209,15 @@ void Engine::fail_locked(Op& op, absl::Status status) {
   // those stay allocated (leaked) rather than be reused under it.
   if (!op.requests.empty()) {
     new std::vector<Round>(std::move(op.rounds));
-    new std::vector<Tensor>(std::move(op.info.tensors));
+    auto* held = new std::vector<Tensor>(std::move(op.info.tensors));
+    held->push_back(std::move(op.info.signature));
   }
   op.rounds.clear();
-  op.info.tensors.clear();
+  op.info.release_tensors();
 }
 
 void Engine::on_timeout_locked(Op& op) {
-  const absl::Duration elapsed = absl::Now() - op.start;
+  const absl::Duration elapsed = absl::FromChrono(Clock::now() - op.start);
   std::string why;
   if (op.info.sequence >= 0) {
     why = diagnose_collective_locked(op);
@@ -218,7 +232,7 @@ void Engine::on_timeout_locked(Op& op) {
     why = absl::StrCat("still waiting to ", absl::StrJoin(pending, ", "),
                        " (that rank exited, hangs, or has not posted the matching call)");
   }
-  abort_locked(absl::DeadlineExceededError(absl::StrCat(op.info.description, " timed out after ",
+  abort_locked(absl::DeadlineExceededError(absl::StrCat(op.info.description(), " timed out after ",
                                                         seconds(elapsed), ": ", why)),
                /*tell_peers=*/true);
   fail_locked(op, broken_);
@@ -235,8 +249,8 @@ std::string Engine::diagnose_collective_locked(const Op& op) {
     if (peer != rank_) send_control_locked(peer, probe);
   }
   const absl::Duration grace = probe_grace(timeout_);
-  const absl::Time until = absl::Now() + grace;
-  while (absl::Now() < until &&
+  const Clock::time_point until = Clock::now() + absl::ToChronoNanoseconds(grace);
+  while (Clock::now() < until &&
          std::count(replied_.begin(), replied_.end(), true) < world_size_ - 1 && broken_.ok()) {
     serve_control_locked();
   }
@@ -301,7 +315,7 @@ void Engine::serve_control_locked() {
         for (const std::shared_ptr<Op>& op : active_) {
           if (!op->finished && op->info.sequence >= 0) {
             reply.sequence = op->info.sequence;
-            reply.set_text(op->info.description);
+            reply.set_text(op->info.description());
             break;
           }
         }

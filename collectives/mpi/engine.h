@@ -7,6 +7,7 @@
 
 #include <mpi.h>
 
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -35,11 +36,24 @@ struct Round {
 };
 
 struct OpInfo {
-  std::string description;  // describe_call(...)
+  // "allreduce(sum)"; for point-to-point, the list of transfers.
+  std::string name;
   // Position among the communicator's collectives; -1 for point-to-point.
   int64_t sequence = -1;
-  // Tensors the rounds read or write, held until the operation ends.
+  // The tensor a collective's messages describe; may be undefined.
+  Tensor signature;
+  int rank = 0;
+  int world_size = 1;
+  // Other tensors the rounds read or write, held until the operation ends
+  // (as `signature` is).
   std::vector<Tensor> tensors;
+
+  // describe_call(...) for a collective, "<name> on rank r of n" for
+  // point-to-point. Built only for errors and liveness probes: formatting
+  // it for every operation was a good part of a small allreduce's time.
+  std::string description() const;
+  // Lets go of `signature` and `tensors` (the operation ended).
+  void release_tensors();
 };
 
 class Engine : public std::enable_shared_from_this<Engine> {
@@ -55,10 +69,6 @@ class Engine : public std::enable_shared_from_this<Engine> {
   // Posts the first round now; later rounds are posted as the engine is
   // polled (by any Work's wait() or is_completed()).
   Work start(OpInfo info, std::vector<Round> rounds);
-
-  // Runs `rounds` to completion before returning (setup steps such as
-  // communicator creation).
-  absl::Status run(OpInfo info, std::vector<Round> rounds);
 
   absl::Duration timeout() const { return timeout_; }
 
@@ -80,6 +90,10 @@ class Engine : public std::enable_shared_from_this<Engine> {
   void post_control_recv_locked();
   void send_control_locked(int peer, const ControlMessage& message);
 
+  // Deadlines run on the monotonic clock: a wall-clock step (NTP) must not
+  // fire or postpone a timeout, and it is the cheaper clock to read.
+  using Clock = std::chrono::steady_clock;
+
   const MPI_Comm control_;
   const int rank_;
   const int world_size_;
@@ -88,6 +102,7 @@ class Engine : public std::enable_shared_from_this<Engine> {
 
   std::mutex mu_;
   std::vector<std::shared_ptr<Op>> active_;
+  int64_t progress_calls_ = 0;
   absl::Status broken_;  // set once the communicator was aborted
   std::unique_ptr<ControlMessage> incoming_;
   MPI_Request incoming_request_ = MPI_REQUEST_NULL;

@@ -1,6 +1,7 @@
 #include "collectives/mpi/mpi_communicator.h"
 
 #include <cstring>
+#include <numeric>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -45,6 +46,28 @@ absl::StatusOr<MPI_Comm> dup(MPI_Comm comm, absl::Time deadline) {
   return out;
 }
 
+// Per rank of `base`: the shared-memory eager limit for the ranks in `local`
+// (this machine's), 0 (send whole) for the others.
+absl::StatusOr<std::vector<int64_t>> eager_bytes_by_peer(MPI_Comm base, MPI_Comm local) {
+  int size = 0, local_size = 0;
+  MPI_Comm_size(base, &size);
+  MPI_Comm_size(local, &local_size);
+  MPI_Group base_group, local_group;
+  RETURN_IF_ERROR(check(MPI_Comm_group(base, &base_group), "MPI_Comm_group"));
+  RETURN_IF_ERROR(check(MPI_Comm_group(local, &local_group), "MPI_Comm_group"));
+  std::vector<int> local_ranks(local_size), base_ranks(local_size);
+  std::iota(local_ranks.begin(), local_ranks.end(), 0);
+  const absl::Status translated =
+      check(MPI_Group_translate_ranks(local_group, local_size, local_ranks.data(), base_group, base_ranks.data()),
+            "MPI_Group_translate_ranks");
+  MPI_Group_free(&local_group);
+  MPI_Group_free(&base_group);
+  RETURN_IF_ERROR(translated);
+  std::vector<int64_t> bytes(size, 0);
+  for (int r : base_ranks) bytes[r] = shared_memory_eager_bytes();
+  return bytes;
+}
+
 // Posts nothing; `then` does local work after the previous round.
 Round local_round(std::function<absl::Status()> then) {
   return Round{[](std::vector<MPI_Request>&) { return absl::OkStatus(); }, std::move(then), {}};
@@ -77,6 +100,7 @@ absl::StatusOr<std::unique_ptr<MpiCommunicator>> MpiCommunicator::create_from(
                         "MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)"));
   MPI_Comm_rank(local, &comm->local_rank_);
   MPI_Comm_size(local, &comm->local_size_);
+  ASSIGN_OR_RETURN(comm->eager_bytes_by_peer_, eager_bytes_by_peer(base, local));
   MPI_Comm_free(&local);
   const bool oversubscribed = comm->local_size_ > static_cast<int>(std::thread::hardware_concurrency());
   ASSIGN_OR_RETURN(comm->engine_, Engine::create(control, rank, size, options.timeout, oversubscribed));
@@ -100,21 +124,18 @@ MpiCommunicator::~MpiCommunicator() {
   MPI_Comm_free(&collective_comm_);
 }
 
-Work MpiCommunicator::start_collective(absl::string_view op, const Tensor& signature_tensor,
-                                       int64_t sequence, std::vector<Round> rounds) {
-  OpInfo info;
-  info.description = describe_call(op, sequence, signature_tensor, rank_, world_size_);
-  info.sequence = sequence;
+Work MpiCommunicator::start_collective(std::string op, const Tensor& signature_tensor, int64_t sequence,
+                                       std::vector<Round> rounds, std::vector<Tensor> also_held) {
   if (options_.debug && world_size_ > 1) {
     rounds.insert(rounds.begin(), signature_check_round(collective_comm_, rank_, world_size_,
                                                         make_call_signature(sequence, op, signature_tensor)));
   }
-  if (signature_tensor.defined()) info.tensors.push_back(signature_tensor);
+  OpInfo info{std::move(op), sequence, signature_tensor, rank_, world_size_, std::move(also_held)};
   return engine_->start(std::move(info), std::move(rounds));
 }
 
 Work MpiCommunicator::allreduce(const Tensor& tensor, ReduceOp op) {
-  const std::string name = absl::StrCat("allreduce(", reduce_op_name(op), ")");
+  std::string name = absl::StrCat("allreduce(", reduce_op_name(op), ")");
   if (absl::Status s = check_tensor(name, tensor, DeviceType::kCPU); !s.ok()) return Work::failed(s);
   if (absl::Status s = check_reduce_dtype(name, tensor, op); !s.ok()) return Work::failed(s);
   const int64_t sequence = sequence_++;
@@ -124,7 +145,7 @@ Work MpiCommunicator::allreduce(const Tensor& tensor, ReduceOp op) {
   if (world_size_ > 1 && tensor.numel() > 0) {
     const double inverse = 1.0 / world_size_;
     if (nbytes(tensor) <= kSmallAllreduceBytes && is_power_of_two(world_size_)) {
-      recursive_doubling_allreduce(buffer, op, rounds);
+      recursive_doubling_allreduce(buffer, op, eager_bytes_by_peer_, rounds);
       if (op == ReduceOp::kAvg) {
         rounds.push_back(local_round([buffer, inverse] {
           scale(buffer.data, buffer.numel, buffer.dtype, inverse);
@@ -143,17 +164,17 @@ Work MpiCommunicator::allreduce(const Tensor& tensor, ReduceOp op) {
       ring_allgather(buffer, owned, rounds);
     }
   }
-  return start_collective(name, tensor, sequence, std::move(rounds));
+  return start_collective(std::move(name), tensor, sequence, std::move(rounds));
 }
 
 Work MpiCommunicator::broadcast(const Tensor& tensor, int root) {
-  const std::string name = absl::StrCat("broadcast(root ", root, ")");
+  std::string name = absl::StrCat("broadcast(root ", root, ")");
   if (absl::Status s = check_tensor(name, tensor, DeviceType::kCPU); !s.ok()) return Work::failed(s);
   if (absl::Status s = check_peer(name, root, world_size_, "root"); !s.ok()) return Work::failed(s);
   const int64_t sequence = sequence_++;
   std::vector<Round> rounds;
   if (world_size_ > 1) segmented_broadcast(collective_comm_, bytes_of(tensor), nbytes(tensor), root, rounds);
-  return start_collective(name, tensor, sequence, std::move(rounds));
+  return start_collective(std::move(name), tensor, sequence, std::move(rounds));
 }
 
 Work MpiCommunicator::allgather(const Tensor& output, const Tensor& input) {
@@ -169,11 +190,11 @@ Work MpiCommunicator::allgather(const Tensor& output, const Tensor& input) {
   ring_allgather(RingBuffer{collective_comm_, tag_for(sequence), rank_, world_size_, bytes_of(output),
                             output.numel(), output.dtype()},
                  rank_, rounds);
-  return start_collective(kName, input, sequence, std::move(rounds));
+  return start_collective(std::string(kName), input, sequence, std::move(rounds), {output});
 }
 
 Work MpiCommunicator::reduce_scatter(const Tensor& output, const Tensor& input, ReduceOp op) {
-  const std::string name = absl::StrCat("reduce_scatter(", reduce_op_name(op), ")");
+  std::string name = absl::StrCat("reduce_scatter(", reduce_op_name(op), ")");
   for (const Tensor* t : {&output, &input}) {
     if (absl::Status s = check_tensor(name, *t, DeviceType::kCPU); !s.ok()) return Work::failed(s);
   }
@@ -193,7 +214,7 @@ Work MpiCommunicator::reduce_scatter(const Tensor& output, const Tensor& input, 
     if (factor != 1.0) scale(bytes_of(output), output.numel(), output.dtype(), factor);
     return absl::OkStatus();
   }));
-  return start_collective(name, input, sequence, std::move(rounds));
+  return start_collective(std::move(name), input, sequence, std::move(rounds));
 }
 
 Work MpiCommunicator::exchange(absl::Span<const PeerTransfer> transfers) {
@@ -208,8 +229,9 @@ Work MpiCommunicator::exchange(absl::Span<const PeerTransfer> transfers) {
     parts.push_back(absl::StrCat(name, " ", t.tensor.describe(), send ? " to rank " : " from rank ", t.peer));
   }
   OpInfo info;
-  info.description = absl::StrCat("exchange (", absl::StrJoin(parts, ", "), ") on rank ", rank_, " of ",
-                                  world_size_);
+  info.name = absl::StrCat("exchange (", absl::StrJoin(parts, ", "), ")");
+  info.rank = rank_;
+  info.world_size = world_size_;
   std::vector<PeerTransfer> copy(transfers.begin(), transfers.end());
   for (const PeerTransfer& t : copy) info.tensors.push_back(t.tensor);
   Round round;

@@ -6,6 +6,7 @@
 #include <mpi.h>
 
 #include <memory>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "collectives/communicator.h"
@@ -47,8 +48,9 @@ class MpiCommunicator final : public Communicator {
                   int world_size);
 
   // Starts a collective: the debug signature check (when on), then `rounds`.
-  Work start_collective(absl::string_view op, const Tensor& signature_tensor, int64_t sequence,
-                        std::vector<Round> rounds);
+  // `signature_tensor` and `also_held` stay alive until it ends.
+  Work start_collective(std::string op, const Tensor& signature_tensor, int64_t sequence,
+                        std::vector<Round> rounds, std::vector<Tensor> also_held = {});
   int tag_for(int64_t sequence) const { return static_cast<int>(sequence % (tag_ub_ + 1)); }
 
   CommunicatorOptions options_;
@@ -60,6 +62,9 @@ class MpiCommunicator final : public Communicator {
   int local_size_ = 1;
   int tag_ub_ = 32767;
   int64_t sequence_ = 0;  // collectives started so far
+  // Per peer: largest message sent eagerly (peers on this machine), 0 for
+  // no known limit (see shared_memory_eager_bytes()).
+  std::vector<int64_t> eager_bytes_by_peer_;
   std::shared_ptr<Engine> engine_;
 };
 

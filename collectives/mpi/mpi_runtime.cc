@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <mutex>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 
@@ -38,6 +39,58 @@ absl::Status ensure_initialized() {
                           "MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN)");
   });
   return g_init_status;
+}
+
+namespace {
+
+// An unsigned size control variable of MPI_T, if the library has it.
+std::optional<uint64_t> read_size_cvar(absl::string_view wanted) {
+  int count = 0;
+  if (MPI_T_cvar_get_num(&count) != MPI_SUCCESS) return std::nullopt;
+  for (int i = 0; i < count; ++i) {
+    char name[256], description[1024];
+    int name_length = sizeof(name), description_length = sizeof(description);
+    int verbosity = 0, binding = 0, scope = 0;
+    MPI_Datatype type;
+    MPI_T_enum enumtype;
+    if (MPI_T_cvar_get_info(i, name, &name_length, &verbosity, &type, &enumtype, description,
+                            &description_length, &binding, &scope) != MPI_SUCCESS ||
+        wanted != name || binding != MPI_T_BIND_NO_OBJECT) {
+      continue;
+    }
+    MPI_T_cvar_handle handle;
+    int elements = 0;
+    if (MPI_T_cvar_handle_alloc(i, nullptr, &handle, &elements) != MPI_SUCCESS) return std::nullopt;
+    std::optional<uint64_t> value;
+    if (elements == 1 && type == MPI_UNSIGNED_LONG) {
+      unsigned long v = 0;
+      if (MPI_T_cvar_read(handle, &v) == MPI_SUCCESS) value = v;
+    } else if (elements == 1 && type == MPI_UNSIGNED_LONG_LONG) {
+      unsigned long long v = 0;
+      if (MPI_T_cvar_read(handle, &v) == MPI_SUCCESS) value = v;
+    }
+    MPI_T_cvar_handle_free(&handle);
+    return value;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+int64_t shared_memory_eager_bytes() {
+  // Open MPI's limit counts its headers (ob1's match header and the
+  // transport's own, well under this allowance).
+  constexpr int64_t kHeaderAllowance = 64;
+  static const int64_t bytes = [] {
+    int provided = 0;
+    if (MPI_T_init_thread(MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) return int64_t{0};
+    std::optional<uint64_t> limit = read_size_cvar("btl_vader_eager_limit");
+    if (!limit) limit = read_size_cvar("btl_sm_eager_limit");
+    MPI_T_finalize();
+    return limit && *limit > 2 * kHeaderAllowance ? static_cast<int64_t>(*limit) - kHeaderAllowance
+                                                  : int64_t{0};
+  }();
+  return bytes;
 }
 
 void mark_failed() { g_failed = true; }

@@ -5,6 +5,8 @@
 
 #include <mpi.h>
 
+#include <cstdint>
+
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 
@@ -17,6 +19,13 @@ absl::Status ensure_initialized();
 
 // OK for MPI_SUCCESS; otherwise an error naming the call and MPI's text.
 absl::Status check(int rc, absl::string_view call);
+
+// The largest message payload that Open MPI's shared-memory transport (btl
+// vader, "sm" from Open MPI 5) sends eagerly, read through MPI_T; 0 when the
+// transport is not loaded or says nothing. Larger messages take a
+// rendezvous (a handshake, then a single copy), which at a few KiB costs
+// more than the copy itself.
+int64_t shared_memory_eager_bytes();
 
 // Records that a collective failed in this process (a peer died or hung).
 void mark_failed();

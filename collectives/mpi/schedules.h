@@ -12,6 +12,7 @@
 #include <memory>
 #include <vector>
 
+#include "absl/types/span.h"
 #include "collectives/communicator.h"
 #include "collectives/mpi/engine.h"
 #include "tensor/dtype.h"
@@ -52,8 +53,11 @@ void ring_reduce_scatter(const RingBuffer& buffer, ReduceOp op, int owned, std::
 // From each rank holding chunk `owned` (r + shift as above), every rank ends
 // with all chunks.
 void ring_allgather(const RingBuffer& buffer, int owned, std::vector<Round>& rounds);
-// world_size must be a power of two.
-void recursive_doubling_allreduce(const RingBuffer& buffer, ReduceOp op, std::vector<Round>& rounds);
+// world_size must be a power of two. A message to peer r of up to a few
+// times eager_bytes_by_peer[r] (0: no limit known) goes in pieces of that
+// size: a few eager messages finish sooner than one rendezvous.
+void recursive_doubling_allreduce(const RingBuffer& buffer, ReduceOp op,
+                                  absl::Span<const int64_t> eager_bytes_by_peer, std::vector<Round>& rounds);
 // Appends Isend (send) or Irecv of [data, data + bytes) with `peer`, split
 // into messages MPI's int counts allow; nothing for zero bytes.
 absl::Status post_bytes(std::vector<MPI_Request>& requests, bool send, char* data, int64_t bytes,

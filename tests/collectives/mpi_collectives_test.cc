@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "collectives/mpi/mpi_runtime.h"
 #include "collectives/mpi/schedules.h"
 #include "gtest/gtest.h"
 #include "tests/collectives/mpi_testing.h"
@@ -129,6 +130,27 @@ TEST(MpiCollectives, AllreduceChunksOfSeveralSegments) {
         expect_matches(t, reduce_ref(n, dtype, op, salt), what);
         expect_identical_across_ranks(t, what);
       }
+    }
+  }
+}
+
+// Small allreduces (recursive doubling) go to peers on this machine in
+// pieces of the shared-memory transport's eager limit: a few pieces with a
+// short last one, and one piece plus one element.
+TEST(MpiCollectives, AllreduceOfSeveralEagerPieces) {
+  const int64_t piece = mpi::shared_memory_eager_bytes();
+  ASSERT_GT(piece, 0) << "Open MPI's shared-memory eager limit was not found through MPI_T";
+  for (DType dtype : {DType::kF32, DType::kF64, DType::kU8}) {
+    const int64_t item = dtype_size(dtype);
+    for (int64_t n : {(2 * piece + piece / 2) / item, piece / item + 1}) {
+      ASSERT_LE(n * item, mpi::kSmallAllreduceBytes);
+      const std::string what = absl::StrCat("allreduce(sum) ", dtype_name(dtype), "[", n, "]");
+      SCOPED_TRACE(what);
+      const uint64_t salt = salt_of(dtype, n, 300);
+      Tensor t = input_of(world().rank(), n, dtype, salt);
+      ASSERT_OK(world().allreduce(t, ReduceOp::kSum).wait());
+      expect_matches(t, reduce_ref(n, dtype, ReduceOp::kSum, salt), what);
+      expect_identical_across_ranks(t, what);
     }
   }
 }
