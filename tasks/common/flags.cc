@@ -3,10 +3,15 @@
 #include <cstdint>
 #include <cstdlib>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/marshalling.h"
+#include "absl/flags/parse.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
 #include "tasks/common/config.h"
 
 ABSL_FLAG(std::string, config, "", "Text-proto TaskConfig file (default: the task's own config.textproto).");
@@ -98,7 +103,31 @@ std::string user_path(const std::string& path) {
   return absl::StrCat(user_dir, "/", path);
 }
 
+// Every value given to --`name` on the command line, in order, in absl's
+// forms (--name=v, --name v, -name=v, -name v), up to a "--".
+std::vector<std::string> values_of_flag(int argc, char** argv, absl::string_view name) {
+  std::vector<std::string> values;
+  for (int i = 1; i < argc; ++i) {
+    absl::string_view arg = argv[i];
+    if (arg == "--") break;
+    if (!absl::ConsumePrefix(&arg, "--") && !absl::ConsumePrefix(&arg, "-")) continue;
+    if (!absl::ConsumePrefix(&arg, name)) continue;
+    if (absl::ConsumePrefix(&arg, "=")) {
+      values.emplace_back(arg);
+    } else if (arg.empty() && i + 1 < argc) {
+      values.emplace_back(argv[++i]);
+    }
+  }
+  return values;
+}
+
 }  // namespace
+
+void parse_task_command_line(int argc, char** argv) {
+  absl::ParseCommandLine(argc, argv);
+  const std::vector<std::string> sets = values_of_flag(argc, argv, "set");
+  if (sets.size() > 1) absl::SetFlag(&FLAGS_set, absl::StrJoin(sets, ","));
+}
 
 absl::StatusOr<TaskConfig> config_from_flags(absl::string_view default_config_path) {
   const std::string flag_path = absl::GetFlag(FLAGS_config);

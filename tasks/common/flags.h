@@ -1,8 +1,9 @@
 // The command-line flags every task binary has: --config (the text proto),
 // typed flags for the common fields (--lr=0.4, --epochs=3, ...), --set for any
-// field ("--set=momentum=0.9,lr_schedule=COSINE") and --resume. Typed flags
-// apply first, then --set; both override the file. Typed flags apply only
-// when given (--lr=0.4); --resume and --synthetic can only switch on.
+// field ("--set=momentum=0.9,lr_schedule=COSINE", may be repeated) and
+// --resume. Typed flags apply first, then --set; both override the file.
+// Typed flags apply only when given (--lr=0.4); --resume and --synthetic can
+// only switch on.
 #pragma once
 
 #include <string>
@@ -16,6 +17,10 @@ ABSL_DECLARE_FLAG(std::string, config);
 ABSL_DECLARE_FLAG(std::string, set);
 
 namespace ts::tasks {
+
+// absl::ParseCommandLine, except that every --set on the command line
+// counts, in order (absl keeps only the last value of a repeated flag).
+void parse_task_command_line(int argc, char** argv);
 
 // After absl::ParseCommandLine: loads --config (or `default_config_path` when
 // the flag is empty; neither: the proto defaults), applies the typed flags

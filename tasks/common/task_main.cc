@@ -3,14 +3,14 @@
 #include <cstdio>
 #include <string>
 
-#include "absl/flags/parse.h"
 #include "collectives/mpi/mpi_runtime.h"
+#include "tasks/common/flags.h"
 #include "tensor/status_macros.h"
 
 namespace ts::tasks {
 
 absl::StatusOr<TaskStart> start_task(int argc, char** argv, absl::string_view default_config) {
-  absl::ParseCommandLine(argc, argv);
+  parse_task_command_line(argc, argv);
   TaskStart start;
   ASSIGN_OR_RETURN(const collectives::LaunchEnvironment env, collectives::discover_environment());
   RunnerOptions options;

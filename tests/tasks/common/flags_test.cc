@@ -25,7 +25,7 @@ void parse(std::vector<std::string> args) {
   args.insert(args.begin(), "flags_test");
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
-  absl::ParseCommandLine(static_cast<int>(argv.size()), argv.data());
+  parse_task_command_line(static_cast<int>(argv.size()), argv.data());
 }
 
 class FlagsTest : public ::testing::Test {
@@ -52,6 +52,17 @@ TEST_F(FlagsTest, TypedFlagsThenSetOverrideTheFile) {
   EXPECT_EQ(c.batch_size(), 64);  // from the file
   EXPECT_TRUE(c.resume());
   EXPECT_EQ(c.GetExtension(testing::toy).depth(), 32);
+}
+
+TEST_F(FlagsTest, RepeatedSetFlagsAllApplyInOrder) {
+  parse({"--set=epochs=7,lr=0.5", "-set", "toy.depth=32", "--lr=0.4", "--set", "lr=0.25,batch_size=8",
+         "-set=checkpoint_dir=/tmp/ck"});
+  ASSERT_OK_AND_ASSIGN(TaskConfig c, config_from_flags(path_));
+  EXPECT_EQ(c.epochs(), 7);
+  EXPECT_EQ(c.GetExtension(testing::toy).depth(), 32);
+  EXPECT_EQ(c.lr(), 0.25);  // the later --set wins
+  EXPECT_EQ(c.batch_size(), 8);
+  EXPECT_EQ(c.checkpoint_dir(), "/tmp/ck");
 }
 
 TEST_F(FlagsTest, TypedFlagAloneAndConfigFlag) {
