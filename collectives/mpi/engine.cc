@@ -36,6 +36,8 @@ std::string seconds(absl::Duration d) { return absl::StrFormat("%.2f s", absl::T
 }  // namespace
 
 void OpInfo::release_tensors() {
+  // Moved out and destroyed here (assigning an empty Tensor trips a false
+  // -Wmaybe-uninitialized in GCC 12 through absl::InlinedVector).
   const std::vector<Tensor> dropped_tensors = std::move(tensors);
   const Tensor dropped_signature = std::move(signature);
 }

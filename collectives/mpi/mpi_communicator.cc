@@ -214,7 +214,7 @@ Work MpiCommunicator::reduce_scatter(const Tensor& output, const Tensor& input, 
     if (factor != 1.0) scale(bytes_of(output), output.numel(), output.dtype(), factor);
     return absl::OkStatus();
   }));
-  return start_collective(std::move(name), input, sequence, std::move(rounds));
+  return start_collective(std::move(name), input, sequence, std::move(rounds), {output});
 }
 
 Work MpiCommunicator::exchange(absl::Span<const PeerTransfer> transfers) {
