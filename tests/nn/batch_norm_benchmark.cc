@@ -4,15 +4,17 @@
 // forward; x, dy and dx backward.
 #include <benchmark/benchmark.h>
 
-#include <cstdio>
-#include <cstdlib>
 
 #include "autograd/variable.h"
 #include "nn/functional.h"
 #include "tensor/ops.h"
+#include "tests/tensor/testing.h"
 
 namespace ts::nn::functional {
 namespace {
+
+using ::ts::testing::ok_or_die;
+using ::ts::testing::value_or_die;
 
 struct BatchNormShape {
   const char* name;
@@ -22,27 +24,18 @@ struct BatchNormShape {
 constexpr int64_t kBatch = 128;
 const BatchNormShape kShapes[] = {{"16x32x32", 16, 32}, {"32x16x16", 32, 16}, {"64x8x8", 64, 8}};
 
-template <typename T>
-T check(absl::StatusOr<T> s) {
-  if (!s.ok()) {
-    std::fprintf(stderr, "batch_norm_benchmark: %s\n", std::string(s.status().message()).c_str());
-    std::abort();
-  }
-  return *std::move(s);
-}
-
 void BM_BatchNormForwardBackward(benchmark::State& state) {
   const BatchNormShape& s = kShapes[state.range(0)];
-  const autograd::Variable x(check(randn({kBatch, s.channels, s.size, s.size})), true);
-  const autograd::Variable w(check(ones({s.channels})), true);
-  const autograd::Variable b(check(zeros({s.channels})), true);
-  const Tensor running_mean = check(zeros({s.channels}));
-  const Tensor running_var = check(ones({s.channels}));
-  const Tensor grad_out = check(randn(x.shape()));
+  const autograd::Variable x(value_or_die(randn({kBatch, s.channels, s.size, s.size})), true);
+  const autograd::Variable w(value_or_die(ones({s.channels})), true);
+  const autograd::Variable b(value_or_die(zeros({s.channels})), true);
+  const Tensor running_mean = value_or_die(zeros({s.channels}));
+  const Tensor running_var = value_or_die(ones({s.channels}));
+  const Tensor grad_out = value_or_die(randn(x.shape()));
   for (auto _ : state) {
-    const autograd::Variable y = check(batch_norm(x, running_mean, running_var, w, b, true, 0.1, 1e-5));
+    const autograd::Variable y = value_or_die(batch_norm(x, running_mean, running_var, w, b, true, 0.1, 1e-5));
     const absl::Status status = y.backward(grad_out);
-    if (!status.ok()) check(absl::StatusOr<int>(status));
+    ok_or_die(status);
     benchmark::DoNotOptimize(x.grad().raw_data());
     x.clear_grad();
     w.clear_grad();

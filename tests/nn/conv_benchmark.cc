@@ -5,16 +5,18 @@
 // conv share of one training step.
 #include <benchmark/benchmark.h>
 
-#include <cstdio>
-#include <cstdlib>
 #include <vector>
 
 #include "autograd/variable.h"
 #include "nn/functional.h"
 #include "tensor/ops.h"
+#include "tests/tensor/testing.h"
 
 namespace ts::nn::functional {
 namespace {
+
+using ::ts::testing::ok_or_die;
+using ::ts::testing::value_or_die;
 
 struct ConvShape {
   const char* name;
@@ -29,29 +31,20 @@ const ConvShape kShapes[] = {
     {"32to64_s2_16x16", 32, 64, 16, 2, 1}, {"64to64_8x8", 64, 64, 8, 1, 5},
 };
 
-template <typename T>
-T check(absl::StatusOr<T> s) {
-  if (!s.ok()) {
-    std::fprintf(stderr, "conv_benchmark: %s\n", std::string(s.status().message()).c_str());
-    std::abort();
-  }
-  return *std::move(s);
-}
-
 // One convolution's tensors, with the 3x3 padding-1 configuration of ResNet.
 struct ConvCase {
   explicit ConvCase(const ConvShape& s)
-      : x(check(randn({kBatch, s.c_in, s.size, s.size})), true),
-        w(check(randn({s.c_out, s.c_in, 3, 3})), true),
+      : x(value_or_die(randn({kBatch, s.c_in, s.size, s.size})), true),
+        w(value_or_die(randn({s.c_out, s.c_in, 3, 3})), true),
         options{{s.stride, s.stride}, {1, 1}} {
     const int64_t out = (s.size + 2 - 3) / s.stride + 1;
-    grad_out = check(randn({kBatch, s.c_out, out, out}));
+    grad_out = value_or_die(randn({kBatch, s.c_out, out, out}));
     flops = 3.0 * 2.0 * kBatch * s.c_out * out * out * s.c_in * 9;
   }
   void run() {
-    const autograd::Variable y = check(conv2d(x, w, autograd::Variable(), options));
+    const autograd::Variable y = value_or_die(conv2d(x, w, autograd::Variable(), options));
     const absl::Status status = y.backward(grad_out);
-    if (!status.ok()) check(absl::StatusOr<int>(status));
+    ok_or_die(status);
     benchmark::DoNotOptimize(w.grad().raw_data());
     x.clear_grad();
     w.clear_grad();

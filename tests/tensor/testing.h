@@ -40,12 +40,15 @@ namespace ts::testing {
 
 // For helpers that cannot use ASSERT_*: a failed status ends the test binary
 // with the message (it means the harness itself is broken).
-template <typename T>
-T value_or_die(absl::StatusOr<T> s) {
+inline void ok_or_die(const absl::Status& s) {
   if (!s.ok()) {
-    std::fprintf(stderr, "fatal in test harness: %s\n", std::string(s.status().message()).c_str());
+    std::fprintf(stderr, "fatal in test harness: %s\n", std::string(s.message()).c_str());
     std::abort();
   }
+}
+template <typename T>
+T value_or_die(absl::StatusOr<T> s) {
+  ok_or_die(s.status());
   return *std::move(s);
 }
 
