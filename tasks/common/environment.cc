@@ -10,10 +10,13 @@
 #include <ctime>
 #include <fstream>
 #include <thread>
+#include <vector>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "tasks/common/build_info.h"
 #include "tensor/cuda/device.h"
 #include "tensor/random.h"
@@ -21,16 +24,41 @@
 namespace ts::tasks {
 namespace {
 
-std::string cpu_model() {
+// The first processor's "key : value" fields of /proc/cpuinfo that `keys`
+// name, in that order ("" where missing).
+std::vector<std::string> cpuinfo_fields(const std::vector<std::string>& keys) {
+  std::vector<std::string> values(keys.size());
   std::ifstream in("/proc/cpuinfo");
   std::string line;
-  while (std::getline(in, line)) {
-    if (absl::StartsWith(line, "model name")) {
-      const size_t colon = line.find(':');
-      if (colon != std::string::npos) return std::string(absl::StripAsciiWhitespace(line.substr(colon + 1)));
+  while (std::getline(in, line) && !line.empty()) {
+    const size_t colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    const absl::string_view key = absl::StripAsciiWhitespace(absl::string_view(line).substr(0, colon));
+    for (size_t i = 0; i < keys.size(); ++i) {
+      if (key == keys[i]) values[i] = std::string(absl::StripAsciiWhitespace(line.substr(colon + 1)));
     }
   }
-  return "unknown";
+  return values;
+}
+
+// Hypervisors often show only "AMD EPYC" as the model name; family, model
+// and stepping, the widest vector ISA (which decides, e.g., OpenBLAS's
+// kernels) and the L2 per core tell two such machines apart.
+void describe_cpu(Environment& e) {
+  const std::vector<std::string> f = cpuinfo_fields({"model name", "cpu family", "model", "stepping", "flags"});
+  e.cpu_model = f[0].empty() ? "unknown" : f[0];
+  e.cpu_family_model = absl::StrCat(f[1], "/", f[2], "/", f[3]);
+  const std::vector<absl::string_view> flags = absl::StrSplit(f[4], ' ', absl::SkipEmpty());
+  const auto has = [&](absl::string_view flag) { return absl::c_linear_search(flags, flag); };
+  e.cpu_vector_isa = has("avx512f") ? "avx512f" : has("avx2") ? "avx2" : has("avx") ? "avx" : "sse2";
+  for (int index = 0; index < 8; ++index) {
+    const std::string dir = absl::StrCat("/sys/devices/system/cpu/cpu0/cache/index", index, "/");
+    std::ifstream level(dir + "level"), size(dir + "size");
+    int l = 0;
+    std::string text;
+    if (!(level >> l) || !(size >> text)) break;
+    if (l == 2) e.cpu_l2 = text;
+  }
 }
 
 // cuDNN 9 encodes major*10000 + minor*100 + patch.
@@ -88,7 +116,7 @@ Environment describe_environment(const Device& device) {
   e.hostname = ::gethostname(host, sizeof host - 1) == 0 ? host : "unknown";
   struct utsname u;
   e.os = ::uname(&u) == 0 ? absl::StrCat(u.sysname, " ", u.release) : "unknown";
-  e.cpu_model = cpu_model();
+  describe_cpu(e);
   e.cpu_logical_cores = static_cast<int>(std::thread::hardware_concurrency());
   cpu_set_t set;
   e.cpu_usable_cores = ::sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : e.cpu_logical_cores;
@@ -114,6 +142,9 @@ Json Environment::to_json() const {
   j["hostname"] = hostname;
   j["os"] = os;
   j["cpu_model"] = cpu_model;
+  j["cpu_family_model"] = cpu_family_model;
+  j["cpu_vector_isa"] = cpu_vector_isa;
+  j["cpu_l2"] = cpu_l2;
   j["cpu_logical_cores"] = cpu_logical_cores;
   j["cpu_usable_cores"] = cpu_usable_cores;
   j["device"] = device;

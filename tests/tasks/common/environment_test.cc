@@ -41,6 +41,10 @@ TEST(EnvironmentTest, DescribesTheMachine) {
   const Environment e = describe_environment(Device::cpu());
   EXPECT_FALSE(e.hostname.empty());
   EXPECT_FALSE(e.cpu_model.empty());
+#if defined(__x86_64__)
+  EXPECT_TRUE(std::regex_match(e.cpu_family_model, std::regex(R"(\d+/\d+/\d+)"))) << e.cpu_family_model;
+  EXPECT_TRUE(std::regex_match(e.cpu_vector_isa, std::regex("avx512f|avx2|avx|sse2"))) << e.cpu_vector_isa;
+#endif
   EXPECT_GE(e.cpu_logical_cores, 1);
   EXPECT_GE(e.cpu_usable_cores, 1);
   EXPECT_EQ(e.device, "cpu");
@@ -51,7 +55,7 @@ TEST(EnvironmentTest, DescribesTheMachine) {
   EXPECT_TRUE(std::regex_match(e.date, std::regex(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)"))) << e.date;
   EXPECT_EQ(e.commit, "unstamped");  // tests are not stamped
   const Json j = e.to_json();
-  for (const char* key : {"hostname", "cpu_model", "gpu_name", "cuda_runtime", "cuda_driver", "cudnn", "nccl",
+  for (const char* key : {"hostname", "cpu_model", "cpu_family_model", "cpu_vector_isa", "cpu_l2", "gpu_name", "cuda_runtime", "cuda_driver", "cudnn", "nccl",
                           "commit", "date"}) {
     ASSERT_NE(j.find(key), nullptr) << key;
     EXPECT_TRUE(j.find(key)->is_string()) << key;
