@@ -15,7 +15,7 @@ constexpr int64_t kMaxMessageBytes = int64_t{1} << 30;
 // Eager messages are copied twice (into the shared queue, out of it), a
 // rendezvous once after a handshake: recursive doubling splits a message
 // into eager pieces only up to this many. (2 ranks, f32, comm_bench: 2-4
-// pieces took 0.5-0.7x the time of one rendezvous, 5-7 about the same,
+// pieces took 0.5-0.8x the time of one rendezvous, 5-7 about the same,
 // 9-14 were 1.1-1.2x slower.)
 constexpr int64_t kMaxEagerPieces = 4;
 
