@@ -14,9 +14,9 @@
 namespace ts {
 
 struct CpuMemoryStats {
-  int64_t allocated_bytes = 0;       // held by live tensors (requested sizes)
+  int64_t allocated_bytes = 0;  // held by live tensors (requested sizes)
   int64_t peak_allocated_bytes = 0;
-  int64_t cached_bytes = 0;          // freed large blocks kept for reuse
+  int64_t cached_bytes = 0;  // freed large blocks kept for reuse
 };
 
 namespace cpu_allocator {

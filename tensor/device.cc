@@ -6,9 +6,7 @@
 
 namespace ts {
 
-std::string Device::to_string() const {
-  return is_cpu() ? std::string("cpu") : absl::StrCat("cuda:", index);
-}
+std::string Device::to_string() const { return is_cpu() ? std::string("cpu") : absl::StrCat("cuda:", index); }
 
 absl::StatusOr<Device> parse_device(absl::string_view text) {
   if (text == "cpu") return Device::cpu();
@@ -18,8 +16,7 @@ absl::StatusOr<Device> parse_device(absl::string_view text) {
   if (absl::ConsumePrefix(&rest, "cuda:") && absl::SimpleAtoi(rest, &index) && index >= 0) {
     return Device::cuda(index);
   }
-  return absl::InvalidArgumentError(
-      absl::StrCat("unknown device '", text, "' (expected cpu, cuda or cuda:N)"));
+  return absl::InvalidArgumentError(absl::StrCat("unknown device '", text, "' (expected cpu, cuda or cuda:N)"));
 }
 
 }  // namespace ts

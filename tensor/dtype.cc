@@ -24,14 +24,22 @@ int64_t dtype_size(DType dtype) {
 
 absl::string_view dtype_name(DType dtype) {
   switch (dtype) {
-    case DType::kBool: return "bool";
-    case DType::kU8: return "u8";
-    case DType::kI32: return "i32";
-    case DType::kI64: return "i64";
-    case DType::kF16: return "f16";
-    case DType::kBF16: return "bf16";
-    case DType::kF32: return "f32";
-    case DType::kF64: return "f64";
+    case DType::kBool:
+      return "bool";
+    case DType::kU8:
+      return "u8";
+    case DType::kI32:
+      return "i32";
+    case DType::kI64:
+      return "i64";
+    case DType::kF16:
+      return "f16";
+    case DType::kBF16:
+      return "bf16";
+    case DType::kF32:
+      return "f32";
+    case DType::kF64:
+      return "f64";
   }
   return "?";
 }

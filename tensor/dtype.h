@@ -13,9 +13,8 @@ namespace ts {
 // Ordered by promotion rank within each category (bool < integers < floats).
 enum class DType : uint8_t { kBool, kU8, kI32, kI64, kF16, kBF16, kF32, kF64 };
 
-inline constexpr DType kAllDTypes[] = {DType::kBool, DType::kU8,  DType::kI32,
-                                       DType::kI64,  DType::kF16, DType::kBF16,
-                                       DType::kF32,  DType::kF64};
+inline constexpr DType kAllDTypes[] = {DType::kBool, DType::kU8,   DType::kI32, DType::kI64,
+                                       DType::kF16,  DType::kBF16, DType::kF32, DType::kF64};
 
 int64_t dtype_size(DType dtype);
 absl::string_view dtype_name(DType dtype);  // "f32", "bf16", ...
@@ -41,14 +40,38 @@ inline DType to_floating(DType d) { return is_floating(d) ? d : DType::kF32; }
 // Compile-time mapping from C++ element types to DType.
 template <typename T>
 struct DTypeOf;
-template <> struct DTypeOf<bool> { static constexpr DType value = DType::kBool; };
-template <> struct DTypeOf<uint8_t> { static constexpr DType value = DType::kU8; };
-template <> struct DTypeOf<int32_t> { static constexpr DType value = DType::kI32; };
-template <> struct DTypeOf<int64_t> { static constexpr DType value = DType::kI64; };
-template <> struct DTypeOf<Half> { static constexpr DType value = DType::kF16; };
-template <> struct DTypeOf<BFloat16> { static constexpr DType value = DType::kBF16; };
-template <> struct DTypeOf<float> { static constexpr DType value = DType::kF32; };
-template <> struct DTypeOf<double> { static constexpr DType value = DType::kF64; };
+template <>
+struct DTypeOf<bool> {
+  static constexpr DType value = DType::kBool;
+};
+template <>
+struct DTypeOf<uint8_t> {
+  static constexpr DType value = DType::kU8;
+};
+template <>
+struct DTypeOf<int32_t> {
+  static constexpr DType value = DType::kI32;
+};
+template <>
+struct DTypeOf<int64_t> {
+  static constexpr DType value = DType::kI64;
+};
+template <>
+struct DTypeOf<Half> {
+  static constexpr DType value = DType::kF16;
+};
+template <>
+struct DTypeOf<BFloat16> {
+  static constexpr DType value = DType::kBF16;
+};
+template <>
+struct DTypeOf<float> {
+  static constexpr DType value = DType::kF32;
+};
+template <>
+struct DTypeOf<double> {
+  static constexpr DType value = DType::kF64;
+};
 template <typename T>
 inline constexpr DType dtype_of = DTypeOf<T>::value;
 

@@ -1,9 +1,10 @@
-// The math of every elementwise and reduction op, written once for both
-// backends: CPU kernels call these from host code, CUDA kernels from device
-// code. Functors work on the accumulation type (float for f16/bf16 inputs);
-// kernels load, convert, apply and store. The visit_* tables map an op enum to
-// its functor, so each backend's kernel template is instantiated per op from
-// one place.
+// The math of every elementwise and reduction op and of the elementwise
+// gradients, written once for both backends: CPU kernels call these from host
+// code, CUDA kernels from device code. Functors work on the compute type
+// (float for f16/bf16 inputs); kernels load, convert, apply and store. The
+// visit_* functions, generated from op_table.h, map an op enum to its functor
+// and dtype rule, so each backend's kernel templates are instantiated per op
+// from one place.
 #pragma once
 
 #include <math.h>
@@ -78,135 +79,518 @@ TS_HOST_DEVICE T highest() {
   }
 }
 
-// ---- Unary. `kFloatOnly` functors are instantiated for float/double only.
-struct Neg { static constexpr bool kFloatOnly = false; template <class T> TS_HOST_DEVICE T operator()(T x) const { return -x; } };
+// ---- Elementwise functors: operator() is the op; grad(...) its gradient,
+// the incoming gradient g times the derivative, in one expression so that
+// one kernel computes it. kGradReads says which saved values grad reads
+// (the others are passed as 0 and never loaded). Gradients are only
+// instantiated for floating types.
+inline constexpr GradReads kReadsNothing{false, false};
+inline constexpr GradReads kReadsInput{true, false};
+inline constexpr GradReads kReadsOutput{false, true};
+
+// Unary: grad(g, x, y) with y = op(x).
+struct Neg {
+  static constexpr GradReads kGradReads = kReadsNothing;
+  template <class T>
+  TS_HOST_DEVICE T operator()(T x) const {
+    return -x;
+  }
+  template <class T>
+  TS_HOST_DEVICE T grad(T g, T, T) const {
+    return -g;
+  }
+};
 struct Abs {
-  static constexpr bool kFloatOnly = false;
-  template <class T> TS_HOST_DEVICE T operator()(T x) const {
-    if constexpr (std::is_unsigned_v<T>) return x; else return x < T(0) ? T(-x) : x;
+  static constexpr GradReads kGradReads = kReadsInput;
+  template <class T>
+  TS_HOST_DEVICE T operator()(T x) const {
+    if constexpr (std::is_unsigned_v<T>)
+      return x;
+    else
+      return x < T(0) ? T(-x) : x;
+  }
+  template <class T>
+  TS_HOST_DEVICE T grad(T g, T x, T) const {
+    return x > T(0) ? g : x < T(0) ? -g : T(0);
   }
 };
 struct Sign {
-  static constexpr bool kFloatOnly = false;
-  template <class T> TS_HOST_DEVICE T operator()(T x) const {
+  static constexpr GradReads kGradReads = kReadsNothing;
+  template <class T>
+  TS_HOST_DEVICE T operator()(T x) const {
     if (is_nan(x)) return x;
     return static_cast<T>((T(0) < x) - (x < T(0)));
   }
+  template <class T>
+  TS_HOST_DEVICE T grad(T, T, T) const {
+    return T(0);
+  }
 };
-struct Square { static constexpr bool kFloatOnly = false; template <class T> TS_HOST_DEVICE T operator()(T x) const { return x * x; } };
-// NaN propagates, as in PyTorch.
-struct Relu { static constexpr bool kFloatOnly = false; template <class T> TS_HOST_DEVICE T operator()(T x) const { return x < T(0) ? T(0) : x; } };
-struct Reciprocal { static constexpr bool kFloatOnly = true; template <class T> TS_HOST_DEVICE T operator()(T x) const { return T(1) / x; } };
-struct Exp { static constexpr bool kFloatOnly = true; template <class T> TS_HOST_DEVICE T operator()(T x) const { return fm::exp(x); } };
-struct Log { static constexpr bool kFloatOnly = true; template <class T> TS_HOST_DEVICE T operator()(T x) const { return fm::log(x); } };
-struct Log1p { static constexpr bool kFloatOnly = true; template <class T> TS_HOST_DEVICE T operator()(T x) const { return fm::log1p(x); } };
-struct Expm1 { static constexpr bool kFloatOnly = true; template <class T> TS_HOST_DEVICE T operator()(T x) const { return fm::expm1(x); } };
-struct Sqrt { static constexpr bool kFloatOnly = true; template <class T> TS_HOST_DEVICE T operator()(T x) const { return fm::sqrt(x); } };
-struct Rsqrt { static constexpr bool kFloatOnly = true; template <class T> TS_HOST_DEVICE T operator()(T x) const { return T(1) / fm::sqrt(x); } };
-struct Sin { static constexpr bool kFloatOnly = true; template <class T> TS_HOST_DEVICE T operator()(T x) const { return fm::sin(x); } };
-struct Cos { static constexpr bool kFloatOnly = true; template <class T> TS_HOST_DEVICE T operator()(T x) const { return fm::cos(x); } };
-struct Tanh { static constexpr bool kFloatOnly = true; template <class T> TS_HOST_DEVICE T operator()(T x) const { return fm::tanh(x); } };
-struct Sigmoid { static constexpr bool kFloatOnly = true; template <class T> TS_HOST_DEVICE T operator()(T x) const { return T(1) / (T(1) + fm::exp(-x)); } };
+struct Square {
+  static constexpr GradReads kGradReads = kReadsInput;
+  template <class T>
+  TS_HOST_DEVICE T operator()(T x) const {
+    return x * x;
+  }
+  template <class T>
+  TS_HOST_DEVICE T grad(T g, T x, T) const {
+    return T(2) * x * g;
+  }
+};
+// NaN propagates, as in PyTorch. The gradient is PyTorch's threshold_backward
+// on the output: g where y > 0.
+struct Relu {
+  static constexpr GradReads kGradReads = kReadsOutput;
+  template <class T>
+  TS_HOST_DEVICE T operator()(T x) const {
+    return x < T(0) ? T(0) : x;
+  }
+  template <class T>
+  TS_HOST_DEVICE T grad(T g, T, T y) const {
+    return y > T(0) ? g : T(0);
+  }
+};
+struct Reciprocal {
+  static constexpr GradReads kGradReads = kReadsOutput;
+  template <class T>
+  TS_HOST_DEVICE T operator()(T x) const {
+    return T(1) / x;
+  }
+  template <class T>
+  TS_HOST_DEVICE T grad(T g, T, T y) const {
+    return -g * y * y;
+  }
+};
+struct Exp {
+  static constexpr GradReads kGradReads = kReadsOutput;
+  template <class T>
+  TS_HOST_DEVICE T operator()(T x) const {
+    return fm::exp(x);
+  }
+  template <class T>
+  TS_HOST_DEVICE T grad(T g, T, T y) const {
+    return g * y;
+  }
+};
+struct Log {
+  static constexpr GradReads kGradReads = kReadsInput;
+  template <class T>
+  TS_HOST_DEVICE T operator()(T x) const {
+    return fm::log(x);
+  }
+  template <class T>
+  TS_HOST_DEVICE T grad(T g, T x, T) const {
+    return g / x;
+  }
+};
+struct Log1p {
+  static constexpr GradReads kGradReads = kReadsInput;
+  template <class T>
+  TS_HOST_DEVICE T operator()(T x) const {
+    return fm::log1p(x);
+  }
+  template <class T>
+  TS_HOST_DEVICE T grad(T g, T x, T) const {
+    return g / (T(1) + x);
+  }
+};
+struct Expm1 {
+  static constexpr GradReads kGradReads = kReadsOutput;
+  template <class T>
+  TS_HOST_DEVICE T operator()(T x) const {
+    return fm::expm1(x);
+  }
+  template <class T>
+  TS_HOST_DEVICE T grad(T g, T, T y) const {
+    return g * (y + T(1));
+  }
+};
+struct Sqrt {
+  static constexpr GradReads kGradReads = kReadsOutput;
+  template <class T>
+  TS_HOST_DEVICE T operator()(T x) const {
+    return fm::sqrt(x);
+  }
+  template <class T>
+  TS_HOST_DEVICE T grad(T g, T, T y) const {
+    return g / (T(2) * y);
+  }
+};
+struct Rsqrt {
+  static constexpr GradReads kGradReads = kReadsOutput;
+  template <class T>
+  TS_HOST_DEVICE T operator()(T x) const {
+    return T(1) / fm::sqrt(x);
+  }
+  // d x^(-1/2) = -x^(-3/2) / 2 = -y^3 / 2.
+  template <class T>
+  TS_HOST_DEVICE T grad(T g, T, T y) const {
+    return T(-0.5) * g * y * y * y;
+  }
+};
+struct Sin {
+  static constexpr GradReads kGradReads = kReadsInput;
+  template <class T>
+  TS_HOST_DEVICE T operator()(T x) const {
+    return fm::sin(x);
+  }
+  template <class T>
+  TS_HOST_DEVICE T grad(T g, T x, T) const {
+    return g * fm::cos(x);
+  }
+};
+struct Cos {
+  static constexpr GradReads kGradReads = kReadsInput;
+  template <class T>
+  TS_HOST_DEVICE T operator()(T x) const {
+    return fm::cos(x);
+  }
+  template <class T>
+  TS_HOST_DEVICE T grad(T g, T x, T) const {
+    return -g * fm::sin(x);
+  }
+};
+struct Tanh {
+  static constexpr GradReads kGradReads = kReadsOutput;
+  template <class T>
+  TS_HOST_DEVICE T operator()(T x) const {
+    return fm::tanh(x);
+  }
+  template <class T>
+  TS_HOST_DEVICE T grad(T g, T, T y) const {
+    return g * (T(1) - y * y);
+  }
+};
+struct Sigmoid {
+  static constexpr GradReads kGradReads = kReadsOutput;
+  template <class T>
+  TS_HOST_DEVICE T operator()(T x) const {
+    return T(1) / (T(1) + fm::exp(-x));
+  }
+  template <class T>
+  TS_HOST_DEVICE T grad(T g, T, T y) const {
+    return g * y * (T(1) - y);
+  }
+};
+// x * sigmoid(x) (SiLU, swish).
+struct Silu {
+  static constexpr GradReads kGradReads = kReadsInput;
+  template <class T>
+  TS_HOST_DEVICE T operator()(T x) const {
+    return x / (T(1) + fm::exp(-x));
+  }
+  template <class T>
+  TS_HOST_DEVICE T grad(T g, T x, T) const {
+    const T s = T(1) / (T(1) + fm::exp(-x));
+    return g * s * (T(1) + x * (T(1) - s));
+  }
+};
+// Exact GELU: x * Phi(x), Phi the standard normal CDF.
 struct Gelu {
-  static constexpr bool kFloatOnly = true;
-  template <class T> TS_HOST_DEVICE T operator()(T x) const {
+  static constexpr GradReads kGradReads = kReadsInput;
+  template <class T>
+  TS_HOST_DEVICE T operator()(T x) const {
     // erfc(-x/sqrt(2)) = 1 + erf(x/sqrt(2)) without the cancellation that
     // 1 + erf(...) suffers for negative x.
     return T(0.5) * x * fm::erfc(x * T(-0.70710678118654752440));
   }
-};
-struct Erf { static constexpr bool kFloatOnly = true; template <class T> TS_HOST_DEVICE T operator()(T x) const { return fm::erf(x); } };
-struct Floor { static constexpr bool kFloatOnly = true; template <class T> TS_HOST_DEVICE T operator()(T x) const { return fm::floor(x); } };
-struct Ceil { static constexpr bool kFloatOnly = true; template <class T> TS_HOST_DEVICE T operator()(T x) const { return fm::ceil(x); } };
-struct Round { static constexpr bool kFloatOnly = true; template <class T> TS_HOST_DEVICE T operator()(T x) const { return fm::rint(x); } };
-// Bool results; defined for every input type.
-struct LogicalNot { template <class T> TS_HOST_DEVICE bool operator()(T x) const { return x == T(0); } };
-struct IsNan { template <class T> TS_HOST_DEVICE bool operator()(T x) const { return is_nan(x); } };
-
-// Calls f(Functor{}) for a value-returning unary op, g(Functor{}) for a
-// bool-returning one.
-template <typename F, typename G>
-decltype(auto) visit_unary(UnaryOp op, F&& f, G&& g) {
-  switch (op) {
-    case UnaryOp::kNeg: return f(Neg{});
-    case UnaryOp::kAbs: return f(Abs{});
-    case UnaryOp::kSign: return f(Sign{});
-    case UnaryOp::kSquare: return f(Square{});
-    case UnaryOp::kRelu: return f(Relu{});
-    case UnaryOp::kReciprocal: return f(Reciprocal{});
-    case UnaryOp::kExp: return f(Exp{});
-    case UnaryOp::kLog: return f(Log{});
-    case UnaryOp::kLog1p: return f(Log1p{});
-    case UnaryOp::kExpm1: return f(Expm1{});
-    case UnaryOp::kSqrt: return f(Sqrt{});
-    case UnaryOp::kRsqrt: return f(Rsqrt{});
-    case UnaryOp::kSin: return f(Sin{});
-    case UnaryOp::kCos: return f(Cos{});
-    case UnaryOp::kTanh: return f(Tanh{});
-    case UnaryOp::kSigmoid: return f(Sigmoid{});
-    case UnaryOp::kGelu: return f(Gelu{});
-    case UnaryOp::kErf: return f(Erf{});
-    case UnaryOp::kFloor: return f(Floor{});
-    case UnaryOp::kCeil: return f(Ceil{});
-    case UnaryOp::kRound: return f(Round{});
-    case UnaryOp::kLogicalNot: return g(LogicalNot{});
-    case UnaryOp::kIsNan: return g(IsNan{});
+  // d/dx x*Phi(x) = Phi(x) + x*phi(x), phi(x) = exp(-x^2/2) / sqrt(2 pi).
+  template <class T>
+  TS_HOST_DEVICE T grad(T g, T x, T) const {
+    const T cdf = T(0.5) * fm::erfc(x * T(-0.70710678118654752440));
+    const T pdf = T(0.39894228040143267794) * fm::exp(T(-0.5) * x * x);
+    return g * (cdf + x * pdf);
   }
-  return g(IsNan{});  // unreachable: every enumerator is handled
-}
+};
+struct Erf {
+  static constexpr GradReads kGradReads = kReadsInput;
+  template <class T>
+  TS_HOST_DEVICE T operator()(T x) const {
+    return fm::erf(x);
+  }
+  // 2/sqrt(pi) exp(-x^2).
+  template <class T>
+  TS_HOST_DEVICE T grad(T g, T x, T) const {
+    return g * T(1.12837916709551257390) * fm::exp(-x * x);
+  }
+};
+// Piecewise constant: zero gradient almost everywhere, as in PyTorch.
+struct Floor {
+  static constexpr GradReads kGradReads = kReadsNothing;
+  template <class T>
+  TS_HOST_DEVICE T operator()(T x) const {
+    return fm::floor(x);
+  }
+  template <class T>
+  TS_HOST_DEVICE T grad(T, T, T) const {
+    return T(0);
+  }
+};
+struct Ceil {
+  static constexpr GradReads kGradReads = kReadsNothing;
+  template <class T>
+  TS_HOST_DEVICE T operator()(T x) const {
+    return fm::ceil(x);
+  }
+  template <class T>
+  TS_HOST_DEVICE T grad(T, T, T) const {
+    return T(0);
+  }
+};
+struct Round {  // half to even
+  static constexpr GradReads kGradReads = kReadsNothing;
+  template <class T>
+  TS_HOST_DEVICE T operator()(T x) const {
+    return fm::rint(x);
+  }
+  template <class T>
+  TS_HOST_DEVICE T grad(T, T, T) const {
+    return T(0);
+  }
+};
+// Predicates: bool results, defined for every input type, no gradient.
+struct LogicalNot {
+  template <class T>
+  TS_HOST_DEVICE bool operator()(T x) const {
+    return x == T(0);
+  }
+};
+struct IsNan {
+  template <class T>
+  TS_HOST_DEVICE bool operator()(T x) const {
+    return is_nan(x);
+  }
+};
 
-// ---- Binary.
-struct Add { static constexpr bool kFloatOnly = false; template <class T> TS_HOST_DEVICE T operator()(T a, T b) const { return a + b; } };
-struct Sub { static constexpr bool kFloatOnly = false; template <class T> TS_HOST_DEVICE T operator()(T a, T b) const { return a - b; } };
-struct Mul { static constexpr bool kFloatOnly = false; template <class T> TS_HOST_DEVICE T operator()(T a, T b) const { return a * b; } };
-// NaN in either operand gives NaN, as in PyTorch.
+// Binary: grad_a(g, a, b, y) and grad_b(g, a, b, y) with y = op(a, b), at
+// the broadcast shape. kGradIsIdentity[k]: operand k's gradient is g itself.
+struct Add {
+  static constexpr GradReads kGradReads = kReadsNothing;
+  static constexpr bool kGradIsIdentity[2] = {true, true};
+  template <class T>
+  TS_HOST_DEVICE T operator()(T a, T b) const {
+    return a + b;
+  }
+  template <class T>
+  TS_HOST_DEVICE T grad_a(T g, T, T, T) const {
+    return g;
+  }
+  template <class T>
+  TS_HOST_DEVICE T grad_b(T g, T, T, T) const {
+    return g;
+  }
+};
+struct Sub {
+  static constexpr GradReads kGradReads = kReadsNothing;
+  static constexpr bool kGradIsIdentity[2] = {true, false};
+  template <class T>
+  TS_HOST_DEVICE T operator()(T a, T b) const {
+    return a - b;
+  }
+  template <class T>
+  TS_HOST_DEVICE T grad_a(T g, T, T, T) const {
+    return g;
+  }
+  template <class T>
+  TS_HOST_DEVICE T grad_b(T g, T, T, T) const {
+    return -g;
+  }
+};
+struct Mul {
+  static constexpr GradReads kGradReads = kReadsInput;
+  template <class T>
+  TS_HOST_DEVICE T operator()(T a, T b) const {
+    return a * b;
+  }
+  template <class T>
+  TS_HOST_DEVICE T grad_a(T g, T, T b, T) const {
+    return g * b;
+  }
+  template <class T>
+  TS_HOST_DEVICE T grad_b(T g, T a, T, T) const {
+    return g * a;
+  }
+};
+// NaN in either operand gives NaN, as in PyTorch. Ties split the gradient
+// evenly between the operands (PyTorch's maximum/minimum backward).
 struct Maximum {
-  static constexpr bool kFloatOnly = false;
-  template <class T> TS_HOST_DEVICE T operator()(T a, T b) const {
+  static constexpr GradReads kGradReads = kReadsInput;
+  template <class T>
+  TS_HOST_DEVICE T operator()(T a, T b) const {
     if (is_nan(a)) return a;
     if (is_nan(b)) return b;
     return a < b ? b : a;
   }
+  template <class T>
+  TS_HOST_DEVICE T grad_a(T g, T a, T b, T) const {
+    return a == b ? g / T(2) : a < b ? T(0) : g;
+  }
+  template <class T>
+  TS_HOST_DEVICE T grad_b(T g, T a, T b, T) const {
+    return a == b ? g / T(2) : a > b ? T(0) : g;
+  }
 };
 struct Minimum {
-  static constexpr bool kFloatOnly = false;
-  template <class T> TS_HOST_DEVICE T operator()(T a, T b) const {
+  static constexpr GradReads kGradReads = kReadsInput;
+  template <class T>
+  TS_HOST_DEVICE T operator()(T a, T b) const {
     if (is_nan(a)) return a;
     if (is_nan(b)) return b;
     return b < a ? b : a;
   }
-};
-struct Div { static constexpr bool kFloatOnly = true; template <class T> TS_HOST_DEVICE T operator()(T a, T b) const { return a / b; } };
-struct Pow { static constexpr bool kFloatOnly = true; template <class T> TS_HOST_DEVICE T operator()(T a, T b) const { return fm::pow(a, b); } };
-struct Eq { template <class T> TS_HOST_DEVICE bool operator()(T a, T b) const { return a == b; } };
-struct Ne { template <class T> TS_HOST_DEVICE bool operator()(T a, T b) const { return a != b; } };
-struct Lt { template <class T> TS_HOST_DEVICE bool operator()(T a, T b) const { return a < b; } };
-struct Le { template <class T> TS_HOST_DEVICE bool operator()(T a, T b) const { return a <= b; } };
-struct Gt { template <class T> TS_HOST_DEVICE bool operator()(T a, T b) const { return a > b; } };
-struct Ge { template <class T> TS_HOST_DEVICE bool operator()(T a, T b) const { return a >= b; } };
-struct LogicalAnd { template <class T> TS_HOST_DEVICE bool operator()(T a, T b) const { return a != T(0) && b != T(0); } };
-struct LogicalOr { template <class T> TS_HOST_DEVICE bool operator()(T a, T b) const { return a != T(0) || b != T(0); } };
-
-template <typename F, typename G>
-decltype(auto) visit_binary(BinaryOp op, F&& f, G&& g) {
-  switch (op) {
-    case BinaryOp::kAdd: return f(Add{});
-    case BinaryOp::kSub: return f(Sub{});
-    case BinaryOp::kMul: return f(Mul{});
-    case BinaryOp::kMaximum: return f(Maximum{});
-    case BinaryOp::kMinimum: return f(Minimum{});
-    case BinaryOp::kDiv: return f(Div{});
-    case BinaryOp::kPow: return f(Pow{});
-    case BinaryOp::kEq: return g(Eq{});
-    case BinaryOp::kNe: return g(Ne{});
-    case BinaryOp::kLt: return g(Lt{});
-    case BinaryOp::kLe: return g(Le{});
-    case BinaryOp::kGt: return g(Gt{});
-    case BinaryOp::kGe: return g(Ge{});
-    case BinaryOp::kLogicalAnd: return g(LogicalAnd{});
-    case BinaryOp::kLogicalOr: return g(LogicalOr{});
+  template <class T>
+  TS_HOST_DEVICE T grad_a(T g, T a, T b, T) const {
+    return a == b ? g / T(2) : a > b ? T(0) : g;
   }
-  return g(Eq{});  // unreachable
+  template <class T>
+  TS_HOST_DEVICE T grad_b(T g, T a, T b, T) const {
+    return a == b ? g / T(2) : a < b ? T(0) : g;
+  }
+};
+struct Div {
+  static constexpr GradReads kGradReads = kReadsInput;
+  template <class T>
+  TS_HOST_DEVICE T operator()(T a, T b) const {
+    return a / b;
+  }
+  template <class T>
+  TS_HOST_DEVICE T grad_a(T g, T, T b, T) const {
+    return g / b;
+  }
+  template <class T>
+  TS_HOST_DEVICE T grad_b(T g, T a, T b, T) const {
+    return -g * a / (b * b);
+  }
+};
+// PyTorch's masks: no gradient through a zero exponent, and none into the
+// exponent where the base is 0 and the exponent non-negative (log 0).
+struct Pow {
+  static constexpr GradReads kGradReads = kReadsInput;
+  template <class T>
+  TS_HOST_DEVICE T operator()(T a, T b) const {
+    return fm::pow(a, b);
+  }
+  template <class T>
+  TS_HOST_DEVICE T grad_a(T g, T a, T b, T) const {
+    return b == T(0) ? T(0) : g * b * fm::pow(a, b - T(1));
+  }
+  template <class T>
+  TS_HOST_DEVICE T grad_b(T g, T a, T b, T) const {
+    return a == T(0) && b >= T(0) ? T(0) : g * fm::pow(a, b) * fm::log(a);
+  }
+};
+// Binary cross-entropy of logit a against target b, unreduced:
+// max(a, 0) - a*b + log(1 + exp(-|a|)), which never overflows. Its gradient
+// sigmoid(a) - b is exact at a = 0, where the composition's abs and relu are
+// not differentiable.
+struct BceWithLogits {
+  static constexpr GradReads kGradReads = kReadsInput;
+  template <class T>
+  TS_HOST_DEVICE T operator()(T a, T b) const {
+    return (a > T(0) ? a : T(0)) - a * b + fm::log1p(fm::exp(-fm::fabs(a)));
+  }
+  template <class T>
+  TS_HOST_DEVICE T grad_a(T g, T a, T b, T) const {
+    return g * (T(1) / (T(1) + fm::exp(-a)) - b);
+  }
+  template <class T>
+  TS_HOST_DEVICE T grad_b(T g, T a, T, T) const {
+    return -g * a;
+  }
+};
+struct Eq {
+  template <class T>
+  TS_HOST_DEVICE bool operator()(T a, T b) const {
+    return a == b;
+  }
+};
+struct Ne {
+  template <class T>
+  TS_HOST_DEVICE bool operator()(T a, T b) const {
+    return a != b;
+  }
+};
+struct Lt {
+  template <class T>
+  TS_HOST_DEVICE bool operator()(T a, T b) const {
+    return a < b;
+  }
+};
+struct Le {
+  template <class T>
+  TS_HOST_DEVICE bool operator()(T a, T b) const {
+    return a <= b;
+  }
+};
+struct Gt {
+  template <class T>
+  TS_HOST_DEVICE bool operator()(T a, T b) const {
+    return a > b;
+  }
+};
+struct Ge {
+  template <class T>
+  TS_HOST_DEVICE bool operator()(T a, T b) const {
+    return a >= b;
+  }
+};
+struct LogicalAnd {
+  template <class T>
+  TS_HOST_DEVICE bool operator()(T a, T b) const {
+    return a != T(0) && b != T(0);
+  }
+};
+struct LogicalOr {
+  template <class T>
+  TS_HOST_DEVICE bool operator()(T a, T b) const {
+    return a != T(0) || b != T(0);
+  }
+};
+
+// A row's dtype rule as a type, so kernels can decide at compile time which
+// element types an op is instantiated for.
+template <DTypeRule kRule>
+struct Rule {
+  static constexpr DTypeRule value = kRule;
+};
+
+// Whether a kernel of an op with rule R exists for element type T (whose
+// floating-ness and bool-ness the backend knows): numeric ops take every
+// type but bool, floating ones floating types (ops convert other inputs
+// first), predicates every type.
+template <typename R, bool kIsFloat, bool kIsBool>
+constexpr bool rule_supports() {
+  if constexpr (R::value == DTypeRule::kPredicate)
+    return true;
+  else if constexpr (R::value == DTypeRule::kFloating)
+    return kIsFloat;
+  else
+    return !kIsBool;
+}
+
+// Calls f(Functor{}, Rule<rule>{}) for the op, from its op_table.h row.
+template <typename F>
+decltype(auto) visit_unary(UnaryOp op, F&& f) {
+  switch (op) {
+#define TS_VISIT_CASE(name, Functor, rule) \
+  case UnaryOp::k##Functor:                \
+    return f(Functor{}, Rule<DTypeRule::rule>{});
+    TS_UNARY_OPS(TS_VISIT_CASE)
+#undef TS_VISIT_CASE
+  }
+  return f(IsNan{}, Rule<DTypeRule::kPredicate>{});  // unreachable: every enumerator is handled
+}
+
+template <typename F>
+decltype(auto) visit_binary(BinaryOp op, F&& f) {
+  switch (op) {
+#define TS_VISIT_CASE(name, Functor, rule) \
+  case BinaryOp::k##Functor:               \
+    return f(Functor{}, Rule<DTypeRule::rule>{});
+    TS_BINARY_OPS(TS_VISIT_CASE)
+#undef TS_VISIT_CASE
+  }
+  return f(Eq{}, Rule<DTypeRule::kPredicate>{});  // unreachable
 }
 
 // ---- Reductions over an accumulator type A. Each reducer: identity(),
@@ -300,17 +684,26 @@ struct NormReducer {
   TS_HOST_DEVICE A identity() const { return A(0); }
   TS_HOST_DEVICE A transform(A x, int64_t) const {
     const A ax = fm::fabs(x);
-    if constexpr (kKind == NormKind::kTwo) return ax * ax;
-    else if constexpr (kKind == NormKind::kP) return fm::pow(ax, p);
-    else return ax;
+    if constexpr (kKind == NormKind::kTwo)
+      return ax * ax;
+    else if constexpr (kKind == NormKind::kP)
+      return fm::pow(ax, p);
+    else
+      return ax;
   }
   TS_HOST_DEVICE A combine(A a, A b) const {
-    if constexpr (kKind == NormKind::kInf) return Maximum{}(a, b); else return a + b;
+    if constexpr (kKind == NormKind::kInf)
+      return Maximum{}(a, b);
+    else
+      return a + b;
   }
   TS_HOST_DEVICE A finalize(A a) const {
-    if constexpr (kKind == NormKind::kTwo) return fm::sqrt(a);
-    else if constexpr (kKind == NormKind::kP) return fm::pow(a, A(1) / p);
-    else return a;
+    if constexpr (kKind == NormKind::kTwo)
+      return fm::sqrt(a);
+    else if constexpr (kKind == NormKind::kP)
+      return fm::pow(a, A(1) / p);
+    else
+      return a;
   }
 };
 
@@ -324,26 +717,43 @@ template <typename A, typename F>
 decltype(auto) visit_reduce(ReduceOp op, double param, int64_t count, F&& f) {
   if constexpr (!std::is_floating_point_v<A>) {
     switch (op) {
-      case ReduceOp::kSum: return f(SumReducer<A>{});
-      case ReduceOp::kMax: return f(ExtremumReducer<A, true>{});
-      case ReduceOp::kMin: return f(ExtremumReducer<A, false>{});
-      case ReduceOp::kArgMax: return f(ArgExtremumReducer<A, true>{});
-      case ReduceOp::kArgMin: return f(ArgExtremumReducer<A, false>{});
-      default: return f(UnsupportedReducer{});
+      case ReduceOp::kSum:
+        return f(SumReducer<A>{});
+      case ReduceOp::kMax:
+        return f(ExtremumReducer<A, true>{});
+      case ReduceOp::kMin:
+        return f(ExtremumReducer<A, false>{});
+      case ReduceOp::kArgMax:
+        return f(ArgExtremumReducer<A, true>{});
+      case ReduceOp::kArgMin:
+        return f(ArgExtremumReducer<A, false>{});
+      default:
+        return f(UnsupportedReducer{});
     }
   } else {
     switch (op) {
-      case ReduceOp::kSum: return f(SumReducer<A>{});
-      case ReduceOp::kMean: return f(SumReducer<A>{A(1) / A(count)});
-      case ReduceOp::kMax: return f(ExtremumReducer<A, true>{});
-      case ReduceOp::kMin: return f(ExtremumReducer<A, false>{});
-      case ReduceOp::kArgMax: return f(ArgExtremumReducer<A, true>{});
-      case ReduceOp::kArgMin: return f(ArgExtremumReducer<A, false>{});
-      case ReduceOp::kVar: return f(VarReducer<A>{A(param)});
-      case ReduceOp::kNorm1: return f(NormReducer<A, NormKind::kOne>{});
-      case ReduceOp::kNorm2: return f(NormReducer<A, NormKind::kTwo>{});
-      case ReduceOp::kNormInf: return f(NormReducer<A, NormKind::kInf>{});
-      case ReduceOp::kNormP: return f(NormReducer<A, NormKind::kP>{A(param)});
+      case ReduceOp::kSum:
+        return f(SumReducer<A>{});
+      case ReduceOp::kMean:
+        return f(SumReducer<A>{A(1) / A(count)});
+      case ReduceOp::kMax:
+        return f(ExtremumReducer<A, true>{});
+      case ReduceOp::kMin:
+        return f(ExtremumReducer<A, false>{});
+      case ReduceOp::kArgMax:
+        return f(ArgExtremumReducer<A, true>{});
+      case ReduceOp::kArgMin:
+        return f(ArgExtremumReducer<A, false>{});
+      case ReduceOp::kVar:
+        return f(VarReducer<A>{A(param)});
+      case ReduceOp::kNorm1:
+        return f(NormReducer<A, NormKind::kOne>{});
+      case ReduceOp::kNorm2:
+        return f(NormReducer<A, NormKind::kTwo>{});
+      case ReduceOp::kNormInf:
+        return f(NormReducer<A, NormKind::kInf>{});
+      case ReduceOp::kNormP:
+        return f(NormReducer<A, NormKind::kP>{A(param)});
     }
   }
   return f(UnsupportedReducer{});  // unreachable: every enumerator is handled

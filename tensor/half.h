@@ -42,8 +42,7 @@ inline float f32_from_f16_bits(uint16_t h) {
   const float normalized = f32_from_bits((two_w >> 4) + exp_offset) * 0x1.0p-112f;
   const float denormalized = f32_from_bits((two_w >> 17) | (126u << 23)) - 0.5f;
   const uint32_t denormalized_cutoff = 1u << 27;
-  return f32_from_bits(sign | (two_w < denormalized_cutoff ? bits_from_f32(denormalized)
-                                                           : bits_from_f32(normalized)));
+  return f32_from_bits(sign | (two_w < denormalized_cutoff ? bits_from_f32(denormalized) : bits_from_f32(normalized)));
 }
 
 inline uint16_t bf16_bits_from_f32(float f) {

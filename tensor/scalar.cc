@@ -6,9 +6,12 @@ namespace ts {
 
 std::string Scalar::to_string() const {
   switch (kind_) {
-    case Kind::kBool: return i_ ? "true" : "false";
-    case Kind::kInt: return absl::StrCat(i_);
-    case Kind::kFloat: return absl::StrCat(d_);
+    case Kind::kBool:
+      return i_ ? "true" : "false";
+    case Kind::kInt:
+      return absl::StrCat(i_);
+    case Kind::kFloat:
+      return absl::StrCat(d_);
   }
   return "";
 }

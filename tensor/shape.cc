@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/error.h"
 
 namespace ts {
 
@@ -23,43 +24,34 @@ Shape contiguous_strides(Dims shape) {
   return strides;
 }
 
-absl::StatusOr<Shape> broadcast_shapes(absl::string_view op, Dims a, Dims b) {
+Shape broadcast_shapes(absl::string_view op, Dims a, Dims b) {
   const size_t n = std::max(a.size(), b.size());
   Shape out(n);
   for (size_t i = 0; i < n; ++i) {
     const int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
     const int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
-    if (da != db && da != 1 && db != 1) {
-      return absl::InvalidArgumentError(absl::StrCat(op, ": shapes ", shape_str(a), " and ",
-                                                     shape_str(b), " are not broadcastable"));
-    }
+    TS_CHECK(da == db || da == 1 || db == 1, op, ": shapes ", shape_str(a), " and ", shape_str(b),
+             " are not broadcastable");
     out[i] = da == 1 ? db : da;
   }
   return out;
 }
 
-absl::StatusOr<int64_t> normalize_dim(absl::string_view op, int64_t dim, int64_t ndim) {
+int64_t normalize_dim(absl::string_view op, int64_t dim, int64_t ndim) {
   // A 0-d tensor accepts dim 0 and -1, as if it had one dim.
   const int64_t range = std::max<int64_t>(ndim, 1);
-  if (dim < -range || dim >= range) {
-    return absl::OutOfRangeError(absl::StrCat(op, ": dim ", dim, " is out of range for a tensor with ",
-                                              ndim, " dims"));
-  }
+  TS_CHECK_INDEX(dim >= -range && dim < range, op, ": dim ", dim, " is out of range for a tensor with ", ndim, " dims");
   return dim < 0 ? dim + range : dim;
 }
 
-absl::StatusOr<uint64_t> normalize_dim_mask(absl::string_view op, Dims dims, int64_t ndim) {
-  if (ndim > 64) return absl::InvalidArgumentError(absl::StrCat(op, ": more than 64 dims"));
+uint64_t normalize_dim_mask(absl::string_view op, Dims dims, int64_t ndim) {
+  TS_CHECK(ndim <= 64, op, ": more than 64 dims");
   if (dims.empty()) return ndim == 64 ? ~uint64_t{0} : (uint64_t{1} << ndim) - 1;
   uint64_t mask = 0;
   for (int64_t d : dims) {
-    auto nd = normalize_dim(op, d, ndim);
-    if (!nd.ok()) return nd.status();
-    if (mask & (uint64_t{1} << *nd)) {
-      return absl::InvalidArgumentError(absl::StrCat(op, ": dim ", d, " appears more than once in ",
-                                                     shape_str(dims)));
-    }
-    mask |= uint64_t{1} << *nd;
+    const int64_t nd = normalize_dim(op, d, ndim);
+    TS_CHECK(!(mask & (uint64_t{1} << nd)), op, ": dim ", d, " appears more than once in ", shape_str(dims));
+    mask |= uint64_t{1} << nd;
   }
   if (ndim == 0) mask = 0;
   return mask;

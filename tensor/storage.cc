@@ -1,6 +1,7 @@
 #include "tensor/storage.h"
 
 #include "absl/strings/str_cat.h"
+#include "base/error.h"
 #include "tensor/cpu_allocator.h"
 #include "tensor/cuda/caching_allocator.h"
 #include "tensor/cuda/device.h"
@@ -8,20 +9,18 @@
 
 namespace ts {
 
-absl::StatusOr<std::shared_ptr<Storage>> Storage::allocate(int64_t nbytes, Device device) {
-  if (nbytes < 0) return absl::InvalidArgumentError(absl::StrCat("negative allocation size ", nbytes));
+// The allocators are the runtime layer and report a Status (out of memory,
+// no such device); the op surface turns it into an Error here.
+std::shared_ptr<Storage> Storage::allocate(int64_t nbytes, Device device) {
+  TS_CHECK(nbytes >= 0, "allocate: negative size ", nbytes);
   if (device.is_cpu()) {
-    absl::StatusOr<void*> data = cpu_allocator::allocate(nbytes);
-    if (!data.ok()) return data.status();
-    return std::make_shared<Storage>(*data, nbytes, device,
-                                     [nbytes](void* p) { cpu_allocator::deallocate(p, nbytes); });
+    void* data = value_or_throw(cpu_allocator::allocate(nbytes));
+    return std::make_shared<Storage>(data, nbytes, device, [nbytes](void* p) { cpu_allocator::deallocate(p, nbytes); });
   }
-  if (auto s = cuda::check_device(device.index); !s.ok()) return s;
+  throw_if_error(cuda::check_device(device.index));
   cuda::CachingAllocator& allocator = cuda::caching_allocator(device.index);
-  absl::StatusOr<void*> data = allocator.allocate(nbytes, cuda::current_stream(device.index));
-  if (!data.ok()) return data.status();
-  return std::make_shared<Storage>(*data, nbytes, device,
-                                   [&allocator](void* p) { allocator.deallocate(p); });
+  void* data = value_or_throw(allocator.allocate(nbytes, cuda::current_stream(device.index)));
+  return std::make_shared<Storage>(data, nbytes, device, [&allocator](void* p) { allocator.deallocate(p); });
 }
 
 Storage::Storage(void* data, int64_t nbytes, Device device, std::function<void(void*)> deleter)

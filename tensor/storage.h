@@ -6,7 +6,6 @@
 #include <functional>
 #include <memory>
 
-#include "absl/status/statusor.h"
 #include "tensor/device.h"
 
 namespace ts {
@@ -15,8 +14,8 @@ class Storage {
  public:
   // CPU memory comes from the CPU allocator (64-byte aligned, large blocks
   // cached); CUDA memory from the device's caching allocator on the current
-  // stream.
-  static absl::StatusOr<std::shared_ptr<Storage>> allocate(int64_t nbytes, Device device);
+  // stream. Out of memory throws an Error of code kResourceExhausted.
+  static std::shared_ptr<Storage> allocate(int64_t nbytes, Device device);
 
   // Adopts memory owned elsewhere; `deleter` runs when the storage dies.
   Storage(void* data, int64_t nbytes, Device device, std::function<void(void*)> deleter);

@@ -7,8 +7,7 @@
 #include <array>
 #include <cstdint>
 
-#include "absl/status/statusor.h"
-#include "absl/strings/str_cat.h"
+#include "base/error.h"
 #include "tensor/host_device.h"
 #include "tensor/tensor.h"
 
@@ -48,11 +47,9 @@ struct StridedLayout {
 // Builds the layout; operands[k] == nullptr marks a scalar operand (all
 // strides 0). Every tensor must have operands[0]'s shape.
 template <int N>
-absl::StatusOr<StridedLayout<N>> make_layout(const std::array<const Tensor*, N>& operands) {
+StridedLayout<N> make_layout(const std::array<const Tensor*, N>& operands) {
   const Tensor& out = *operands[0];
-  if (out.dim() > 64) {
-    return absl::InvalidArgumentError(absl::StrCat("elementwise op on ", out.describe(), ": more than 64 dims"));
-  }
+  TS_CHECK(out.dim() <= 64, "elementwise op on ", out.describe(), ": more than 64 dims");
   StridedLayout<N> layout;
   layout.numel = out.numel();
   // Gather non-trivial dims innermost first, merging into the previous
@@ -76,11 +73,8 @@ absl::StatusOr<StridedLayout<N>> make_layout(const std::array<const Tensor*, N>&
     for (int k = 0; k < N; ++k) strides[k][n] = operands[k] ? operands[k]->strides()[d] : 0;
     ++n;
   }
-  if (n > kMaxLayoutDims) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "elementwise op on ", out.describe(), ": the operands' strides leave ", n,
-        " dims that cannot be merged (at most ", kMaxLayoutDims, " are supported); make them contiguous"));
-  }
+  TS_CHECK(n <= kMaxLayoutDims, "elementwise op on ", out.describe(), ": the operands' strides leave ", n,
+           " dims that cannot be merged (at most ", kMaxLayoutDims, " are supported); make them contiguous");
   layout.ndim = n;
   for (int d = 0; d < n; ++d) {
     layout.sizes[d] = sizes[n - 1 - d];

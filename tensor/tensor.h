@@ -1,14 +1,15 @@
 // Tensor: a strided view (shape, strides, offset, dtype) of shared storage on
 // one device. Copying a Tensor copies the view, not the data. The view methods
 // here only rewrite metadata and never copy; ops that compute or copy are free
-// functions in tensor/ops.h.
+// functions (and operators) in tensor/ops.h. Misuse - a bad dim, a shape
+// that does not fit - throws ts::Error naming the method and the tensor.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
-#include "absl/status/statusor.h"
 #include "tensor/device.h"
 #include "tensor/dtype.h"
 #include "tensor/shape.h"
@@ -22,14 +23,13 @@ class Tensor {
   Tensor(std::shared_ptr<Storage> storage, Shape shape, Shape strides, int64_t offset, DType dtype);
 
   // A fresh contiguous tensor with uninitialized contents.
-  static absl::StatusOr<Tensor> allocate(Dims shape, DType dtype, Device device);
+  static Tensor allocate(Dims shape, DType dtype, Device device);
 
   bool defined() const { return storage_ != nullptr; }
   const Shape& shape() const { return shape_; }
   const Shape& strides() const { return strides_; }
   int64_t dim() const { return static_cast<int64_t>(shape_.size()); }
-  // Size and stride of one dim; negative dims count from the end. The dim
-  // must be valid (checked fatally: an out-of-range dim here is a bug).
+  // Size and stride of one dim; negative dims count from the end.
   int64_t size(int64_t d) const;
   int64_t stride(int64_t d) const;
   int64_t numel() const { return numel_; }
@@ -44,7 +44,7 @@ class Tensor {
 
   // Address of the first element (nullptr for an empty tensor).
   void* raw_data() const;
-  // Typed address of the first element; T must match dtype() (checked fatally).
+  // Typed address of the first element; T must match dtype().
   template <typename T>
   T* data() const {
     check_element_type(dtype_of<T>);
@@ -55,24 +55,27 @@ class Tensor {
   std::string describe() const;
 
   // ---- Views: share storage, never copy. ----
-  // New shape with the same number of elements; one size may be -1. Fails
+  // New shape with the same number of elements; one size may be -1. Throws
   // when the strides cannot express it (use ts::reshape, which copies then).
-  absl::StatusOr<Tensor> view(Dims shape) const;
+  Tensor view(Dims shape) const;
+  // The same, or nullopt when the strides cannot express the shape (a shape
+  // of another element count still throws).
+  std::optional<Tensor> try_view(Dims shape) const;
   // Python-style slice of one dim: negative start/end count from the end,
   // both clamp to the dim's range; step must be positive.
-  absl::StatusOr<Tensor> slice(int64_t dim, int64_t start, int64_t end, int64_t step = 1) const;
+  Tensor slice(int64_t dim, int64_t start, int64_t end, int64_t step = 1) const;
   // `length` elements of `dim` from `start`; out-of-range is an error.
-  absl::StatusOr<Tensor> narrow(int64_t dim, int64_t start, int64_t length) const;
+  Tensor narrow(int64_t dim, int64_t start, int64_t length) const;
   // Index `index` of `dim`, which is removed.
-  absl::StatusOr<Tensor> select(int64_t dim, int64_t index) const;
-  absl::StatusOr<Tensor> transpose(int64_t dim0, int64_t dim1) const;
-  absl::StatusOr<Tensor> permute(Dims dims) const;
+  Tensor select(int64_t dim, int64_t index) const;
+  Tensor transpose(int64_t dim0, int64_t dim1) const;
+  Tensor permute(Dims dims) const;
   // Broadcasts size-1 dims (and new leading dims) to `shape` with stride 0;
   // -1 keeps a dim's size.
-  absl::StatusOr<Tensor> expand(Dims shape) const;
-  Tensor squeeze() const;  // drops every size-1 dim
-  absl::StatusOr<Tensor> squeeze(int64_t dim) const;  // no-op unless size 1
-  absl::StatusOr<Tensor> unsqueeze(int64_t dim) const;
+  Tensor expand(Dims shape) const;
+  Tensor squeeze() const;             // drops every size-1 dim
+  Tensor squeeze(int64_t dim) const;  // no-op unless size 1
+  Tensor unsqueeze(int64_t dim) const;
 
  private:
   void check_element_type(DType requested) const;

@@ -1,40 +1,28 @@
 // Host-side dtype dispatch for the CPU kernels: visit_dtype calls a generic
-// lambda with a tag carrying the element type, and Acc<T> is the type CPU
-// kernels compute in (float for f16/bf16 elementwise; double for float
-// reductions, which keeps long sums accurate at no cost on memory-bound loops).
+// lambda with a tag carrying the element type (tensor/dtype_dispatch.h with
+// ts::Half and ts::BFloat16), and Acc<T> is the type CPU kernels compute in
+// (float for f16/bf16 elementwise; double for float reductions, which keeps
+// long sums accurate at no cost on memory-bound loops).
 #pragma once
 
 #include <cstdint>
 #include <type_traits>
+#include <utility>
 
 #include "tensor/dtype.h"
+#include "tensor/dtype_dispatch.h"
 #include "tensor/half.h"
 
 namespace ts::cpu {
 
-template <typename T>
-struct TypeTag {
-  using type = T;
-};
-
 template <typename F>
 decltype(auto) visit_dtype(DType dtype, F&& f) {
-  switch (dtype) {
-    case DType::kBool: return f(TypeTag<bool>{});
-    case DType::kU8: return f(TypeTag<uint8_t>{});
-    case DType::kI32: return f(TypeTag<int32_t>{});
-    case DType::kI64: return f(TypeTag<int64_t>{});
-    case DType::kF16: return f(TypeTag<Half>{});
-    case DType::kBF16: return f(TypeTag<BFloat16>{});
-    case DType::kF32: return f(TypeTag<float>{});
-    case DType::kF64: return f(TypeTag<double>{});
-  }
-  return f(TypeTag<float>{});  // unreachable
+  return visit_dtype_as<Half, BFloat16>(dtype, std::forward<F>(f));
 }
 
 template <typename T>
-inline constexpr bool is_float_v = std::is_floating_point_v<T> || std::is_same_v<T, Half> ||
-                                   std::is_same_v<T, BFloat16>;
+inline constexpr bool is_float_v =
+    std::is_floating_point_v<T> || std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
 
 // Elementwise compute type.
 template <typename T>

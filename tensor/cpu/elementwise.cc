@@ -1,14 +1,15 @@
-// CPU elementwise kernels: copy/convert, fill, ranges, random numbers, and
-// the unary, binary and where families.
+// CPU elementwise kernels: copy/convert, fill, ranges, random numbers, the
+// unary, binary and where families, and the fused gradients of the unary and
+// binary ops.
 #include <cstring>
+#include <tuple>
+#include <utility>
 
-#include "absl/strings/str_cat.h"
 #include "tensor/cpu/cpu_backend.h"
 #include "tensor/cpu/dispatch.h"
 #include "tensor/cpu/parallel.h"
 #include "tensor/cpu/strided_loop.h"
 #include "tensor/functors.h"
-#include "tensor/status_macros.h"
 
 namespace ts::cpu {
 namespace {
@@ -18,19 +19,9 @@ T* ptr(const Tensor& t) {
   return static_cast<T*>(t.raw_data());
 }
 
-// Value-returning functors take numeric types (float-only ones, floating
-// types); bool-returning ones take every type.
-template <typename F, typename T>
-constexpr bool supports() {
-  if constexpr (requires { F::kFloatOnly; }) {
-    return !std::is_same_v<T, bool> && (!F::kFloatOnly || is_float_v<T>);
-  } else {
-    return true;
-  }
-}
-
-absl::Status unsupported(const char* op, DType dtype) {
-  return absl::InternalError(absl::StrCat("cpu ", op, ": no kernel for ", dtype_name(dtype)));
+template <typename Rule, typename T>
+constexpr bool has_kernel() {
+  return kernel_exists<Rule, T, is_float_v<T>>();
 }
 
 // A tensor-or-scalar input of element type T, read as Acc<T>.
@@ -50,6 +41,8 @@ struct Input {
     }
     return in;
   }
+  // A saved value a gradient does not read: the constant 0, never loaded.
+  static Input of_optional(const Tensor& t) { return t.defined() ? of(Operand(t)) : of(Operand(Scalar(0))); }
   Acc<T> at(int64_t offset) const { return scalar ? value : load(data[offset]); }
 };
 
@@ -77,6 +70,23 @@ void binary_kernel(const StridedLayout<3>& layout, R* out, Input<T> a, Input<T> 
   });
 }
 
+// out = f(in...) for the gradient kernels: a vectorizable loop when every
+// operand is a tensor walked with unit stride, else each input read through
+// its stride (or as its scalar).
+template <typename T, typename F, typename... In, size_t... K>
+void map_kernel(const StridedLayout<1 + sizeof...(In)>& layout, T* out, const F& f, std::index_sequence<K...>,
+                const In&... in) {
+  for_each_run(layout, [&](const int64_t* off, int64_t n, const int64_t* st) {
+    T* o = out + off[0];
+    if (st[0] == 1 && ((!in.scalar && st[K + 1] == 1) && ...)) {
+      const auto bases = std::make_tuple((in.data + off[K + 1])...);
+      for (int64_t i = 0; i < n; ++i) o[i] = store<T>(f(load(std::get<K>(bases)[i])...));
+    } else {
+      for (int64_t i = 0; i < n; ++i) o[i * st[0]] = store<T>(f(in.at(off[K + 1] + i * st[K + 1])...));
+    }
+  });
+}
+
 template <typename S, typename D>
 void convert_kernel(const StridedLayout<2>& layout, D* out, const S* in) {
   for_each_run(layout, [&](const int64_t* off, int64_t n, const int64_t* st) {
@@ -98,8 +108,8 @@ void convert_kernel(const StridedLayout<2>& layout, D* out, const S* in) {
 
 }  // namespace
 
-absl::Status CpuBackend::copy(const Tensor& src, const Tensor& out) {
-  ASSIGN_OR_RETURN(auto layout, make_layout<2>({&out, &src}));
+void CpuBackend::copy(const Tensor& src, const Tensor& out) {
+  const auto layout = make_layout<2>({&out, &src});
   visit_dtype(src.dtype(), [&](auto s) {
     using S = typename decltype(s)::type;
     visit_dtype(out.dtype(), [&](auto d) {
@@ -107,17 +117,15 @@ absl::Status CpuBackend::copy(const Tensor& src, const Tensor& out) {
       convert_kernel<S, D>(layout, ptr<D>(out), ptr<S>(src));
     });
   });
-  return absl::OkStatus();
 }
 
-absl::Status CpuBackend::transfer(const Tensor& src, const Tensor& dst) {
+void CpuBackend::transfer(const Tensor& src, const Tensor& dst) {
   // Host to host: the only transfer this backend sees.
   std::memcpy(dst.raw_data(), src.raw_data(), src.numel() * src.itemsize());
-  return absl::OkStatus();
 }
 
-absl::Status CpuBackend::fill(const Tensor& out, const Scalar& value) {
-  ASSIGN_OR_RETURN(auto layout, make_layout<1>({&out}));
+void CpuBackend::fill(const Tensor& out, const Scalar& value) {
+  const auto layout = make_layout<1>({&out});
   visit_dtype(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T v = value.to<T>();
@@ -131,10 +139,9 @@ absl::Status CpuBackend::fill(const Tensor& out, const Scalar& value) {
       }
     });
   });
-  return absl::OkStatus();
 }
 
-absl::Status CpuBackend::arange(const Tensor& out, double start, double step) {
+void CpuBackend::arange(const Tensor& out, double start, double step) {
   visit_dtype(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     T* o = ptr<T>(out);
@@ -142,11 +149,9 @@ absl::Status CpuBackend::arange(const Tensor& out, double start, double step) {
       for (int64_t i = begin; i < end; ++i) o[i] = store<T>(start + static_cast<double>(i) * step);
     });
   });
-  return absl::OkStatus();
 }
 
-absl::Status CpuBackend::random(RandomKind kind, const Tensor& out, PhiloxKey key, double a, double b,
-                                const Tensor& probs) {
+void CpuBackend::random(RandomKind kind, const Tensor& out, PhiloxKey key, double a, double b, const Tensor& probs) {
   const int64_t n = out.numel();
   auto run = [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -157,13 +162,22 @@ absl::Status CpuBackend::random(RandomKind kind, const Tensor& out, PhiloxKey ke
         for (int64_t g = g0; g < g1; ++g) {
           double v[2];
           const Philox4 w = philox_group(key, g);
-          if (kind == RandomKind::kNormal) normal2_f64(w, v); else uniform2_f64(w, v);
+          if (kind == RandomKind::kNormal)
+            normal2_f64(w, v);
+          else
+            uniform2_f64(w, v);
           for (int64_t j = 0; j < 2 && 2 * g + j < n; ++j) {
             const int64_t i = 2 * g + j;
             switch (kind) {
-              case RandomKind::kUniform: o[i] = mul_add_unfused(b - a, v[j], a); break;
-              case RandomKind::kNormal: o[i] = mul_add_unfused(b, v[j], a); break;
-              case RandomKind::kBernoulli: o[i] = v[j] < (p ? p[i] : a) ? 1.0 : 0.0; break;
+              case RandomKind::kUniform:
+                o[i] = mul_add_unfused(b - a, v[j], a);
+                break;
+              case RandomKind::kNormal:
+                o[i] = mul_add_unfused(b, v[j], a);
+                break;
+              case RandomKind::kBernoulli:
+                o[i] = v[j] < (p ? p[i] : a) ? 1.0 : 0.0;
+                break;
             }
           }
         }
@@ -179,13 +193,20 @@ absl::Status CpuBackend::random(RandomKind kind, const Tensor& out, PhiloxKey ke
         for (int64_t g = g0; g < g1; ++g) {
           float v[4];
           const Philox4 w = philox_group(key, g);
-          if (kind == RandomKind::kNormal) normal4(w, v); else uniform4(w, bits, v);
+          if (kind == RandomKind::kNormal)
+            normal4(w, v);
+          else
+            uniform4(w, bits, v);
           for (int64_t j = 0; j < 4 && 4 * g + j < n; ++j) {
             const int64_t i = 4 * g + j;
             float r = 0;
             switch (kind) {
-              case RandomKind::kUniform: r = mul_add_unfused(span, v[j], lo); break;
-              case RandomKind::kNormal: r = mul_add_unfused(stddev, v[j], mean); break;
+              case RandomKind::kUniform:
+                r = mul_add_unfused(span, v[j], lo);
+                break;
+              case RandomKind::kNormal:
+                r = mul_add_unfused(stddev, v[j], mean);
+                break;
               case RandomKind::kBernoulli:
                 r = static_cast<double>(v[j]) < (p ? static_cast<double>(load(p[i])) : a) ? 1.0f : 0.0f;
                 break;
@@ -195,27 +216,30 @@ absl::Status CpuBackend::random(RandomKind kind, const Tensor& out, PhiloxKey ke
         }
       });
     }
-    return absl::OkStatus();
   };
   switch (out.dtype()) {
-    case DType::kF16: return run(TypeTag<Half>{});
-    case DType::kBF16: return run(TypeTag<BFloat16>{});
-    case DType::kF32: return run(TypeTag<float>{});
-    case DType::kF64: return run(TypeTag<double>{});
-    default: return unsupported("random", out.dtype());
+    case DType::kF16:
+      return run(TypeTag<Half>{});
+    case DType::kBF16:
+      return run(TypeTag<BFloat16>{});
+    case DType::kF32:
+      return run(TypeTag<float>{});
+    case DType::kF64:
+      return run(TypeTag<double>{});
+    default:
+      no_kernel("cpu", "random", out.dtype());
   }
 }
 
-absl::Status CpuBackend::unary(UnaryOp op, const Tensor& a, const Tensor& out) {
-  ASSIGN_OR_RETURN(auto layout, make_layout<2>({&out, &a}));
-  return visit_dtype(a.dtype(), [&](auto tag) -> absl::Status {
+void CpuBackend::unary(UnaryOp op, const Tensor& a, const Tensor& out) {
+  const auto layout = make_layout<2>({&out, &a});
+  visit_dtype(a.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    auto apply = [&](auto f, auto result_tag) -> absl::Status {
-      using F = decltype(f);
-      using R = typename decltype(result_tag)::type;
-      if constexpr (!supports<F, T>()) {
-        return unsupported(op_name(op), a.dtype());
+    functors::visit_unary(op, [&](auto f, auto rule) {
+      if constexpr (!has_kernel<decltype(rule), T>()) {
+        no_kernel("cpu", op_name(op), a.dtype());
       } else {
+        using R = std::conditional_t<decltype(rule)::value == DTypeRule::kPredicate, bool, T>;
         const T* in = ptr<T>(a);
         R* o = ptr<R>(out);
         for_each_run(layout, [&](const int64_t* off, int64_t n, const int64_t* st) {
@@ -225,40 +249,30 @@ absl::Status CpuBackend::unary(UnaryOp op, const Tensor& a, const Tensor& out) {
             for (int64_t i = 0; i < n; ++i) o[off[0] + i * st[0]] = store<R>(f(load(in[off[1] + i * st[1]])));
           }
         });
-        return absl::OkStatus();
       }
-    };
-    return functors::visit_unary(
-        op, [&](auto f) { return apply(f, TypeTag<T>{}); },
-        [&](auto f) { return apply(f, TypeTag<bool>{}); });
+    });
   });
 }
 
-absl::Status CpuBackend::binary(BinaryOp op, const Operand& a, const Operand& b, const Tensor& out) {
-  ASSIGN_OR_RETURN(auto layout,
-                   make_layout<3>({&out, a.is_scalar() ? nullptr : &a.tensor, b.is_scalar() ? nullptr : &b.tensor}));
+void CpuBackend::binary(BinaryOp op, const Operand& a, const Operand& b, const Tensor& out) {
+  const auto layout = make_layout<3>({&out, a.is_scalar() ? nullptr : &a.tensor, b.is_scalar() ? nullptr : &b.tensor});
   const DType dtype = a.is_scalar() ? b.tensor.dtype() : a.tensor.dtype();
-  return visit_dtype(dtype, [&](auto tag) -> absl::Status {
+  visit_dtype(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    auto apply = [&](auto f, auto result_tag) -> absl::Status {
-      using F = decltype(f);
-      using R = typename decltype(result_tag)::type;
-      if constexpr (!supports<F, T>()) {
-        return unsupported(op_name(op), dtype);
+    functors::visit_binary(op, [&](auto f, auto rule) {
+      if constexpr (!has_kernel<decltype(rule), T>()) {
+        no_kernel("cpu", op_name(op), dtype);
       } else {
+        using R = std::conditional_t<decltype(rule)::value == DTypeRule::kPredicate, bool, T>;
         binary_kernel<T, R>(layout, ptr<R>(out), Input<T>::of(a), Input<T>::of(b), f);
-        return absl::OkStatus();
       }
-    };
-    return functors::visit_binary(
-        op, [&](auto f) { return apply(f, TypeTag<T>{}); },
-        [&](auto f) { return apply(f, TypeTag<bool>{}); });
+    });
   });
 }
 
-absl::Status CpuBackend::where(const Tensor& cond, const Operand& a, const Operand& b, const Tensor& out) {
-  ASSIGN_OR_RETURN(auto layout, make_layout<4>({&out, &cond, a.is_scalar() ? nullptr : &a.tensor,
-                                                b.is_scalar() ? nullptr : &b.tensor}));
+void CpuBackend::where(const Tensor& cond, const Operand& a, const Operand& b, const Tensor& out) {
+  const auto layout =
+      make_layout<4>({&out, &cond, a.is_scalar() ? nullptr : &a.tensor, b.is_scalar() ? nullptr : &b.tensor});
   visit_dtype(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const Input<T> ia = Input<T>::of(a), ib = Input<T>::of(b);
@@ -266,12 +280,59 @@ absl::Status CpuBackend::where(const Tensor& cond, const Operand& a, const Opera
     T* o = ptr<T>(out);
     for_each_run(layout, [&](const int64_t* off, int64_t n, const int64_t* st) {
       for (int64_t i = 0; i < n; ++i) {
-        o[off[0] + i * st[0]] = store<T>(c[off[1] + i * st[1]] ? ia.at(off[2] + i * st[2])
-                                                               : ib.at(off[3] + i * st[3]));
+        o[off[0] + i * st[0]] = store<T>(c[off[1] + i * st[1]] ? ia.at(off[2] + i * st[2]) : ib.at(off[3] + i * st[3]));
       }
     });
   });
-  return absl::OkStatus();
+}
+
+// The gradient functors exist for floating types only; the ops send nothing
+// else.
+template <typename T>
+constexpr bool has_grad_kernel() {
+  return std::is_floating_point_v<T> || std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
+}
+
+void CpuBackend::unary_grad(UnaryOp op, const Tensor& grad, const Tensor& x, const Tensor& y, const Tensor& out) {
+  const auto layout = make_layout<4>({&out, &grad, x.defined() ? &x : nullptr, y.defined() ? &y : nullptr});
+  visit_dtype(out.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    functors::visit_unary(op, [&](auto f, auto rule) {
+      if constexpr (!has_grad_kernel<T>() || decltype(rule)::value == DTypeRule::kPredicate) {
+        no_kernel("cpu", op_name(op), out.dtype());
+      } else {
+        using A = Acc<T>;
+        map_kernel(
+            layout, ptr<T>(out), [f](A g, A xv, A yv) { return f.grad(g, xv, yv); }, std::index_sequence<0, 1, 2>{},
+            Input<T>::of(Operand(grad)), Input<T>::of_optional(x), Input<T>::of_optional(y));
+      }
+    });
+  });
+}
+
+void CpuBackend::binary_grad(BinaryOp op, int input, const Tensor& grad, const Operand& a, const Operand& b,
+                             const Tensor& y, const Tensor& out) {
+  const auto layout = make_layout<5>({&out, &grad, a.is_scalar() ? nullptr : &a.tensor,
+                                      b.is_scalar() ? nullptr : &b.tensor, y.defined() ? &y : nullptr});
+  visit_dtype(out.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    functors::visit_binary(op, [&](auto f, auto rule) {
+      if constexpr (!has_grad_kernel<T>() || decltype(rule)::value == DTypeRule::kPredicate) {
+        no_kernel("cpu", op_name(op), out.dtype());
+      } else {
+        using A = Acc<T>;
+        const auto run = [&](auto partial) {
+          map_kernel(layout, ptr<T>(out), partial, std::index_sequence<0, 1, 2, 3>{}, Input<T>::of(Operand(grad)),
+                     Input<T>::of(a), Input<T>::of(b), Input<T>::of_optional(y));
+        };
+        if (input == 0) {
+          run([f](A g, A av, A bv, A yv) { return f.grad_a(g, av, bv, yv); });
+        } else {
+          run([f](A g, A av, A bv, A yv) { return f.grad_b(g, av, bv, yv); });
+        }
+      }
+    });
+  });
 }
 
 }  // namespace ts::cpu

@@ -30,7 +30,7 @@ constexpr int64_t kGrainBytes = 1 << 16;
 
 }  // namespace
 
-absl::Status CpuBackend::cat(absl::Span<const Tensor> inputs, int64_t dim, const Tensor& out) {
+void CpuBackend::cat(absl::Span<const Tensor> inputs, int64_t dim, const Tensor& out) {
   const Around o = around(out, dim);
   const int64_t item = out.itemsize();
   char* dst = static_cast<char*>(out.raw_data());
@@ -48,10 +48,9 @@ absl::Status CpuBackend::cat(absl::Span<const Tensor> inputs, int64_t dim, const
     }
     position += i.size;
   }
-  return absl::OkStatus();
 }
 
-absl::Status CpuBackend::index_select(const Tensor& in, int64_t dim, const Tensor& index, const Tensor& out) {
+void CpuBackend::index_select(const Tensor& in, int64_t dim, const Tensor& index, const Tensor& out) {
   const Around i = around(in, dim);
   const int64_t n = index.numel();
   const int64_t* idx = static_cast<const int64_t*>(index.raw_data());
@@ -64,7 +63,6 @@ absl::Status CpuBackend::index_select(const Tensor& in, int64_t dim, const Tenso
       std::memcpy(dst + t * run, src + (k * i.size + idx[j]) * run, run);
     }
   });
-  return absl::OkStatus();
 }
 
 namespace {
@@ -94,29 +92,26 @@ void for_each_index(const Tensor& index, int64_t dim, const Tensor& target, int6
 
 }  // namespace
 
-absl::Status CpuBackend::gather(const Tensor& in, int64_t dim, const Tensor& index, const Tensor& out) {
+void CpuBackend::gather(const Tensor& in, int64_t dim, const Tensor& index, const Tensor& out) {
   visit_dtype(in.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* src = static_cast<const T*>(in.raw_data());
     T* dst = static_cast<T*>(out.raw_data());
     for_each_index(index, dim, in, 4096, [&](int64_t p, int64_t source) { dst[p] = src[source]; });
   });
-  return absl::OkStatus();
 }
 
-absl::Status CpuBackend::scatter_add(const Tensor& out, int64_t dim, const Tensor& index, const Tensor& src) {
+void CpuBackend::scatter_add(const Tensor& out, int64_t dim, const Tensor& index, const Tensor& src) {
   // Repeated indices make positions collide, so this one runs on one thread.
-  return visit_dtype(out.dtype(), [&](auto tag) -> absl::Status {
+  visit_dtype(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_same_v<T, bool>) {
-      return absl::InternalError("cpu scatter_add: no kernel for bool");
+      no_kernel("cpu", "scatter_add", out.dtype());
     } else {
       const T* values = static_cast<const T*>(src.raw_data());
       T* dst = static_cast<T*>(out.raw_data());
-      for_each_index(index, dim, out, index.numel(), [&](int64_t p, int64_t target) {
-        dst[target] = store<T>(load(dst[target]) + load(values[p]));
-      });
-      return absl::OkStatus();
+      for_each_index(index, dim, out, index.numel(),
+                     [&](int64_t p, int64_t target) { dst[target] = store<T>(load(dst[target]) + load(values[p])); });
     }
   });
 }

@@ -3,9 +3,8 @@
 // GEMM), with the product rounded once.
 #include <cblas.h>
 
-#include "absl/strings/str_cat.h"
 #include "tensor/cpu/cpu_backend.h"
-#include "tensor/status_macros.h"
+#include "tensor/dtype_dispatch.h"
 
 namespace ts::cpu {
 namespace {
@@ -32,33 +31,35 @@ void batched_gemm(const Tensor& a, const Tensor& b, const Tensor& out, Gemm gemm
   T* po = static_cast<T*>(out.raw_data());
   // OpenBLAS threads each GEMM itself.
   for (int64_t i = 0; i < batch; ++i) {
-    gemm(CblasRowMajor, ga.trans, gb.trans, m, n, k, T(1), pa + i * a.stride(0), ga.ld, pb + i * b.stride(0),
-         gb.ld, T(0), po + i * m * n, n);
+    gemm(CblasRowMajor, ga.trans, gb.trans, m, n, k, T(1), pa + i * a.stride(0), ga.ld, pb + i * b.stride(0), gb.ld,
+         T(0), po + i * m * n, n);
   }
 }
 
 }  // namespace
 
-absl::Status CpuBackend::matmul(const Tensor& a, const Tensor& b, const Tensor& out) {
+void CpuBackend::matmul(const Tensor& a, const Tensor& b, const Tensor& out) {
   switch (out.dtype()) {
     case DType::kF32:
       batched_gemm<float>(a, b, out, cblas_sgemm);
-      return absl::OkStatus();
+      return;
     case DType::kF64:
       batched_gemm<double>(a, b, out, cblas_dgemm);
-      return absl::OkStatus();
+      return;
     case DType::kF16:
     case DType::kBF16: {
-      ASSIGN_OR_RETURN(Tensor a32, Tensor::allocate(a.shape(), DType::kF32, a.device()));
-      ASSIGN_OR_RETURN(Tensor b32, Tensor::allocate(b.shape(), DType::kF32, b.device()));
-      ASSIGN_OR_RETURN(Tensor out32, Tensor::allocate(out.shape(), DType::kF32, out.device()));
-      RETURN_IF_ERROR(copy(a, a32));
-      RETURN_IF_ERROR(copy(b, b32));
+      // f32 GEMM, rounded once on store (the CPU has no half kernels).
+      const Tensor a32 = Tensor::allocate(a.shape(), DType::kF32, a.device());
+      const Tensor b32 = Tensor::allocate(b.shape(), DType::kF32, b.device());
+      const Tensor out32 = Tensor::allocate(out.shape(), DType::kF32, out.device());
+      copy(a, a32);
+      copy(b, b32);
       batched_gemm<float>(a32, b32, out32, cblas_sgemm);
-      return copy(out32, out);
+      copy(out32, out);
+      return;
     }
     default:
-      return absl::InternalError(absl::StrCat("cpu matmul: no kernel for ", dtype_name(out.dtype())));
+      no_kernel("cpu", "matmul", out.dtype());
   }
 }
 

@@ -2,7 +2,6 @@
 #include <cmath>
 #include <vector>
 
-#include "absl/strings/str_cat.h"
 #include "tensor/cpu/cpu_backend.h"
 #include "tensor/cpu/dispatch.h"
 #include "tensor/cpu/parallel.h"
@@ -12,7 +11,7 @@ namespace ts::cpu {
 namespace {
 
 constexpr int64_t kReduceGrain = 16384;  // input elements per parallel chunk
-constexpr int kLanes = 8;                 // independent accumulators per row
+constexpr int kLanes = 8;                // independent accumulators per row
 
 // Combines x[begin, end) (stride `stride`, logical positions from `begin`)
 // into one accumulator, spreading consecutive elements over kLanes
@@ -89,33 +88,31 @@ void reduce_kernel(const T* in, R* out, ReduceGeometry g, const Reducer& r) {
 
 }  // namespace
 
-absl::Status CpuBackend::reduce(ReduceOp op, const Tensor& in, ReduceGeometry geometry, double param,
-                                const Tensor& out) {
-  return visit_dtype(in.dtype(), [&](auto tag) -> absl::Status {
+void CpuBackend::reduce(ReduceOp op, const Tensor& in, ReduceGeometry geometry, double param, const Tensor& out) {
+  visit_dtype(in.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_same_v<T, bool>) {
-      return absl::InternalError(absl::StrCat("cpu ", op_name(op), ": no kernel for bool"));
+      no_kernel("cpu", op_name(op), in.dtype());
     } else {
-      return functors::visit_reduce<ReduceAcc<T>>(op, param, geometry.reduced, [&](auto r) -> absl::Status {
+      functors::visit_reduce<ReduceAcc<T>>(op, param, geometry.reduced, [&](auto r) {
         using Reducer = decltype(r);
         if constexpr (std::is_same_v<Reducer, functors::UnsupportedReducer>) {
-          return absl::InternalError(absl::StrCat("cpu ", op_name(op), ": no kernel for ", dtype_name(in.dtype())));
+          no_kernel("cpu", op_name(op), in.dtype());
         } else {
           // Arg reductions write i64 indices, the others the input's type.
           using R = std::conditional_t<functors::kReturnsIndex<Reducer>, int64_t, T>;
           reduce_kernel(static_cast<const T*>(in.raw_data()), static_cast<R*>(out.raw_data()), geometry, r);
-          return absl::OkStatus();
         }
       });
     }
   });
 }
 
-absl::Status CpuBackend::softmax(const Tensor& in, ReduceGeometry g, bool log, const Tensor& out) {
-  return visit_dtype(in.dtype(), [&](auto tag) -> absl::Status {
+void CpuBackend::softmax(const Tensor& in, ReduceGeometry g, bool log, const Tensor& out) {
+  visit_dtype(in.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (!is_float_v<T>) {
-      return absl::InternalError(absl::StrCat("cpu softmax: no kernel for ", dtype_name(in.dtype())));
+      no_kernel("cpu", "softmax", in.dtype());
     } else {
       using A = ReduceAcc<T>;  // double: exact enough to be a reference too
       const T* x = static_cast<const T*>(in.raw_data());
@@ -139,7 +136,6 @@ absl::Status CpuBackend::softmax(const Tensor& in, ReduceGeometry g, bool log, c
                        }
                      }
                    });
-      return absl::OkStatus();
     }
   });
 }

@@ -1,10 +1,32 @@
 // Combining per-thread partial results across the threads that share one
-// row, for the reduction and softmax kernels. CUDA-only (device code).
+// row, for the reduction, softmax and cross-entropy kernels, and the launch
+// shape of a kernel with a block row per tensor row. CUDA-only.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 namespace ts::cuda {
+
+// The most threads a row kernel gives one row (its __launch_bounds__ and the
+// size of its scratch).
+constexpr int kMaxRowThreads = 512;
+
+// Blocks of `lanes` threads along x per row, lanes a power of two for about
+// 8 elements each up to kMaxRowThreads, and 256-thread blocks holding
+// several rows (along y) when rows are short.
+inline dim3 row_block(int64_t row_length) {
+  int lanes = 1;
+  while (lanes < kMaxRowThreads && lanes * 8 < row_length) lanes *= 2;
+  return dim3(lanes, std::max(1, 256 / lanes));
+}
+
+struct PlusCombine {
+  template <typename A>
+  __device__ A operator()(A a, A b) const {
+    return a + b;
+  }
+};
 
 // __shfl_xor_sync for any trivially copyable value, moved as 32-bit words:
 // accumulators can be structs (ArgExtremum's value and index, Welford's

@@ -15,28 +15,25 @@ struct CachingAllocator::Block {
   cudaStream_t stream;
   size_t size;
   char* ptr;
-  bool small;             // which pool, fixed at segment creation
+  bool small;              // which pool, fixed at segment creation
   bool allocated = false;  // handed out, or freed but awaiting other streams
-  Block* prev = nullptr;  // neighbours within the same segment
+  Block* prev = nullptr;   // neighbours within the same segment
   Block* next = nullptr;
   std::set<cudaStream_t> used_by;  // other streams (record_stream)
 };
 
 bool CachingAllocator::BlockOrder::operator()(const Block* a, const Block* b) const {
-  return std::make_tuple(reinterpret_cast<uintptr_t>(a->stream), a->size,
-                         reinterpret_cast<uintptr_t>(a->ptr)) <
-         std::make_tuple(reinterpret_cast<uintptr_t>(b->stream), b->size,
-                         reinterpret_cast<uintptr_t>(b->ptr));
+  return std::make_tuple(reinterpret_cast<uintptr_t>(a->stream), a->size, reinterpret_cast<uintptr_t>(a->ptr)) <
+         std::make_tuple(reinterpret_cast<uintptr_t>(b->stream), b->size, reinterpret_cast<uintptr_t>(b->ptr));
 }
 
 std::string AllocatorStats::to_string() const {
-  return absl::StrCat("allocated ", allocated_bytes, " B (peak ", peak_allocated_bytes,
-                      " B), reserved ", reserved_bytes, " B (peak ", peak_reserved_bytes, " B), ",
-                      num_device_mallocs, " cudaMalloc / ", num_device_frees, " cudaFree calls");
+  return absl::StrCat("allocated ", allocated_bytes, " B (peak ", peak_allocated_bytes, " B), reserved ",
+                      reserved_bytes, " B (peak ", peak_reserved_bytes, " B), ", num_device_mallocs, " cudaMalloc / ",
+                      num_device_frees, " cudaFree calls");
 }
 
-CachingAllocator::CachingAllocator(std::unique_ptr<DeviceMemory> device)
-    : device_(std::move(device)) {}
+CachingAllocator::CachingAllocator(std::unique_ptr<DeviceMemory> device) : device_(std::move(device)) {}
 
 CachingAllocator::~CachingAllocator() {
   std::lock_guard<std::mutex> lock(mu_);
@@ -51,9 +48,7 @@ CachingAllocator::~CachingAllocator() {
   release_cached_segments();
 }
 
-size_t CachingAllocator::round_size(size_t bytes) {
-  return std::max(kRound, (bytes + kRound - 1) / kRound * kRound);
-}
+size_t CachingAllocator::round_size(size_t bytes) { return std::max(kRound, (bytes + kRound - 1) / kRound * kRound); }
 
 size_t CachingAllocator::segment_size(size_t rounded) {
   if (rounded <= kSmallRequest) return kSmallSegment;
@@ -62,8 +57,7 @@ size_t CachingAllocator::segment_size(size_t rounded) {
   return (rounded + kGranule - 1) / kGranule * kGranule;
 }
 
-CachingAllocator::Block* CachingAllocator::find_free_block(Pool& pool, size_t size,
-                                                           cudaStream_t stream) {
+CachingAllocator::Block* CachingAllocator::find_free_block(Pool& pool, size_t size, cudaStream_t stream) {
   Block key{stream, size, nullptr, false};
   auto it = pool.lower_bound(&key);
   if (it == pool.end() || (*it)->stream != stream) return nullptr;
@@ -72,9 +66,7 @@ CachingAllocator::Block* CachingAllocator::find_free_block(Pool& pool, size_t si
   return block;
 }
 
-absl::StatusOr<CachingAllocator::Block*> CachingAllocator::new_segment(size_t size,
-                                                                      cudaStream_t stream,
-                                                                      bool small) {
+absl::StatusOr<CachingAllocator::Block*> CachingAllocator::new_segment(size_t size, cudaStream_t stream, bool small) {
   const size_t bytes = segment_size(size);
   absl::StatusOr<void*> ptr = device_->malloc(bytes);
   if (!ptr.ok() && ptr.status().code() == absl::StatusCode::kResourceExhausted) {
@@ -86,9 +78,8 @@ absl::StatusOr<CachingAllocator::Block*> CachingAllocator::new_segment(size_t si
   }
   if (!ptr.ok()) {
     return absl::Status(ptr.status().code(),
-                        absl::StrCat("CUDA caching allocator: cannot allocate ", size,
-                                     " bytes (segment of ", bytes, " bytes); ", stats_.to_string(),
-                                     ": ", ptr.status().message()));
+                        absl::StrCat("CUDA caching allocator: cannot allocate ", size, " bytes (segment of ", bytes,
+                                     " bytes); ", stats_.to_string(), ": ", ptr.status().message()));
   }
   stats_.num_device_mallocs++;
   stats_.reserved_bytes += bytes;

@@ -29,13 +29,13 @@
 namespace ts::cuda {
 
 struct AllocatorStats {
-  int64_t allocated_bytes = 0;       // in blocks handed out now (rounded sizes)
-  int64_t reserved_bytes = 0;        // in segments held from the device
+  int64_t allocated_bytes = 0;  // in blocks handed out now (rounded sizes)
+  int64_t reserved_bytes = 0;   // in segments held from the device
   int64_t peak_allocated_bytes = 0;
   int64_t peak_reserved_bytes = 0;
-  int64_t num_allocations = 0;       // allocate() calls that succeeded
-  int64_t num_device_mallocs = 0;    // segments obtained (cudaMalloc calls)
-  int64_t num_device_frees = 0;      // segments released (cudaFree calls)
+  int64_t num_allocations = 0;     // allocate() calls that succeeded
+  int64_t num_device_mallocs = 0;  // segments obtained (cudaMalloc calls)
+  int64_t num_device_frees = 0;    // segments released (cudaFree calls)
   std::string to_string() const;
 };
 

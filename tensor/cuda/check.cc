@@ -28,8 +28,7 @@ absl::StatusCode status_code_of(cudaError_t e) {
   }
 }
 
-absl::Status call_error(absl::StatusCode code, const std::string& error, const char* call,
-                        const char* file, int line) {
+absl::Status call_error(absl::StatusCode code, const std::string& error, const char* call, const char* file, int line) {
   return absl::Status(code, absl::StrCat(error, " in ", call, " at ", file, ":", line));
 }
 

@@ -8,55 +8,53 @@
 
 namespace ts::cuda {
 
-absl::Status CudaBackend::copy(const Tensor& src, const Tensor& out) {
-  ASSIGN_OR_RETURN(auto layout, make_layout<2>({&out, &src}));
+void CudaBackend::copy(const Tensor& src, const Tensor& out) {
+  const auto layout = make_layout<2>({&out, &src});
   // Empty tensors have no memory to point at.
-  if (layout.numel == 0) return absl::OkStatus();
+  if (layout.numel == 0) return;
   const int device = out.device().index;
   DeviceGuard guard(device);
   const cudaStream_t stream = current_stream(device);
-  return visit_dtype(src.dtype(), [&](auto src_tag) -> absl::Status {
+  visit_dtype(src.dtype(), [&](auto src_tag) {
     using S = typename decltype(src_tag)::type;
-    return visit_dtype(out.dtype(), [&](auto out_tag) -> absl::Status {
+    visit_dtype(out.dtype(), [&](auto out_tag) {
       using D = typename decltype(out_tag)::type;
       if constexpr (std::is_same_v<S, D>) {
         // One dtype: the bits move unchanged (NaN payloads too), by element
         // size, and a flat pair is a single memcpy.
         if (layout.all_flat()) {
-          RETURN_IF_CUDA_ERROR(cudaMemcpyAsync(out.raw_data(), src.raw_data(), layout.numel * sizeof(D),
-                                               cudaMemcpyDeviceToDevice, stream));
-          return absl::OkStatus();
+          TS_CUDA_CHECK(cudaMemcpyAsync(out.raw_data(), src.raw_data(), layout.numel * sizeof(D),
+                                        cudaMemcpyDeviceToDevice, stream));
+          return;
         }
         using B = Bits<sizeof(D)>;
-        return launch_elementwise(device, stream, layout, static_cast<B*>(out.raw_data()), Identity{},
-                                  Input<B>::of(src));
+        launch_elementwise(device, stream, layout, static_cast<B*>(out.raw_data()), Identity{}, Input<B>::of(src));
       } else {
-        return launch_elementwise(device, stream, layout, static_cast<D*>(out.raw_data()), Identity{},
-                                  Input<S>::of(src));
+        launch_elementwise(device, stream, layout, static_cast<D*>(out.raw_data()), Identity{}, Input<S>::of(src));
       }
     });
   });
 }
 
-absl::Status CudaBackend::transfer(const Tensor& src, const Tensor& dst) {
+void CudaBackend::transfer(const Tensor& src, const Tensor& dst) {
   const bool to_host = dst.device().is_cpu();
   const bool between_gpus = src.device().is_cuda() && dst.device().is_cuda();
   const int device = to_host ? src.device().index : dst.device().index;
   const int64_t bytes = src.numel() * src.itemsize();
   // Empty tensors have no memory to point at.
-  if (bytes == 0) return absl::OkStatus();
+  if (bytes == 0) return;
   DeviceGuard guard(device);
   const cudaStream_t stream = current_stream(device);
   // Between two GPUs unified addressing tells the direction.
-  const cudaMemcpyKind kind =
-      between_gpus ? cudaMemcpyDefault : to_host ? cudaMemcpyDeviceToHost : cudaMemcpyHostToDevice;
+  const cudaMemcpyKind kind = between_gpus ? cudaMemcpyDefault
+                              : to_host    ? cudaMemcpyDeviceToHost
+                                           : cudaMemcpyHostToDevice;
   // Host tensors are pageable, so a host-to-device copy has consumed its
   // source when the call returns; a device-to-host one is complete only once
   // the stream has caught up, which the caller relies on. So is one between
   // GPUs: the source GPU's streams know nothing of the destination's.
-  RETURN_IF_CUDA_ERROR(cudaMemcpyAsync(dst.raw_data(), src.raw_data(), bytes, kind, stream));
-  if (to_host || between_gpus) RETURN_IF_CUDA_ERROR(cudaStreamSynchronize(stream));
-  return absl::OkStatus();
+  TS_CUDA_CHECK(cudaMemcpyAsync(dst.raw_data(), src.raw_data(), bytes, kind, stream));
+  if (to_host || between_gpus) TS_CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 
 }  // namespace ts::cuda

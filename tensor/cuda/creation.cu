@@ -43,17 +43,22 @@ __global__ void random_kernel(int64_t n, T* out, const T* probs, PhiloxKey key,
     const Philox4 w = philox_group(key, static_cast<uint64_t>(g));
     V v[kPerGroup];
     if constexpr (std::is_same_v<T, double>) {
-      if (args.kind == RandomKind::kNormal) normal2_f64(w, v); else uniform2_f64(w, v);
+      if (args.kind == RandomKind::kNormal)
+        normal2_f64(w, v);
+      else
+        uniform2_f64(w, v);
     } else {
-      if (args.kind == RandomKind::kNormal) normal4(w, v); else uniform4(w, args.bits, v);
+      if (args.kind == RandomKind::kNormal)
+        normal4(w, v);
+      else
+        uniform4(w, args.bits, v);
     }
     for (int j = 0; j < kPerGroup && g * kPerGroup + j < n; ++j) {
       const int64_t i = g * kPerGroup + j;
       V r;
       if (args.kind == RandomKind::kBernoulli) {
         // Compared in double, like the CPU, so u < p has probability exactly p.
-        r = static_cast<double>(v[j]) < (probs != nullptr ? static_cast<double>(load(probs[i])) : args.p) ? V(1)
-                                                                                                         : V(0);
+        r = static_cast<double>(v[j]) < (probs != nullptr ? static_cast<double>(load(probs[i])) : args.p) ? V(1) : V(0);
       } else {
         r = mul_add_unfused(args.scale, v[j], args.shift);
       }
@@ -64,12 +69,12 @@ __global__ void random_kernel(int64_t n, T* out, const T* probs, PhiloxKey key,
 
 }  // namespace
 
-absl::Status CudaBackend::fill(const Tensor& out, const Scalar& value) {
-  ASSIGN_OR_RETURN(auto layout, make_layout<1>({&out}));
+void CudaBackend::fill(const Tensor& out, const Scalar& value) {
+  const auto layout = make_layout<1>({&out});
   const int device = out.device().index;
   DeviceGuard guard(device);
   const cudaStream_t stream = current_stream(device);
-  return visit_dtype(out.dtype(), [&](auto tag) -> absl::Status {
+  visit_dtype(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     // The value is converted on the host, exactly as the CPU backend converts
     // it, and the kernel only writes its bits: one kernel per element size.
@@ -77,47 +82,44 @@ absl::Status CudaBackend::fill(const Tensor& out, const Scalar& value) {
     const HostType<T> v = value.to<HostType<T>>();
     B bits;
     std::memcpy(&bits, &v, sizeof(B));
-    return launch_elementwise(device, stream, layout, static_cast<B*>(out.raw_data()), Constant<B>{bits});
+    launch_elementwise(device, stream, layout, static_cast<B*>(out.raw_data()), Constant<B>{bits});
   });
 }
 
-absl::Status CudaBackend::arange(const Tensor& out, double start, double step) {
+void CudaBackend::arange(const Tensor& out, double start, double step) {
   const int device = out.device().index;
   DeviceGuard guard(device);
   const cudaStream_t stream = current_stream(device);
-  return visit_dtype(out.dtype(), [&](auto tag) -> absl::Status {
+  visit_dtype(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    ASSIGN_OR_RETURN(const unsigned blocks, grid_size(device, out.numel()));
+    const unsigned blocks = grid_size(device, out.numel());
     arange_kernel<<<blocks, kThreads, 0, stream>>>(out.numel(), static_cast<T*>(out.raw_data()), start, step);
-    RETURN_IF_CUDA_ERROR(cudaGetLastError());
-    return absl::OkStatus();
+    TS_CUDA_CHECK(cudaGetLastError());
   });
 }
 
-absl::Status CudaBackend::random(RandomKind kind, const Tensor& out, PhiloxKey key, double a, double b,
-                                 const Tensor& probs) {
+void CudaBackend::random(RandomKind kind, const Tensor& out, PhiloxKey key, double a, double b, const Tensor& probs) {
   const int device = out.device().index;
   DeviceGuard guard(device);
   const cudaStream_t stream = current_stream(device);
-  return visit_dtype(out.dtype(), [&](auto tag) -> absl::Status {
+  visit_dtype(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (!is_float_v<T>) {
-      return unsupported("random", out.dtype());
+      no_kernel("cuda", "random", out.dtype());
     } else {
       using V = std::conditional_t<std::is_same_v<T, double>, double, float>;
-      const int bits = kind == RandomKind::kBernoulli ? 24
-                       : std::is_same_v<T, __half>     ? 11
+      const int bits = kind == RandomKind::kBernoulli     ? 24
+                       : std::is_same_v<T, __half>        ? 11
                        : std::is_same_v<T, __nv_bfloat16> ? 8
-                                                           : 24;
+                                                          : 24;
       const bool normal = kind == RandomKind::kNormal;
       const RandomArgs<V> args{kind, bits, static_cast<V>(normal ? b : b - a), static_cast<V>(a), a};
       const int64_t n = out.numel();
-      ASSIGN_OR_RETURN(const unsigned blocks, grid_size(device, ceil_div(n, std::is_same_v<T, double> ? 2 : 4)));
+      const unsigned blocks = grid_size(device, ceil_div(n, std::is_same_v<T, double> ? 2 : 4));
       random_kernel<<<blocks, kThreads, 0, stream>>>(
-          n, static_cast<T*>(out.raw_data()), probs.defined() ? static_cast<const T*>(probs.raw_data()) : nullptr,
-          key, args);
-      RETURN_IF_CUDA_ERROR(cudaGetLastError());
-      return absl::OkStatus();
+          n, static_cast<T*>(out.raw_data()), probs.defined() ? static_cast<const T*>(probs.raw_data()) : nullptr, key,
+          args);
+      TS_CUDA_CHECK(cudaGetLastError());
     }
   });
 }

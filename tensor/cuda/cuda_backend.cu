@@ -5,11 +5,9 @@
 #include <atomic>
 #include <vector>
 
-#include "absl/strings/str_cat.h"
 #include "tensor/cuda/check.h"
 #include "tensor/cuda/device.h"
 #include "tensor/cuda/kernel_utils.h"
-#include "tensor/status_macros.h"
 
 namespace ts::cuda {
 
@@ -18,12 +16,8 @@ Backend& backend() {
   return *instance;
 }
 
-absl::Status unsupported(const char* op, DType dtype) {
-  return absl::InternalError(absl::StrCat("cuda ", op, ": no kernel for ", dtype_name(dtype)));
-}
-
-absl::StatusOr<int64_t> resident_threads(int device) {
-  RETURN_IF_ERROR(check_device(device));
+int64_t resident_threads(int device) {
+  throw_if_error(check_device(device));
   // One slot per device, 0 until first asked; the device count is fixed for
   // the process.
   static std::vector<std::atomic<int64_t>>* cache = new std::vector<std::atomic<int64_t>>(device_count());
@@ -31,16 +25,16 @@ absl::StatusOr<int64_t> resident_threads(int device) {
   int64_t threads = slot.load(std::memory_order_relaxed);
   if (threads == 0) {
     int sms = 0, per_sm = 0;
-    RETURN_IF_CUDA_ERROR(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    RETURN_IF_CUDA_ERROR(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, device));
+    TS_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    TS_CUDA_CHECK(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, device));
     threads = int64_t{sms} * per_sm;
     slot.store(threads, std::memory_order_relaxed);
   }
   return threads;
 }
 
-absl::StatusOr<unsigned> grid_size(int device, int64_t items, int threads) {
-  ASSIGN_OR_RETURN(const int64_t resident, resident_threads(device));
+unsigned grid_size(int device, int64_t items, int threads) {
+  const int64_t resident = resident_threads(device);
   const int64_t wave = std::max<int64_t>(1, resident / threads);
   return static_cast<unsigned>(std::clamp<int64_t>(ceil_div(items, threads), 1, wave));
 }

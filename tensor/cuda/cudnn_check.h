@@ -1,4 +1,5 @@
-// Extends RETURN_IF_CUDA_ERROR and CHECK_CUDA (check.h) to cuDNN calls.
+// Extends TS_CUDA_CHECK, RETURN_IF_CUDA_ERROR and CHECK_CUDA (check.h) to
+// cuDNN calls: the macros pick these overloads by the call's return type.
 #pragma once
 
 #include <cudnn.h>

@@ -56,8 +56,7 @@ absl::StatusOr<DeviceProperties> device_properties(int index) {
   if (auto s = check_device(index); !s.ok()) return s;
   cudaDeviceProp prop;
   RETURN_IF_CUDA_ERROR(cudaGetDeviceProperties(&prop, index));
-  return DeviceProperties{prop.name, prop.multiProcessorCount, prop.major, prop.minor,
-                          prop.totalGlobalMem};
+  return DeviceProperties{prop.name, prop.multiProcessorCount, prop.major, prop.minor, prop.totalGlobalMem};
 }
 
 std::string runtime_version() {

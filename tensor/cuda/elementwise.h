@@ -14,22 +14,9 @@
 #include "tensor/backend.h"
 #include "tensor/cuda/check.h"
 #include "tensor/cuda/kernel_utils.h"
-#include "tensor/status_macros.h"
 #include "tensor/strided_layout.h"
 
 namespace ts::cuda {
-
-// Which functor and dtype pairs get a kernel, by the CPU backend's rule:
-// value-returning functors take numeric types (float-only ones, floating
-// types); bool-returning ones take every type.
-template <typename F, typename T>
-constexpr bool supports() {
-  if constexpr (requires { F::kFloatOnly; }) {
-    return !std::is_same_v<T, bool> && (!F::kFloatOnly || is_float_v<T>);
-  } else {
-    return true;
-  }
-}
 
 // An input of element type T: a tensor, or a scalar broadcast to every element.
 template <typename T>
@@ -38,9 +25,9 @@ struct Input {
   Compute<T> value;  // the scalar's value
 
   static Input of(const Tensor& t) { return {static_cast<const T*>(t.raw_data()), Compute<T>{}}; }
-  static Input of(const Operand& x) {
-    return x.is_scalar() ? Input{nullptr, scalar_value<T>(x.scalar)} : of(x.tensor);
-  }
+  static Input of(const Operand& x) { return x.is_scalar() ? Input{nullptr, scalar_value<T>(x.scalar)} : of(x.tensor); }
+  // A saved value a gradient does not read: the constant 0, never loaded.
+  static Input of_optional(const Tensor& t) { return t.defined() ? of(t) : Input{nullptr, Compute<T>{}}; }
 
   // The value at element offset i (the scalar's value for a scalar).
   __device__ Compute<T> at(int64_t i) const { return data != nullptr ? load(data[i]) : value; }
@@ -63,9 +50,9 @@ struct Constant {
 
 // The unsigned integer of kBytes bytes, for kernels that move bits unchanged.
 template <int kBytes>
-using Bits = std::conditional_t<kBytes == 1, uint8_t,
-                                std::conditional_t<kBytes == 2, uint16_t,
-                                                   std::conditional_t<kBytes == 4, uint32_t, uint64_t>>>;
+using Bits =
+    std::conditional_t<kBytes == 1, uint8_t,
+                       std::conditional_t<kBytes == 2, uint16_t, std::conditional_t<kBytes == 4, uint32_t, uint64_t>>>;
 
 namespace elementwise_internal {
 
@@ -163,25 +150,22 @@ bool vector_aligned(const T* p) {
 // out[i] = f(in[i]...) over `layout` (operand 0 is out, operand k + 1 is
 // in[k]), enqueued on `stream` of `device`.
 template <typename R, typename F, typename... T>
-absl::Status launch_elementwise(int device, cudaStream_t stream, const StridedLayout<1 + sizeof...(T)>& layout,
-                                R* out, F f, Input<T>... in) {
+void launch_elementwise(int device, cudaStream_t stream, const StridedLayout<1 + sizeof...(T)>& layout, R* out, F f,
+                        Input<T>... in) {
   namespace internal = elementwise_internal;
   const int64_t n = layout.numel;
-  if (n == 0) return absl::OkStatus();
+  if (n == 0) return;
   // Elements per vector access: 16 bytes of the widest operand type.
   constexpr int kVec = static_cast<int>(16 / std::max({sizeof(R), sizeof(T)...}));
   // Misaligned flat operands (a view starting mid-vector) are rare enough to
   // take the strided loop, whose 1-D offsets cost one division per operand.
-  if (internal::tensors_flat(layout, std::index_sequence_for<T...>{}, in...) &&
-      internal::vector_aligned<kVec>(out) && (internal::vector_aligned<kVec>(in.data) && ...)) {
-    ASSIGN_OR_RETURN(const unsigned blocks, grid_size(device, ceil_div(n, kVec)));
-    internal::flat_kernel<kVec><<<blocks, kThreads, 0, stream>>>(n, out, f, in...);
+  if (internal::tensors_flat(layout, std::index_sequence_for<T...>{}, in...) && internal::vector_aligned<kVec>(out) &&
+      (internal::vector_aligned<kVec>(in.data) && ...)) {
+    internal::flat_kernel<kVec><<<grid_size(device, ceil_div(n, kVec)), kThreads, 0, stream>>>(n, out, f, in...);
   } else {
-    ASSIGN_OR_RETURN(const unsigned blocks, grid_size(device, n));
-    internal::strided_kernel<<<blocks, kThreads, 0, stream>>>(layout, out, f, in...);
+    internal::strided_kernel<<<grid_size(device, n), kThreads, 0, stream>>>(layout, out, f, in...);
   }
-  RETURN_IF_CUDA_ERROR(cudaGetLastError());
-  return absl::OkStatus();
+  TS_CUDA_CHECK(cudaGetLastError());
 }
 
 }  // namespace ts::cuda

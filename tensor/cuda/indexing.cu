@@ -13,7 +13,6 @@
 #include "tensor/cuda/elementwise.h"
 #include "tensor/cuda/kernel_utils.h"
 #include "tensor/cuda/stream.h"
-#include "tensor/status_macros.h"
 #include "tensor/strided_layout.h"
 
 namespace ts::cuda {
@@ -47,19 +46,18 @@ __global__ void index_copy_kernel(StridedLayout<3> layout, T* out, const int64_t
 }
 
 // Runs index_copy_kernel over out's positions; elements move by size.
-absl::Status launch_index_copy(const Tensor& out, const Tensor& index_view, const Tensor& in, int64_t dim) {
+void launch_index_copy(const Tensor& out, const Tensor& index_view, const Tensor& in, int64_t dim) {
   const IndexedView source = indexed_view(in, out.shape(), dim);
-  ASSIGN_OR_RETURN(auto layout, make_layout<3>({&out, &index_view, &source.view}));
+  const auto layout = make_layout<3>({&out, &index_view, &source.view});
   const int device = out.device().index;
   DeviceGuard guard(device);
-  ASSIGN_OR_RETURN(const unsigned blocks, grid_size(device, layout.numel));
-  return visit_dtype(out.dtype(), [&](auto tag) -> absl::Status {
+  const unsigned blocks = grid_size(device, layout.numel);
+  visit_dtype(out.dtype(), [&](auto tag) {
     using B = Bits<sizeof(typename decltype(tag)::type)>;
     index_copy_kernel<<<blocks, kThreads, 0, current_stream(device)>>>(
         layout, static_cast<B*>(out.raw_data()), static_cast<const int64_t*>(index_view.raw_data()),
         static_cast<const B*>(in.raw_data()), source.dim_stride);
-    RETURN_IF_CUDA_ERROR(cudaGetLastError());
-    return absl::OkStatus();
+    TS_CUDA_CHECK(cudaGetLastError());
   });
 }
 
@@ -99,47 +97,45 @@ __global__ void scatter_add_kernel(StridedLayout<2> layout, T* out, const int64_
 
 }  // namespace
 
-absl::Status CudaBackend::cat(absl::Span<const Tensor> inputs, int64_t dim, const Tensor& out) {
+void CudaBackend::cat(absl::Span<const Tensor> inputs, int64_t dim, const Tensor& out) {
   int64_t position = 0;  // along dim, where the next input starts
   for (const Tensor& in : inputs) {
     const int64_t size = in.size(dim);
     if (in.numel() > 0) {
-      ASSIGN_OR_RETURN(Tensor slot, out.narrow(dim, position, size));
-      RETURN_IF_ERROR(copy(in, slot));
+      Tensor slot = out.narrow(dim, position, size);
+      copy(in, slot);
     }
     position += size;
   }
-  return absl::OkStatus();
 }
 
-absl::Status CudaBackend::index_select(const Tensor& in, int64_t dim, const Tensor& index, const Tensor& out) {
+void CudaBackend::index_select(const Tensor& in, int64_t dim, const Tensor& index, const Tensor& out) {
   // The 1-D index broadcast over out's shape, stepping along dim only.
   Shape strides(out.dim(), 0);
   strides[dim] = 1;
   const Tensor index_view(index.storage(), out.shape(), strides, index.offset(), index.dtype());
-  return launch_index_copy(out, index_view, in, dim);
+  launch_index_copy(out, index_view, in, dim);
 }
 
-absl::Status CudaBackend::gather(const Tensor& in, int64_t dim, const Tensor& index, const Tensor& out) {
-  return launch_index_copy(out, index, in, dim);
+void CudaBackend::gather(const Tensor& in, int64_t dim, const Tensor& index, const Tensor& out) {
+  launch_index_copy(out, index, in, dim);
 }
 
-absl::Status CudaBackend::scatter_add(const Tensor& out, int64_t dim, const Tensor& index, const Tensor& src) {
+void CudaBackend::scatter_add(const Tensor& out, int64_t dim, const Tensor& index, const Tensor& src) {
   const IndexedView target = indexed_view(out, index.shape(), dim);
-  ASSIGN_OR_RETURN(auto layout, make_layout<2>({&index, &target.view}));
+  const auto layout = make_layout<2>({&index, &target.view});
   const int device = out.device().index;
   DeviceGuard guard(device);
-  ASSIGN_OR_RETURN(const unsigned blocks, grid_size(device, layout.numel));
-  return visit_dtype(out.dtype(), [&](auto tag) -> absl::Status {
+  const unsigned blocks = grid_size(device, layout.numel);
+  visit_dtype(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_same_v<T, bool>) {
-      return unsupported("scatter_add", out.dtype());
+      no_kernel("cuda", "scatter_add", out.dtype());
     } else {
       scatter_add_kernel<<<blocks, kThreads, 0, current_stream(device)>>>(
           layout, static_cast<T*>(out.raw_data()), static_cast<const int64_t*>(index.raw_data()),
           static_cast<const T*>(src.raw_data()), target.dim_stride);
-      RETURN_IF_CUDA_ERROR(cudaGetLastError());
-      return absl::OkStatus();
+      TS_CUDA_CHECK(cudaGetLastError());
     }
   });
 }

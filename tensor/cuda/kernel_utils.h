@@ -10,36 +10,21 @@
 
 #include <cstdint>
 #include <type_traits>
+#include <utility>
 
-#include "absl/status/status.h"
-#include "absl/status/statusor.h"
 #include "tensor/dtype.h"
+#include "tensor/dtype_dispatch.h"
 #include "tensor/half.h"
 #include "tensor/scalar.h"
 
 namespace ts::cuda {
 
-template <typename T>
-struct TypeTag {
-  using type = T;
-};
-
 // Calls f(TypeTag<E>{}) with the element type kernels use for `dtype`: CUDA's
 // __half and __nv_bfloat16 for the 16-bit floats (the bit layouts of
-// ts::Half and ts::BFloat16), the C++ type otherwise.
+// ts::Half and ts::BFloat16), the C++ type otherwise (dtype_dispatch.h).
 template <typename F>
 decltype(auto) visit_dtype(DType dtype, F&& f) {
-  switch (dtype) {
-    case DType::kBool: return f(TypeTag<bool>{});
-    case DType::kU8: return f(TypeTag<uint8_t>{});
-    case DType::kI32: return f(TypeTag<int32_t>{});
-    case DType::kI64: return f(TypeTag<int64_t>{});
-    case DType::kF16: return f(TypeTag<__half>{});
-    case DType::kBF16: return f(TypeTag<__nv_bfloat16>{});
-    case DType::kF32: return f(TypeTag<float>{});
-    case DType::kF64: return f(TypeTag<double>{});
-  }
-  return f(TypeTag<float>{});  // unreachable: every enumerator is handled
+  return visit_dtype_as<__half, __nv_bfloat16>(dtype, std::forward<F>(f));
 }
 
 template <typename T>
@@ -60,8 +45,8 @@ using Compute = std::conditional_t<is_half_v<T>, float, T>;
 // The type reductions accumulate values in: float for f16/bf16/f32, double
 // for f64, int64_t for the integers.
 template <typename T>
-using ReduceAcc = std::conditional_t<std::is_same_v<T, double>, double,
-                                     std::conditional_t<is_float_v<T>, float, int64_t>>;
+using ReduceAcc =
+    std::conditional_t<std::is_same_v<T, double>, double, std::conditional_t<is_float_v<T>, float, int64_t>>;
 
 template <typename T>
 __device__ __forceinline__ Compute<T> load(T x) {
@@ -94,9 +79,6 @@ Compute<T> scalar_value(const Scalar& s) {
   return static_cast<Compute<T>>(s.to<HostType<T>>());
 }
 
-// The error for a dtype the op frontends never send to `op`.
-absl::Status unsupported(const char* op, DType dtype);
-
 __host__ __device__ __forceinline__ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // Threads per block of the elementwise and indexing kernels.
@@ -104,10 +86,16 @@ inline constexpr int kThreads = 256;
 
 // Threads the device can hold resident at once (SMs times threads per SM),
 // queried once per device.
-absl::StatusOr<int64_t> resident_threads(int device);
+int64_t resident_threads(int device);
 
 // Blocks of `threads` for a grid-stride loop over `items`: one per `threads`
 // items, capped at one full wave of resident blocks (more would only queue).
-absl::StatusOr<unsigned> grid_size(int device, int64_t items, int threads = kThreads);
+unsigned grid_size(int device, int64_t items, int threads = kThreads);
+
+// Whether an elementwise op with dtype rule R has a kernel for element type T.
+template <typename R, typename T>
+constexpr bool has_kernel() {
+  return kernel_exists<R, T, is_float_v<T>>();
+}
 
 }  // namespace ts::cuda

@@ -15,7 +15,6 @@
 #include "tensor/cuda/kernel_utils.h"
 #include "tensor/cuda/stream.h"
 #include "tensor/precision.h"
-#include "tensor/status_macros.h"
 
 namespace ts::cuda {
 namespace {
@@ -23,7 +22,7 @@ namespace {
 // The calling thread's cuBLAS handle for `device` (handles must not be
 // shared by concurrent threads), created on first use and destroyed when the
 // thread exits.
-absl::StatusOr<cublasHandle_t> cublas_handle(int device) {
+cublasHandle_t cublas_handle(int device) {
   struct Handles {
     absl::flat_hash_map<int, cublasHandle_t> by_device;
     ~Handles() {
@@ -35,7 +34,7 @@ absl::StatusOr<cublasHandle_t> cublas_handle(int device) {
   thread_local Handles handles;
   if (auto it = handles.by_device.find(device); it != handles.by_device.end()) return it->second;
   cublasHandle_t handle = nullptr;
-  RETURN_IF_CUDA_ERROR(cublasCreate(&handle));
+  TS_CUDA_CHECK(cublasCreate(&handle));
   handles.by_device.emplace(device, handle);
   return handle;
 }
@@ -57,7 +56,7 @@ GemmOperand gemm_operand(int64_t rows, int64_t cols, int64_t row_stride, int64_t
 
 }  // namespace
 
-absl::Status CudaBackend::matmul(const Tensor& a, const Tensor& b, const Tensor& out) {
+void CudaBackend::matmul(const Tensor& a, const Tensor& b, const Tensor& out) {
   cudaDataType_t type;
   cublasComputeType_t compute;
   switch (out.dtype()) {
@@ -78,32 +77,29 @@ absl::Status CudaBackend::matmul(const Tensor& a, const Tensor& b, const Tensor&
       compute = CUBLAS_COMPUTE_64F;
       break;
     default:
-      return unsupported("matmul", out.dtype());
+      no_kernel("cuda", "matmul", out.dtype());
   }
   const int64_t batch = out.size(0), m = out.size(1), n = out.size(2), k = a.size(2);
   const GemmOperand ga = gemm_operand(m, k, a.stride(1), a.stride(2));
   const GemmOperand gb = gemm_operand(k, n, b.stride(1), b.stride(2));
   for (const int64_t v : {batch, m, n, k, ga.ld, gb.ld}) {
-    if (v > INT_MAX) {
-      return absl::InvalidArgumentError(absl::StrCat("cuda matmul: ", a.describe(), " @ ", b.describe(),
-                                                     " has a size or leading dimension beyond cuBLAS's int range"));
-    }
+    TS_CHECK(v <= INT_MAX, "cuda matmul: ", a.describe(), " @ ", b.describe(),
+             " has a size or leading dimension beyond cuBLAS's int range");
   }
   const int device = out.device().index;
   DeviceGuard guard(device);
-  ASSIGN_OR_RETURN(const cublasHandle_t handle, cublas_handle(device));
-  RETURN_IF_CUDA_ERROR(cublasSetStream(handle, current_stream(device)));
+  const cublasHandle_t handle = cublas_handle(device);
+  TS_CUDA_CHECK(cublasSetStream(handle, current_stream(device)));
   // alpha and beta come in the compute type's scalar type.
   const float one_f = 1, zero_f = 0;
   const double one_d = 1, zero_d = 0;
   const bool f64 = compute == CUBLAS_COMPUTE_64F;
   const void* alpha = f64 ? static_cast<const void*>(&one_d) : &one_f;
   const void* beta = f64 ? static_cast<const void*>(&zero_d) : &zero_f;
-  RETURN_IF_CUDA_ERROR(cublasGemmStridedBatchedEx(
-      handle, gb.op, ga.op, static_cast<int>(n), static_cast<int>(m), static_cast<int>(k), alpha, b.raw_data(),
-      type, static_cast<int>(gb.ld), b.stride(0), a.raw_data(), type, static_cast<int>(ga.ld), a.stride(0), beta,
+  TS_CUDA_CHECK(cublasGemmStridedBatchedEx(
+      handle, gb.op, ga.op, static_cast<int>(n), static_cast<int>(m), static_cast<int>(k), alpha, b.raw_data(), type,
+      static_cast<int>(gb.ld), b.stride(0), a.raw_data(), type, static_cast<int>(ga.ld), a.stride(0), beta,
       out.raw_data(), type, static_cast<int>(n), m * n, static_cast<int>(batch), compute, CUBLAS_GEMM_DEFAULT));
-  return absl::OkStatus();
 }
 
 }  // namespace ts::cuda

@@ -15,8 +15,7 @@ std::string describe_error(ncclResult_t e);
 // A peer that failed or vanished is Unavailable: the caller may tell the user
 // which rank to look at, and it is not a bug in this process.
 inline absl::StatusCode status_code_of(ncclResult_t e) {
-  return e == ncclRemoteError || e == ncclSystemError ? absl::StatusCode::kUnavailable
-                                                       : absl::StatusCode::kInternal;
+  return e == ncclRemoteError || e == ncclSystemError ? absl::StatusCode::kUnavailable : absl::StatusCode::kInternal;
 }
 
 }  // namespace ts::cuda

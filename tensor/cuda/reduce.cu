@@ -24,7 +24,6 @@
 #include "tensor/cuda/kernel_utils.h"
 #include "tensor/cuda/stream.h"
 #include "tensor/functors.h"
-#include "tensor/status_macros.h"
 
 namespace ts::cuda {
 namespace {
@@ -112,8 +111,7 @@ __device__ Acc combine_down_y(Acc value, Acc* scratch, const Reducer& r) {
 // `out`, otherwise the partial accumulator goes to partial[column][share].
 template <typename Source, typename Reducer, typename R>
 __global__ void __launch_bounds__(kMaxThreads)
-    reduce_kernel(Source src, Reducer r, ReduceShape shape, bool lanes_on_x, R* out,
-                  typename Reducer::Acc* partial) {
+    reduce_kernel(Source src, Reducer r, ReduceShape shape, bool lanes_on_x, R* out, typename Reducer::Acc* partial) {
   using Acc = typename Reducer::Acc;
   __shared__ Acc scratch[kMaxThreads];
   const int lanes = lanes_on_x ? blockDim.x : blockDim.y;
@@ -191,10 +189,10 @@ Plan plan(const ReduceShape& shape, int64_t resident, bool allow_split) {
 }
 
 template <typename T, typename R, typename Reducer>
-absl::Status launch_reduce(const Tensor& in, ReduceGeometry g, const Reducer& r, const Tensor& out, int device,
-                           cudaStream_t stream) {
+void launch_reduce(const Tensor& in, ReduceGeometry g, const Reducer& r, const Tensor& out, int device,
+                   cudaStream_t stream) {
   using Acc = typename Reducer::Acc;
-  ASSIGN_OR_RETURN(const int64_t resident, resident_threads(device));
+  const int64_t resident = resident_threads(device);
   const ReduceShape shape{g.outer * g.inner, g.reduced, g.inner};
   const ElementSource<T> elements{static_cast<const T*>(in.raw_data())};
   R* result = static_cast<R*>(out.raw_data());
@@ -202,24 +200,22 @@ absl::Status launch_reduce(const Tensor& in, ReduceGeometry g, const Reducer& r,
   if (first.splits == 1) {
     reduce_kernel<<<first.column_grid, first.block, 0, stream>>>(elements, r, shape, first.lanes_on_x, result,
                                                                  static_cast<Acc*>(nullptr));
-    RETURN_IF_CUDA_ERROR(cudaGetLastError());
-    return absl::OkStatus();
+    TS_CUDA_CHECK(cudaGetLastError());
+    return;
   }
   // The scratch buffer goes back to the caching allocator on return; it is
   // reused only by work queued later on this stream, after these kernels.
-  ASSIGN_OR_RETURN(Tensor scratch,
-                   Tensor::allocate({shape.columns * first.splits * static_cast<int64_t>(sizeof(Acc))}, DType::kU8,
-                                    out.device()));
+  const Tensor scratch =
+      Tensor::allocate({shape.columns * first.splits * static_cast<int64_t>(sizeof(Acc))}, DType::kU8, out.device());
   Acc* partial = static_cast<Acc*>(scratch.raw_data());
-  reduce_kernel<<<dim3(first.column_grid, first.splits), first.block, 0, stream>>>(elements, r, shape,
-                                                                                   first.lanes_on_x, result, partial);
-  RETURN_IF_CUDA_ERROR(cudaGetLastError());
+  reduce_kernel<<<dim3(first.column_grid, first.splits), first.block, 0, stream>>>(elements, r, shape, first.lanes_on_x,
+                                                                                   result, partial);
+  TS_CUDA_CHECK(cudaGetLastError());
   const ReduceShape partials{shape.columns, first.splits, 1};
   const Plan second = plan(partials, resident, /*allow_split=*/false);
   reduce_kernel<<<second.column_grid, second.block, 0, stream>>>(PartialSource<Acc>{partial}, r, partials,
-                                                                   second.lanes_on_x, result, partial);
-  RETURN_IF_CUDA_ERROR(cudaGetLastError());
-  return absl::OkStatus();
+                                                                 second.lanes_on_x, result, partial);
+  TS_CUDA_CHECK(cudaGetLastError());
 }
 
 // Whether the frontends ever send this pair: integer sums arrive as i64, so
@@ -237,24 +233,23 @@ constexpr bool requested() {
 
 }  // namespace
 
-absl::Status CudaBackend::reduce(ReduceOp op, const Tensor& in, ReduceGeometry geometry, double param,
-                                 const Tensor& out) {
+void CudaBackend::reduce(ReduceOp op, const Tensor& in, ReduceGeometry geometry, double param, const Tensor& out) {
   const int device = out.device().index;
   DeviceGuard guard(device);
   const cudaStream_t stream = current_stream(device);
-  return visit_dtype(in.dtype(), [&](auto tag) -> absl::Status {
+  visit_dtype(in.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_same_v<T, bool>) {
-      return unsupported(op_name(op), in.dtype());
+      no_kernel("cuda", op_name(op), in.dtype());
     } else {
-      return functors::visit_reduce<ReduceAcc<T>>(op, param, geometry.reduced, [&](auto r) -> absl::Status {
+      functors::visit_reduce<ReduceAcc<T>>(op, param, geometry.reduced, [&](auto r) {
         using Reducer = decltype(r);
         if constexpr (!requested<T, Reducer>()) {
-          return unsupported(op_name(op), in.dtype());
+          no_kernel("cuda", op_name(op), in.dtype());
         } else {
           // Arg reductions write i64 indices, the others the input's type.
           using R = std::conditional_t<functors::kReturnsIndex<Reducer>, int64_t, T>;
-          return launch_reduce<T, R>(in, geometry, r, out, device, stream);
+          launch_reduce<T, R>(in, geometry, r, out, device, stream);
         }
       });
     }

@@ -11,19 +11,9 @@
 #include "tensor/cuda/kernel_utils.h"
 #include "tensor/cuda/stream.h"
 #include "tensor/functors.h"
-#include "tensor/status_macros.h"
 
 namespace ts::cuda {
 namespace {
-
-constexpr int kMaxThreads = 512;
-
-struct Plus {
-  template <typename A>
-  __device__ A operator()(A a, A b) const {
-    return a + b;
-  }
-};
 
 template <typename A>
 __device__ __forceinline__ A softmax_value(A shifted, A total, A log_total, bool log) {
@@ -34,10 +24,10 @@ __device__ __forceinline__ A softmax_value(A shifted, A total, A log_total, bool
 // making three passes over it: the maximum, the sum of exponentials, the
 // outputs. Row blocks are walked grid-stride.
 template <typename T>
-__global__ void __launch_bounds__(kMaxThreads)
+__global__ void __launch_bounds__(kMaxRowThreads)
     softmax_rows_kernel(const T* in, T* out, int64_t rows, int64_t dim, bool log) {
   using A = ReduceAcc<T>;
-  __shared__ A scratch[kMaxThreads / 32];
+  __shared__ A scratch[kMaxRowThreads / 32];
   const int64_t row_blocks = ceil_div(rows, blockDim.y);
   for (int64_t block = blockIdx.x; block < row_blocks; block += gridDim.x) {
     const int64_t row = block * blockDim.y + threadIdx.y;
@@ -54,7 +44,7 @@ __global__ void __launch_bounds__(kMaxThreads)
     for (int64_t j = threadIdx.x; j < end; j += blockDim.x) {
       total += functors::fm::exp(static_cast<A>(load(x[j])) - max_value);
     }
-    total = combine_across_lanes(total, blockDim.x, scratch, Plus{});
+    total = combine_across_lanes(total, blockDim.x, scratch, PlusCombine{});
     const A log_total = functors::fm::log(total);
     for (int64_t j = threadIdx.x; j < end; j += blockDim.x) {
       y[j] = store<T>(softmax_value(static_cast<A>(load(x[j])) - max_value, total, log_total, log));
@@ -85,32 +75,26 @@ __global__ void softmax_columns_kernel(const T* in, T* out, int64_t outer, int64
 
 }  // namespace
 
-absl::Status CudaBackend::softmax(const Tensor& in, ReduceGeometry g, bool log, const Tensor& out) {
+void CudaBackend::softmax(const Tensor& in, ReduceGeometry g, bool log, const Tensor& out) {
   const int device = out.device().index;
   DeviceGuard guard(device);
   const cudaStream_t stream = current_stream(device);
-  return visit_dtype(in.dtype(), [&](auto tag) -> absl::Status {
+  visit_dtype(in.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (!is_float_v<T>) {
-      return unsupported("softmax", in.dtype());
+      no_kernel("cuda", "softmax", in.dtype());
     } else {
       const T* x = static_cast<const T*>(in.raw_data());
       T* y = static_cast<T*>(out.raw_data());
       if (g.inner == 1) {
-        // Lanes for about 8 elements each, up to kMaxThreads; 256-thread
-        // blocks of several rows when rows are short.
-        int lanes = 1;
-        while (lanes < kMaxThreads && lanes * 8 < g.reduced) lanes *= 2;
-        const dim3 block(lanes, std::max(1, 256 / lanes));
-        ASSIGN_OR_RETURN(const unsigned blocks, grid_size(device, ceil_div(g.outer, block.y) * block.x * block.y,
-                                                          block.x * block.y));
+        const dim3 block = row_block(g.reduced);
+        const unsigned blocks = grid_size(device, ceil_div(g.outer, block.y) * block.x * block.y, block.x * block.y);
         softmax_rows_kernel<<<blocks, block, 0, stream>>>(x, y, g.outer, g.reduced, log);
       } else {
-        ASSIGN_OR_RETURN(const unsigned blocks, grid_size(device, g.outer * g.inner));
+        const unsigned blocks = grid_size(device, g.outer * g.inner);
         softmax_columns_kernel<<<blocks, kThreads, 0, stream>>>(x, y, g.outer, g.reduced, g.inner, log);
       }
-      RETURN_IF_CUDA_ERROR(cudaGetLastError());
-      return absl::OkStatus();
+      TS_CUDA_CHECK(cudaGetLastError());
     }
   });
 }

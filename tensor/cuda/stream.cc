@@ -16,8 +16,7 @@ absl::StatusOr<Stream> Stream::create(int device, int priority) {
   return Stream(stream, device);
 }
 
-Stream::Stream(Stream&& other) noexcept
-    : stream_(std::exchange(other.stream_, nullptr)), device_(other.device_) {}
+Stream::Stream(Stream&& other) noexcept : stream_(std::exchange(other.stream_, nullptr)), device_(other.device_) {}
 
 Stream& Stream::operator=(Stream&& other) noexcept {
   std::swap(stream_, other.stream_);
@@ -36,8 +35,7 @@ absl::Status Stream::synchronize() const {
 
 absl::StatusOr<Event> Event::create(bool enable_timing) {
   cudaEvent_t event = nullptr;
-  RETURN_IF_CUDA_ERROR(
-      cudaEventCreateWithFlags(&event, enable_timing ? cudaEventDefault : cudaEventDisableTiming));
+  RETURN_IF_CUDA_ERROR(cudaEventCreateWithFlags(&event, enable_timing ? cudaEventDefault : cudaEventDisableTiming));
   return Event(event);
 }
 
@@ -92,8 +90,7 @@ cudaStream_t current_stream(int device) {
 
 StreamGuard::StreamGuard(const Stream& stream) : StreamGuard(stream.get(), stream.device()) {}
 
-StreamGuard::StreamGuard(cudaStream_t stream, int device)
-    : device_(device), previous_(current_stream(device)) {
+StreamGuard::StreamGuard(cudaStream_t stream, int device) : device_(device), previous_(current_stream(device)) {
   current_streams[device] = stream;
 }
 

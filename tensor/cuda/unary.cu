@@ -12,24 +12,22 @@
 
 namespace ts::cuda {
 
-absl::Status CudaBackend::unary(UnaryOp op, const Tensor& a, const Tensor& out) {
-  ASSIGN_OR_RETURN(auto layout, make_layout<2>({&out, &a}));
+void CudaBackend::unary(UnaryOp op, const Tensor& a, const Tensor& out) {
+  const auto layout = make_layout<2>({&out, &a});
   const int device = out.device().index;
   DeviceGuard guard(device);
   const cudaStream_t stream = current_stream(device);
-  return visit_dtype(a.dtype(), [&](auto tag) -> absl::Status {
+  visit_dtype(a.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    auto apply = [&](auto f, auto result_tag) -> absl::Status {
-      using F = decltype(f);
-      using R = typename decltype(result_tag)::type;
-      if constexpr (!supports<F, T>()) {
-        return unsupported(op_name(op), a.dtype());
+    functors::visit_unary(op, [&](auto f, auto rule) {
+      using Rule = decltype(rule);
+      if constexpr (!has_kernel<Rule, T>()) {
+        no_kernel("cuda", op_name(op), a.dtype());
       } else {
-        return launch_elementwise(device, stream, layout, static_cast<R*>(out.raw_data()), f, Input<T>::of(a));
+        using R = std::conditional_t<Rule::value == DTypeRule::kPredicate, bool, T>;
+        launch_elementwise(device, stream, layout, static_cast<R*>(out.raw_data()), f, Input<T>::of(a));
       }
-    };
-    return functors::visit_unary(
-        op, [&](auto f) { return apply(f, TypeTag<T>{}); }, [&](auto f) { return apply(f, TypeTag<bool>{}); });
+    });
   });
 }
 

@@ -5,8 +5,6 @@
 
 namespace ts {
 
-Backend& backend_for(Device device) {
-  return device.is_cuda() ? cuda::backend() : cpu::backend();
-}
+Backend& backend_for(Device device) { return device.is_cuda() ? cuda::backend() : cpu::backend(); }
 
 }  // namespace ts

@@ -1,39 +1,27 @@
-// Elementwise ops: dtype promotion, broadcasting, then one backend kernel.
-#include "absl/strings/str_cat.h"
+// Elementwise ops: dtype rules, broadcasting, then one backend kernel. The
+// named functions are generated from op_table.h.
+#include "base/error.h"
 #include "tensor/backend.h"
+#include "tensor/checks.h"
 #include "tensor/ops.h"
-#include "tensor/ops/checks.h"
-#include "tensor/status_macros.h"
 
 namespace ts {
 namespace {
 
-using ops_internal::check_defined;
-using ops_internal::check_same_device;
-
-absl::Status bool_unsupported(const char* op) {
-  return absl::InvalidArgumentError(absl::StrCat(op, ": not supported for bool tensors"));
-}
-
 // An operand converted to `dtype` and broadcast to `shape`.
-absl::StatusOr<Operand> prepare(const Operand& x, DType dtype, Dims shape) {
+Operand prepare(const Operand& x, DType dtype, Dims shape) {
   if (x.is_scalar()) return x;
-  ASSIGN_OR_RETURN(Tensor converted, to(x.tensor, dtype));
-  ASSIGN_OR_RETURN(Tensor expanded, converted.expand(shape));
-  return Operand{expanded, {}};
+  return to(x.tensor, dtype).expand(shape);
 }
 
-absl::StatusOr<Tensor> unary_op(UnaryOp op, const Tensor& x) {
-  RETURN_IF_ERROR(check_defined(op_name(op), x));
-  DType compute = x.dtype();
-  if (is_float_only(op)) compute = to_floating(compute);
-  if (!returns_bool(op) && compute == DType::kBool) return bool_unsupported(op_name(op));
-  ASSIGN_OR_RETURN(Tensor input, to(x, compute));
-  ASSIGN_OR_RETURN(Tensor out,
-                   empty(x.shape(), {returns_bool(op) ? DType::kBool : compute, x.device()}));
-  if (out.numel() > 0) RETURN_IF_ERROR(backend_for(out.device()).unary(op, input, out));
-  return out;
+// The dtype an op with `rule` computes in, from its operands' promoted dtype.
+DType compute_dtype(const char* op, DTypeRule rule, DType promoted) {
+  if (rule == DTypeRule::kFloating) return to_floating(promoted);
+  TS_CHECK(rule == DTypeRule::kPredicate || promoted != DType::kBool, op, ": not supported for bool tensors");
+  return promoted;
 }
+
+DType result_dtype(DTypeRule rule, DType compute) { return rule == DTypeRule::kPredicate ? DType::kBool : compute; }
 
 // Result dtype of two operands (at most one scalar) before op-specific rules.
 DType promoted(const Operand& a, const Operand& b) {
@@ -44,141 +32,153 @@ DType promoted(const Operand& a, const Operand& b) {
 
 Dims shape_of(const Operand& x) { return x.is_scalar() ? Dims() : Dims(x.tensor.shape()); }
 
-absl::StatusOr<Tensor> binary_op(BinaryOp op, const Operand& a, const Operand& b) {
-  const char* name = op_name(op);
-  std::vector<const Tensor*> tensors;
-  for (const Operand* x : {&a, &b}) {
-    if (!x->is_scalar()) tensors.push_back(&x->tensor);
+// The tensor operands of a binary op, checked to share a device.
+const Tensor& first_tensor(const char* op, const Operand& a, const Operand& b) {
+  TS_CHECK(!a.is_scalar() || !b.is_scalar(), op, ": needs a tensor operand");
+  if (a.is_scalar()) {
+    check_defined(op, b.tensor);
+    return b.tensor;
   }
-  RETURN_IF_ERROR(check_same_device(name, tensors));
-  DType compute = promoted(a, b);
-  if (is_float_only(op)) compute = to_floating(compute);
-  if (!returns_bool(op) && compute == DType::kBool) return bool_unsupported(name);
-  ASSIGN_OR_RETURN(Shape shape, broadcast_shapes(name, shape_of(a), shape_of(b)));
-  ASSIGN_OR_RETURN(Operand pa, prepare(a, compute, shape));
-  ASSIGN_OR_RETURN(Operand pb, prepare(b, compute, shape));
-  const Device device = tensors[0]->device();
-  ASSIGN_OR_RETURN(Tensor out, empty(shape, {returns_bool(op) ? DType::kBool : compute, device}));
-  if (out.numel() > 0) RETURN_IF_ERROR(backend_for(device).binary(op, pa, pb, out));
-  return out;
+  if (b.is_scalar()) {
+    check_defined(op, a.tensor);
+    return a.tensor;
+  }
+  check_same_device(op, {&a.tensor, &b.tensor});
+  return a.tensor;
 }
 
-Operand T(const Tensor& t) { return Operand{t, {}}; }
-Operand S(const Scalar& s) { return Operand{Tensor(), s}; }
-
 // `dtype` is the result's dtype; operands are converted to it.
-absl::StatusOr<Tensor> where_op(const Tensor& cond, const Operand& a, const Operand& b, DType dtype) {
-  std::vector<const Tensor*> tensors = {&cond};
+Tensor where_op(const Tensor& cond, const Operand& a, const Operand& b, DType dtype) {
   for (const Operand* x : {&a, &b}) {
-    if (!x->is_scalar()) tensors.push_back(&x->tensor);
+    if (!x->is_scalar()) check_same_device("where", {&cond, &x->tensor});
   }
-  RETURN_IF_ERROR(check_same_device("where", tensors));
-  if (cond.dtype() != DType::kBool) {
-    return absl::InvalidArgumentError(absl::StrCat("where: condition must be bool, got ", cond.describe()));
+  TS_CHECK(cond.dtype() == DType::kBool, "where: condition must be bool, got ", cond.describe());
+  const Shape shape = broadcast_shapes("where", cond.shape(), broadcast_shapes("where", shape_of(a), shape_of(b)));
+  Tensor out = empty(shape, {dtype, cond.device()});
+  if (out.numel() > 0) {
+    backend_for(out.device()).where(cond.expand(shape), prepare(a, dtype, shape), prepare(b, dtype, shape), out);
   }
-  ASSIGN_OR_RETURN(Shape ab_shape, broadcast_shapes("where", shape_of(a), shape_of(b)));
-  ASSIGN_OR_RETURN(Shape shape, broadcast_shapes("where", cond.shape(), ab_shape));
-  ASSIGN_OR_RETURN(Tensor c, cond.expand(shape));
-  ASSIGN_OR_RETURN(Operand pa, prepare(a, dtype, shape));
-  ASSIGN_OR_RETURN(Operand pb, prepare(b, dtype, shape));
-  ASSIGN_OR_RETURN(Tensor out, empty(shape, {dtype, cond.device()}));
-  if (out.numel() > 0) RETURN_IF_ERROR(backend_for(out.device()).where(c, pa, pb, out));
   return out;
 }
 
 }  // namespace
 
-absl::StatusOr<Tensor> neg(const Tensor& x) { return unary_op(UnaryOp::kNeg, x); }
-absl::StatusOr<Tensor> abs(const Tensor& x) { return unary_op(UnaryOp::kAbs, x); }
-absl::StatusOr<Tensor> sign(const Tensor& x) { return unary_op(UnaryOp::kSign, x); }
-absl::StatusOr<Tensor> square(const Tensor& x) { return unary_op(UnaryOp::kSquare, x); }
-absl::StatusOr<Tensor> relu(const Tensor& x) { return unary_op(UnaryOp::kRelu, x); }
-absl::StatusOr<Tensor> reciprocal(const Tensor& x) { return unary_op(UnaryOp::kReciprocal, x); }
-absl::StatusOr<Tensor> exp(const Tensor& x) { return unary_op(UnaryOp::kExp, x); }
-absl::StatusOr<Tensor> log(const Tensor& x) { return unary_op(UnaryOp::kLog, x); }
-absl::StatusOr<Tensor> log1p(const Tensor& x) { return unary_op(UnaryOp::kLog1p, x); }
-absl::StatusOr<Tensor> expm1(const Tensor& x) { return unary_op(UnaryOp::kExpm1, x); }
-absl::StatusOr<Tensor> sqrt(const Tensor& x) { return unary_op(UnaryOp::kSqrt, x); }
-absl::StatusOr<Tensor> rsqrt(const Tensor& x) { return unary_op(UnaryOp::kRsqrt, x); }
-absl::StatusOr<Tensor> sin(const Tensor& x) { return unary_op(UnaryOp::kSin, x); }
-absl::StatusOr<Tensor> cos(const Tensor& x) { return unary_op(UnaryOp::kCos, x); }
-absl::StatusOr<Tensor> tanh(const Tensor& x) { return unary_op(UnaryOp::kTanh, x); }
-absl::StatusOr<Tensor> sigmoid(const Tensor& x) { return unary_op(UnaryOp::kSigmoid, x); }
-absl::StatusOr<Tensor> gelu(const Tensor& x) { return unary_op(UnaryOp::kGelu, x); }
-absl::StatusOr<Tensor> erf(const Tensor& x) { return unary_op(UnaryOp::kErf, x); }
-absl::StatusOr<Tensor> floor(const Tensor& x) { return unary_op(UnaryOp::kFloor, x); }
-absl::StatusOr<Tensor> ceil(const Tensor& x) { return unary_op(UnaryOp::kCeil, x); }
-absl::StatusOr<Tensor> round(const Tensor& x) { return unary_op(UnaryOp::kRound, x); }
-absl::StatusOr<Tensor> logical_not(const Tensor& x) { return unary_op(UnaryOp::kLogicalNot, x); }
-absl::StatusOr<Tensor> isnan(const Tensor& x) { return unary_op(UnaryOp::kIsNan, x); }
-
-absl::StatusOr<Tensor> add(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::kAdd, T(a), T(b)); }
-absl::StatusOr<Tensor> add(const Tensor& a, const Scalar& b) { return binary_op(BinaryOp::kAdd, T(a), S(b)); }
-absl::StatusOr<Tensor> sub(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::kSub, T(a), T(b)); }
-absl::StatusOr<Tensor> sub(const Tensor& a, const Scalar& b) { return binary_op(BinaryOp::kSub, T(a), S(b)); }
-absl::StatusOr<Tensor> sub(const Scalar& a, const Tensor& b) { return binary_op(BinaryOp::kSub, S(a), T(b)); }
-absl::StatusOr<Tensor> mul(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::kMul, T(a), T(b)); }
-absl::StatusOr<Tensor> mul(const Tensor& a, const Scalar& b) { return binary_op(BinaryOp::kMul, T(a), S(b)); }
-absl::StatusOr<Tensor> div(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::kDiv, T(a), T(b)); }
-absl::StatusOr<Tensor> div(const Tensor& a, const Scalar& b) { return binary_op(BinaryOp::kDiv, T(a), S(b)); }
-absl::StatusOr<Tensor> div(const Scalar& a, const Tensor& b) { return binary_op(BinaryOp::kDiv, S(a), T(b)); }
-absl::StatusOr<Tensor> pow(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::kPow, T(a), T(b)); }
-absl::StatusOr<Tensor> pow(const Tensor& a, const Scalar& b) { return binary_op(BinaryOp::kPow, T(a), S(b)); }
-absl::StatusOr<Tensor> maximum(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::kMaximum, T(a), T(b)); }
-absl::StatusOr<Tensor> minimum(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::kMinimum, T(a), T(b)); }
-absl::StatusOr<Tensor> eq(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::kEq, T(a), T(b)); }
-absl::StatusOr<Tensor> eq(const Tensor& a, const Scalar& b) { return binary_op(BinaryOp::kEq, T(a), S(b)); }
-absl::StatusOr<Tensor> ne(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::kNe, T(a), T(b)); }
-absl::StatusOr<Tensor> ne(const Tensor& a, const Scalar& b) { return binary_op(BinaryOp::kNe, T(a), S(b)); }
-absl::StatusOr<Tensor> lt(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::kLt, T(a), T(b)); }
-absl::StatusOr<Tensor> lt(const Tensor& a, const Scalar& b) { return binary_op(BinaryOp::kLt, T(a), S(b)); }
-absl::StatusOr<Tensor> le(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::kLe, T(a), T(b)); }
-absl::StatusOr<Tensor> le(const Tensor& a, const Scalar& b) { return binary_op(BinaryOp::kLe, T(a), S(b)); }
-absl::StatusOr<Tensor> gt(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::kGt, T(a), T(b)); }
-absl::StatusOr<Tensor> gt(const Tensor& a, const Scalar& b) { return binary_op(BinaryOp::kGt, T(a), S(b)); }
-absl::StatusOr<Tensor> ge(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::kGe, T(a), T(b)); }
-absl::StatusOr<Tensor> ge(const Tensor& a, const Scalar& b) { return binary_op(BinaryOp::kGe, T(a), S(b)); }
-absl::StatusOr<Tensor> logical_and(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::kLogicalAnd, T(a), T(b)); }
-absl::StatusOr<Tensor> logical_or(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::kLogicalOr, T(a), T(b)); }
-
-absl::StatusOr<Tensor> where(const Tensor& cond, const Tensor& a, const Tensor& b) {
-  RETURN_IF_ERROR(check_same_device("where", {&cond, &a, &b}));
-  return where_op(cond, T(a), T(b), promote_types(a.dtype(), b.dtype()));
-}
-absl::StatusOr<Tensor> where(const Tensor& cond, const Tensor& a, const Scalar& b) {
-  RETURN_IF_ERROR(check_same_device("where", {&cond, &a}));
-  return where_op(cond, T(a), S(b), promote_with_scalar(a.dtype(), b));
-}
-absl::StatusOr<Tensor> where(const Tensor& cond, const Scalar& a, const Tensor& b) {
-  RETURN_IF_ERROR(check_same_device("where", {&cond, &b}));
-  return where_op(cond, S(a), T(b), promote_with_scalar(b.dtype(), a));
+Tensor unary(UnaryOp op, const Tensor& x) {
+  const char* name = op_name(op);
+  check_defined(name, x);
+  const DTypeRule rule = dtype_rule(op);
+  const DType compute = compute_dtype(name, rule, x.dtype());
+  const Tensor input = to(x, compute);
+  Tensor out = empty(x.shape(), {result_dtype(rule, compute), x.device()});
+  if (out.numel() > 0) backend_for(out.device()).unary(op, input, out);
+  return out;
 }
 
-absl::StatusOr<Tensor> masked_fill(const Tensor& x, const Tensor& mask, const Scalar& value) {
-  RETURN_IF_ERROR(check_same_device("masked_fill", {&x, &mask}));
-  ASSIGN_OR_RETURN(Shape shape, broadcast_shapes("masked_fill", x.shape(), mask.shape()));
-  if (shape != x.shape()) {
-    return absl::InvalidArgumentError(absl::StrCat("masked_fill: mask ", mask.describe(),
-                                                   " would broadcast ", x.describe(), " to ", shape_str(shape)));
+Tensor binary(BinaryOp op, const Operand& a, const Operand& b) {
+  const char* name = op_name(op);
+  const Device device = first_tensor(name, a, b).device();
+  const DTypeRule rule = dtype_rule(op);
+  const DType compute = compute_dtype(name, rule, promoted(a, b));
+  const Shape shape = broadcast_shapes(name, shape_of(a), shape_of(b));
+  Tensor out = empty(shape, {result_dtype(rule, compute), device});
+  if (out.numel() > 0) {
+    backend_for(device).binary(op, prepare(a, compute, shape), prepare(b, compute, shape), out);
   }
+  return out;
+}
+
+#define TS_DEFINE_UNARY(name, Functor, rule) \
+  Tensor name(const Tensor& x) { return unary(UnaryOp::k##Functor, x); }
+TS_UNARY_OPS(TS_DEFINE_UNARY)
+#undef TS_DEFINE_UNARY
+
+#define TS_DEFINE_BINARY(name, Functor, rule)                                                  \
+  Tensor name(const Tensor& a, const Tensor& b) { return binary(BinaryOp::k##Functor, a, b); } \
+  Tensor name(const Tensor& a, const Scalar& b) { return binary(BinaryOp::k##Functor, a, b); } \
+  Tensor name(const Scalar& a, const Tensor& b) { return binary(BinaryOp::k##Functor, a, b); }
+TS_BINARY_OPS(TS_DEFINE_BINARY)
+#undef TS_DEFINE_BINARY
+
+Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
+Tensor operator+(const Tensor& a, const Scalar& b) { return add(a, b); }
+Tensor operator+(const Scalar& a, const Tensor& b) { return add(a, b); }
+Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }
+Tensor operator-(const Tensor& a, const Scalar& b) { return sub(a, b); }
+Tensor operator-(const Scalar& a, const Tensor& b) { return sub(a, b); }
+Tensor operator*(const Tensor& a, const Tensor& b) { return mul(a, b); }
+Tensor operator*(const Tensor& a, const Scalar& b) { return mul(a, b); }
+Tensor operator*(const Scalar& a, const Tensor& b) { return mul(a, b); }
+Tensor operator/(const Tensor& a, const Tensor& b) { return div(a, b); }
+Tensor operator/(const Tensor& a, const Scalar& b) { return div(a, b); }
+Tensor operator/(const Scalar& a, const Tensor& b) { return div(a, b); }
+Tensor operator-(const Tensor& x) { return neg(x); }
+
+Tensor unary_grad(UnaryOp op, const Tensor& grad, const Tensor& x, const Tensor& y) {
+  const char* name = op_name(op);
+  TS_CHECK(dtype_rule(op) != DTypeRule::kPredicate, name, " has no gradient");
+  check_floating(name, grad);
+  const GradReads reads = grad_reads(op);
+  // The saved values in the gradient's dtype and shape (x may be an integer
+  // tensor the forward converted; grad has y's dtype).
+  auto operand = [&](bool read, const Tensor& t) {
+    if (!read) return Tensor();
+    check_same_device(name, {&grad, &t});
+    TS_CHECK(t.shape() == grad.shape(), name, " gradient: ", t.describe(), " does not match the gradient ",
+             grad.describe());
+    return to(t, grad.dtype());
+  };
+  const Tensor xin = operand(reads.input, x), yin = operand(reads.output, y);
+  Tensor out = empty(grad.shape(), {grad.dtype(), grad.device()});
+  if (out.numel() > 0) backend_for(out.device()).unary_grad(op, grad, xin, yin, out);
+  return out;
+}
+
+Tensor binary_grad(BinaryOp op, int input, const Tensor& grad, const Operand& a, const Operand& b, const Tensor& y) {
+  const char* name = op_name(op);
+  TS_CHECK(dtype_rule(op) != DTypeRule::kPredicate, name, " has no gradient");
+  TS_CHECK(input == 0 || input == 1, name, " gradient: operand ", input, " of two");
+  check_floating(name, grad);
+  if (grad_is_identity(op, input)) return grad;
+  const Shape& shape = grad.shape();
+  const GradReads reads = grad_reads(op);
+  const Operand pa = reads.input ? prepare(a, grad.dtype(), shape) : Operand(Scalar(0));
+  const Operand pb = reads.input ? prepare(b, grad.dtype(), shape) : Operand(Scalar(0));
+  const Tensor py = reads.output ? to(y, grad.dtype()).expand(shape) : Tensor();
+  Tensor out = empty(shape, {grad.dtype(), grad.device()});
+  if (out.numel() > 0) backend_for(out.device()).binary_grad(op, input, grad, pa, pb, py, out);
+  return out;
+}
+
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
+  check_same_device("where", {&cond, &a, &b});
+  return where_op(cond, a, b, promote_types(a.dtype(), b.dtype()));
+}
+Tensor where(const Tensor& cond, const Tensor& a, const Scalar& b) {
+  check_same_device("where", {&cond, &a});
+  return where_op(cond, a, b, promote_with_scalar(a.dtype(), b));
+}
+Tensor where(const Tensor& cond, const Scalar& a, const Tensor& b) {
+  check_same_device("where", {&cond, &b});
+  return where_op(cond, a, b, promote_with_scalar(b.dtype(), a));
+}
+
+Tensor masked_fill(const Tensor& x, const Tensor& mask, const Scalar& value) {
+  check_same_device("masked_fill", {&x, &mask});
+  const Shape shape = broadcast_shapes("masked_fill", x.shape(), mask.shape());
+  TS_CHECK(shape == x.shape(), "masked_fill: mask ", mask.describe(), " would broadcast ", x.describe(), " to ",
+           shape_str(shape));
   // The value takes x's dtype, whatever its own kind.
-  return where_op(mask, S(value), T(x), x.dtype());
+  return where_op(mask, value, x, x.dtype());
 }
 
-absl::StatusOr<Tensor> clamp(const Tensor& x, std::optional<Scalar> min, std::optional<Scalar> max) {
-  RETURN_IF_ERROR(check_defined("clamp", x));
-  if (!min && !max) return absl::InvalidArgumentError("clamp: needs a min or a max");
-  if (min && max && min->to_double() > max->to_double()) {
-    return absl::InvalidArgumentError(absl::StrCat("clamp: min ", min->to_string(), " exceeds max ",
-                                                   max->to_string()));
-  }
+Tensor clamp(const Tensor& x, std::optional<Scalar> min, std::optional<Scalar> max) {
+  check_defined("clamp", x);
+  TS_CHECK(min || max, "clamp: needs a min or a max");
+  TS_CHECK(!min || !max || min->to_double() <= max->to_double(), "clamp: min ", min->to_string(), " exceeds max ",
+           max->to_string());
   Tensor result = x;
-  if (min) {
-    ASSIGN_OR_RETURN(result, binary_op(BinaryOp::kMaximum, T(result), S(*min)));
-  }
-  if (max) {
-    ASSIGN_OR_RETURN(result, binary_op(BinaryOp::kMinimum, T(result), S(*max)));
-  }
+  if (min) result = maximum(result, *min);
+  if (max) result = minimum(result, *max);
   return result;
 }
 

@@ -21,14 +21,6 @@
 namespace ts {
 namespace {
 
-Tensor must(absl::StatusOr<Tensor> t) {
-  if (!t.ok()) {
-    std::fprintf(stderr, "benchmark setup failed: %s\n", std::string(t.status().message()).c_str());
-    std::abort();
-  }
-  return *std::move(t);
-}
-
 void report_flops(benchmark::State& state, double flops_per_iteration) {
   state.counters["GFLOP/s"] =
       benchmark::Counter(flops_per_iteration * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
@@ -38,19 +30,19 @@ void report_flops(benchmark::State& state, double flops_per_iteration) {
 
 void BM_CpuMatmul(benchmark::State& state) {
   const int64_t n = state.range(0);
-  const Tensor a = must(rand({n, n})), b = must(rand({n, n}));
-  for (auto _ : state) benchmark::DoNotOptimize(must(matmul(a, b)));
+  const Tensor a = rand({n, n}), b = rand({n, n});
+  for (auto _ : state) benchmark::DoNotOptimize(matmul(a, b));
   report_flops(state, 2.0 * n * n * n);
 }
 
 void BM_CpuSgemmDirect(benchmark::State& state) {
   const int64_t n = state.range(0);
-  const Tensor a = must(rand({n, n})), b = must(rand({n, n}));
+  const Tensor a = rand({n, n}), b = rand({n, n});
   for (auto _ : state) {
     // Our matmul allocates its output each call; so does this.
-    Tensor c = must(empty({n, n}));
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data<float>(), n, b.data<float>(), n,
-                0.0f, c.data<float>(), n);
+    Tensor c = empty({n, n});
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data<float>(), n, b.data<float>(), n, 0.0f,
+                c.data<float>(), n);
     benchmark::DoNotOptimize(c.raw_data());
   }
   report_flops(state, 2.0 * n * n * n);
@@ -58,23 +50,23 @@ void BM_CpuSgemmDirect(benchmark::State& state) {
 
 void BM_CpuAdd(benchmark::State& state) {
   const int64_t n = state.range(0);
-  const Tensor a = must(rand({n})), b = must(rand({n}));
-  for (auto _ : state) benchmark::DoNotOptimize(must(add(a, b)));
+  const Tensor a = rand({n}), b = rand({n});
+  for (auto _ : state) benchmark::DoNotOptimize(add(a, b));
   state.SetBytesProcessed(state.iterations() * 3 * n * 4);  // two reads, one write
 }
 
 void BM_CpuSum(benchmark::State& state) {
   const int64_t n = state.range(0);
-  const Tensor a = must(rand({n}));
-  for (auto _ : state) benchmark::DoNotOptimize(must(sum(a)));
+  const Tensor a = rand({n});
+  for (auto _ : state) benchmark::DoNotOptimize(sum(a));
   state.SetBytesProcessed(state.iterations() * n * 4);
 }
 
 void BM_CpuMemcpy(benchmark::State& state) {
   const int64_t n = state.range(0);
-  const Tensor a = must(rand({n}));
+  const Tensor a = rand({n});
   for (auto _ : state) {
-    Tensor c = must(empty({n}));
+    Tensor c = empty({n});
     std::memcpy(c.raw_data(), a.raw_data(), n * 4);
     benchmark::DoNotOptimize(c.raw_data());
   }
@@ -85,8 +77,8 @@ void BM_CpuMemcpy(benchmark::State& state) {
 // machine's steady-state copy bandwidth, the yardstick for BM_CpuAdd.
 void BM_CpuMemcpyWarm(benchmark::State& state) {
   const int64_t n = state.range(0);
-  const Tensor a = must(rand({n}));
-  Tensor c = must(zeros({n}));
+  const Tensor a = rand({n});
+  Tensor c = zeros({n});
   for (auto _ : state) {
     std::memcpy(c.raw_data(), a.raw_data(), n * 4);
     benchmark::DoNotOptimize(c.raw_data());
@@ -136,22 +128,20 @@ void BM_CudaMatmul(benchmark::State& state) {
   if (skip_without_gpu(state)) return;
   const int64_t n = state.range(0);
   const DType dtype = kGemmTypes[state.range(1)];
-  const Tensor a = must(rand({n, n}, {dtype, Device::cuda(0)})), b = must(rand({n, n}, {dtype, Device::cuda(0)}));
+  const Tensor a = rand({n, n}, {dtype, Device::cuda(0)}), b = rand({n, n}, {dtype, Device::cuda(0)});
   state.SetLabel(std::string(dtype_name(dtype)));
-  time_on_gpu(state, [&] { benchmark::DoNotOptimize(must(matmul(a, b))); });
+  time_on_gpu(state, [&] { benchmark::DoNotOptimize(matmul(a, b)); });
   report_flops(state, 2.0 * n * n * n);
 }
 
-cudaDataType cuda_type(DType d) {
-  return d == DType::kF16 ? CUDA_R_16F : d == DType::kBF16 ? CUDA_R_16BF : CUDA_R_32F;
-}
+cudaDataType cuda_type(DType d) { return d == DType::kF16 ? CUDA_R_16F : d == DType::kBF16 ? CUDA_R_16BF : CUDA_R_32F; }
 
 void BM_CublasDirect(benchmark::State& state) {
   if (skip_without_gpu(state)) return;
   const int64_t n = state.range(0);
   const DType dtype = kGemmTypes[state.range(1)];
-  const Tensor a = must(rand({n, n}, {dtype, Device::cuda(0)})), b = must(rand({n, n}, {dtype, Device::cuda(0)}));
-  Tensor c = must(empty({n, n}, {dtype, Device::cuda(0)}));
+  const Tensor a = rand({n, n}, {dtype, Device::cuda(0)}), b = rand({n, n}, {dtype, Device::cuda(0)});
+  Tensor c = empty({n, n}, {dtype, Device::cuda(0)});
   cublasHandle_t handle;
   CHECK_CUDA(cublasCreate(&handle));
   const float one = 1, zero = 0;
@@ -168,33 +158,45 @@ void BM_CublasDirect(benchmark::State& state) {
 void BM_CudaAdd(benchmark::State& state) {
   if (skip_without_gpu(state)) return;
   const int64_t n = state.range(0);
-  const Tensor a = must(rand({n}, {DType::kF32, Device::cuda(0)})), b = must(rand({n}, {DType::kF32, Device::cuda(0)}));
-  time_on_gpu(state, [&] { benchmark::DoNotOptimize(must(add(a, b))); });
+  const Tensor a = rand({n}, {DType::kF32, Device::cuda(0)}), b = rand({n}, {DType::kF32, Device::cuda(0)});
+  time_on_gpu(state, [&] { benchmark::DoNotOptimize(add(a, b)); });
   state.SetBytesProcessed(state.iterations() * 3 * n * 4);
 }
 
 void BM_CudaSum(benchmark::State& state) {
   if (skip_without_gpu(state)) return;
   const int64_t n = state.range(0);
-  const Tensor a = must(rand({n}, {DType::kF32, Device::cuda(0)}));
-  time_on_gpu(state, [&] { benchmark::DoNotOptimize(must(sum(a))); });
+  const Tensor a = rand({n}, {DType::kF32, Device::cuda(0)});
+  time_on_gpu(state, [&] { benchmark::DoNotOptimize(sum(a)); });
   state.SetBytesProcessed(state.iterations() * n * 4);
 }
 
 void BM_CudaMemcpyD2D(benchmark::State& state) {
   if (skip_without_gpu(state)) return;
   const int64_t n = state.range(0);
-  const Tensor a = must(rand({n}, {DType::kF32, Device::cuda(0)}));
-  Tensor c = must(empty({n}, {DType::kF32, Device::cuda(0)}));
-  time_on_gpu(state, [&] { CHECK_CUDA(cudaMemcpyAsync(c.raw_data(), a.raw_data(), n * 4, cudaMemcpyDeviceToDevice, nullptr)); });
+  const Tensor a = rand({n}, {DType::kF32, Device::cuda(0)});
+  Tensor c = empty({n}, {DType::kF32, Device::cuda(0)});
+  time_on_gpu(state, [&] {
+    CHECK_CUDA(cudaMemcpyAsync(c.raw_data(), a.raw_data(), n * 4, cudaMemcpyDeviceToDevice, nullptr));
+  });
   state.SetBytesProcessed(state.iterations() * 2 * n * 4);
 }
 
-BENCHMARK(BM_CudaMatmul)->ArgsProduct({{256, 512, 1024, 2048, 4096}, {0, 1, 2}})->UseManualTime()->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_CublasDirect)->ArgsProduct({{256, 512, 1024, 2048, 4096}, {0, 1, 2}})->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_CudaMatmul)
+    ->ArgsProduct({{256, 512, 1024, 2048, 4096}, {0, 1, 2}})
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_CublasDirect)
+    ->ArgsProduct({{256, 512, 1024, 2048, 4096}, {0, 1, 2}})
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_CudaAdd)->RangeMultiplier(4)->Range(1 << 20, 64 << 20)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_CudaSum)->RangeMultiplier(4)->Range(1 << 20, 64 << 20)->UseManualTime()->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_CudaMemcpyD2D)->RangeMultiplier(4)->Range(1 << 20, 64 << 20)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_CudaMemcpyD2D)
+    ->RangeMultiplier(4)
+    ->Range(1 << 20, 64 << 20)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace ts

@@ -10,34 +10,30 @@ using testing::expect_equal;
 using testing::Ref;
 using testing::ref_of;
 
-Tensor iota(Dims shape) {
-  return testing::value_or_die(arange(0, static_cast<double>(shape_numel(shape)), 1, {DType::kF32}))
-      .view(shape)
-      .value();
-}
+Tensor iota(Dims shape) { return arange(0, static_cast<double>(shape_numel(shape)), 1, {DType::kF32}).view(shape); }
 
 TEST(TensorTest, AllocateGivesContiguousRowMajorLayout) {
-  ASSERT_OK_AND_ASSIGN(Tensor t, empty({2, 3, 4}, {DType::kF16}));
+  Tensor t = empty({2, 3, 4}, {DType::kF16});
   EXPECT_EQ(t.strides(), (Shape{12, 4, 1}));
   EXPECT_EQ(t.numel(), 24);
   EXPECT_EQ(t.itemsize(), 2);
   EXPECT_TRUE(t.is_contiguous());
   EXPECT_EQ(t.describe(), "f16[2, 3, 4] on cpu");
   EXPECT_EQ(reinterpret_cast<uintptr_t>(t.raw_data()) % 64, 0u);
-  ASSERT_OK_AND_ASSIGN(Tensor s, empty({}));
+  Tensor s = empty({});
   EXPECT_EQ(s.numel(), 1);
   EXPECT_FALSE(Tensor().defined());
-  testing::expect_error(empty({2, -1}).status(), absl::StatusCode::kInvalidArgument, {"negative", "[2, -1]"});
+  testing::expect_throws(absl::StatusCode::kInvalidArgument, {"negative", "[2, -1]"}, [&] { empty({2, -1}); });
 }
 
 TEST(TensorTest, ViewsShareStorage) {
   const Tensor x = iota({4, 6});
-  ASSERT_OK_AND_ASSIGN(Tensor t, x.transpose(0, 1));
-  ASSERT_OK_AND_ASSIGN(Tensor row, x.select(0, 2));
-  ASSERT_OK_AND_ASSIGN(Tensor cols, x.slice(1, 1, 5, 2));
+  Tensor t = x.transpose(0, 1);
+  Tensor row = x.select(0, 2);
+  Tensor cols = x.slice(1, 1, 5, 2);
   for (const Tensor* v : {&t, &row, &cols}) EXPECT_TRUE(v->shares_storage_with(x));
-  ASSERT_OK(fill_(row, -1));
-  ASSERT_OK_AND_ASSIGN(float at, item<float>(x.select(0, 2).value().select(0, 3).value()));
+  fill_(row, -1);
+  const float at = item<float>(x.select(0, 2).select(0, 3));
   EXPECT_EQ(at, -1);
   EXPECT_FALSE(t.is_contiguous());
   EXPECT_EQ(cols.shape(), (Shape{4, 2}));
@@ -45,98 +41,98 @@ TEST(TensorTest, ViewsShareStorage) {
 }
 
 TEST(TensorTest, EmptyTensorsAreContiguousWhateverTheirStrides) {
-  ASSERT_OK_AND_ASSIGN(Tensor x, zeros({4, 3}));
-  ASSERT_OK_AND_ASSIGN(Tensor none, x.slice(1, 1, 1));  // [4, 0] with strides [3, 1]
+  Tensor x = zeros({4, 3});
+  Tensor none = x.slice(1, 1, 1);  // [4, 0] with strides [3, 1]
   EXPECT_EQ(none.numel(), 0);
   EXPECT_TRUE(none.is_contiguous());
-  ASSERT_OK_AND_ASSIGN(Tensor transposed, none.transpose(0, 1));
+  Tensor transposed = none.transpose(0, 1);
   EXPECT_TRUE(transposed.is_contiguous());
 }
 
 TEST(TensorTest, SliceClampsLikePythonAndNarrowChecks) {
   const Tensor x = iota({10});
-  ASSERT_OK_AND_ASSIGN(Tensor a, x.slice(0, -3, 100));
+  Tensor a = x.slice(0, -3, 100);
   expect_equal(a, Ref{{3}, {7, 8, 9}});
-  ASSERT_OK_AND_ASSIGN(Tensor b, x.slice(0, 8, 2));
+  Tensor b = x.slice(0, 8, 2);
   EXPECT_EQ(b.numel(), 0);
-  ASSERT_OK_AND_ASSIGN(Tensor c, x.slice(0, 1, 8, 3));
+  Tensor c = x.slice(0, 1, 8, 3);
   expect_equal(c, Ref{{3}, {1, 4, 7}});
-  testing::expect_error(x.slice(0, 0, 5, 0).status(), absl::StatusCode::kInvalidArgument, {"slice", "step"});
-  ASSERT_OK_AND_ASSIGN(Tensor n, x.narrow(0, -4, 2));
+  testing::expect_throws(absl::StatusCode::kInvalidArgument, {"slice", "step"}, [&] { x.slice(0, 0, 5, 0); });
+  Tensor n = x.narrow(0, -4, 2);
   expect_equal(n, Ref{{2}, {6, 7}});
-  testing::expect_error(x.narrow(0, 8, 3).status(), absl::StatusCode::kOutOfRange, {"narrow", "[10]"});
-  testing::expect_error(x.select(0, 10).status(), absl::StatusCode::kOutOfRange, {"select", "index 10"});
+  testing::expect_throws(absl::StatusCode::kOutOfRange, {"narrow", "[10]"}, [&] { x.narrow(0, 8, 3); });
+  testing::expect_throws(absl::StatusCode::kOutOfRange, {"select", "index 10"}, [&] { x.select(0, 10); });
 }
 
 TEST(TensorTest, ViewAndReshape) {
   const Tensor x = iota({2, 3, 4});
-  ASSERT_OK_AND_ASSIGN(Tensor v, x.view({6, -1}));
+  Tensor v = x.view({6, -1});
   EXPECT_EQ(v.shape(), (Shape{6, 4}));
   EXPECT_TRUE(v.shares_storage_with(x));
   // Merging dims 1 and 2 of a transposed tensor needs a copy.
-  ASSERT_OK_AND_ASSIGN(Tensor t, x.transpose(1, 2));
-  testing::expect_error(t.view({2, 12}).status(), absl::StatusCode::kInvalidArgument, {"view", "reshape"});
-  ASSERT_OK_AND_ASSIGN(Tensor r, reshape(t, {2, 12}));
+  Tensor t = x.transpose(1, 2);
+  testing::expect_throws(absl::StatusCode::kInvalidArgument, {"view", "reshape"}, [&] { t.view({2, 12}); });
+  Tensor r = reshape(t, {2, 12});
   EXPECT_FALSE(r.shares_storage_with(x));
   const Ref rt = ref_of(t);
   expect_equal(r, Ref{{2, 12}, rt.v});
   // Splitting a dim of a transposed tensor is still a view.
-  ASSERT_OK_AND_ASSIGN(Tensor split, t.view({2, 2, 2, 3}));
+  Tensor split = t.view({2, 2, 2, 3});
   EXPECT_TRUE(split.shares_storage_with(x));
   expect_equal(split, Ref{{2, 2, 2, 3}, rt.v});
-  testing::expect_error(x.view({5, -1}).status(), absl::StatusCode::kInvalidArgument, {"view", "[5, -1]"});
-  testing::expect_error(x.view({-1, -1}).status(), absl::StatusCode::kInvalidArgument, {"more than one -1"});
-  ASSERT_OK_AND_ASSIGN(Tensor f, flatten(x, 1));
+  testing::expect_throws(absl::StatusCode::kInvalidArgument, {"view", "[5, -1]"}, [&] { x.view({5, -1}); });
+  testing::expect_throws(absl::StatusCode::kInvalidArgument, {"more than one -1"}, [&] { x.view({-1, -1}); });
+  Tensor f = flatten(x, 1);
   EXPECT_EQ(f.shape(), (Shape{2, 12}));
 }
 
 TEST(TensorTest, PermuteExpandSqueezeUnsqueeze) {
   const Tensor x = iota({2, 1, 3});
-  ASSERT_OK_AND_ASSIGN(Tensor p, x.permute({2, 0, 1}));
+  Tensor p = x.permute({2, 0, 1});
   EXPECT_EQ(p.shape(), (Shape{3, 2, 1}));
   EXPECT_EQ(p.strides(), (Shape{1, 3, 3}));
-  testing::expect_error(x.permute({0, 0, 1}).status(), absl::StatusCode::kInvalidArgument, {"permute", "repeats"});
-  testing::expect_error(x.permute({0, 1}).status(), absl::StatusCode::kInvalidArgument, {"permute"});
-  ASSERT_OK_AND_ASSIGN(Tensor e, x.expand({4, 2, 5, 3}));
+  testing::expect_throws(absl::StatusCode::kInvalidArgument, {"permute", "repeats"}, [&] { x.permute({0, 0, 1}); });
+  testing::expect_throws(absl::StatusCode::kInvalidArgument, {"permute"}, [&] { x.permute({0, 1}); });
+  Tensor e = x.expand({4, 2, 5, 3});
   EXPECT_EQ(e.strides(), (Shape{0, 3, 0, 1}));
-  ASSERT_OK_AND_ASSIGN(Tensor e2, x.expand({-1, 2, -1}));
+  Tensor e2 = x.expand({-1, 2, -1});
   EXPECT_EQ(e2.shape(), (Shape{2, 2, 3}));
-  testing::expect_error(x.expand({3, 1, 3}).status(), absl::StatusCode::kInvalidArgument, {"expand", "[3, 1, 3]"});
+  testing::expect_throws(absl::StatusCode::kInvalidArgument, {"expand", "[3, 1, 3]"}, [&] { x.expand({3, 1, 3}); });
   EXPECT_EQ(x.squeeze().shape(), (Shape{2, 3}));
-  ASSERT_OK_AND_ASSIGN(Tensor s0, x.squeeze(0));
+  Tensor s0 = x.squeeze(0);
   EXPECT_EQ(s0.shape(), (Shape{2, 1, 3}));
-  ASSERT_OK_AND_ASSIGN(Tensor s1, x.squeeze(-2));
+  Tensor s1 = x.squeeze(-2);
   EXPECT_EQ(s1.shape(), (Shape{2, 3}));
-  ASSERT_OK_AND_ASSIGN(Tensor u, x.unsqueeze(-1));
+  Tensor u = x.unsqueeze(-1);
   EXPECT_EQ(u.shape(), (Shape{2, 1, 3, 1}));
   EXPECT_TRUE(u.is_contiguous());
-  testing::expect_error(x.unsqueeze(5).status(), absl::StatusCode::kOutOfRange, {"unsqueeze", "dim 5"});
+  testing::expect_throws(absl::StatusCode::kOutOfRange, {"unsqueeze", "dim 5"}, [&] { x.unsqueeze(5); });
 }
 
 TEST(TensorTest, CopyIntoViewsConvertsAndBroadcasts) {
-  ASSERT_OK_AND_ASSIGN(Tensor x, zeros({3, 4}, {DType::kI32}));
-  ASSERT_OK_AND_ASSIGN(Tensor col, x.select(1, 2));
-  ASSERT_OK_AND_ASSIGN(Tensor src, from_vector<double>({1.9, -2.9, 3.5}, {3}));
-  ASSERT_OK(copy_(col, src));
+  Tensor x = zeros({3, 4}, {DType::kI32});
+  Tensor col = x.select(1, 2);
+  Tensor src = from_vector<double>({1.9, -2.9, 3.5}, {3});
+  copy_(col, src);
   expect_equal(x, Ref{{3, 4}, {0, 0, 1, 0, 0, 0, -2, 0, 0, 0, 3, 0}});
-  ASSERT_OK_AND_ASSIGN(Tensor row, from_vector<float>({7, 8, 9, 10}, {4}));
-  ASSERT_OK(copy_(x, row));  // broadcast over rows
+  Tensor row = from_vector<float>({7, 8, 9, 10}, {4});
+  copy_(x, row);  // broadcast over rows
   expect_equal(x, Ref{{3, 4}, {7, 8, 9, 10, 7, 8, 9, 10, 7, 8, 9, 10}});
-  ASSERT_OK_AND_ASSIGN(Tensor expanded, row.expand({2, 4}));
-  testing::expect_error(copy_(expanded, row), absl::StatusCode::kInvalidArgument, {"copy_", "expanded"});
-  ASSERT_OK_AND_ASSIGN(Tensor wrong, zeros({5}));
-  testing::expect_error(copy_(x, wrong), absl::StatusCode::kInvalidArgument, {"copy_", "[5]", "[3, 4]"});
+  Tensor expanded = row.expand({2, 4});
+  testing::expect_throws(absl::StatusCode::kInvalidArgument, {"copy_", "expanded"}, [&] { copy_(expanded, row); });
+  Tensor wrong = zeros({5});
+  testing::expect_throws(absl::StatusCode::kInvalidArgument, {"copy_", "[5]", "[3, 4]"}, [&] { copy_(x, wrong); });
 }
 
 TEST(TensorTest, ConversionsBetweenEveryPairOfDtypes) {
   // Whole numbers in [0, 100] are exact in every dtype.
   std::vector<double> values;
   for (int i = 0; i <= 100; i += 7) values.push_back(i);
-  ASSERT_OK_AND_ASSIGN(Tensor base, from_vector<double>(values, {static_cast<int64_t>(values.size())}));
+  Tensor base = from_vector<double>(values, {static_cast<int64_t>(values.size())});
   for (DType from : kAllDTypes) {
     for (DType to_dtype : kAllDTypes) {
-      ASSERT_OK_AND_ASSIGN(Tensor a, to(base, from));
-      ASSERT_OK_AND_ASSIGN(Tensor b, to(a, to_dtype));
+      Tensor a = to(base, from);
+      Tensor b = to(a, to_dtype);
       EXPECT_EQ(b.dtype(), to_dtype);
       Ref want = ref_of(a);
       if (to_dtype == DType::kBool) {
@@ -146,28 +142,29 @@ TEST(TensorTest, ConversionsBetweenEveryPairOfDtypes) {
     }
   }
   // Floats to integers truncate toward zero.
-  ASSERT_OK_AND_ASSIGN(Tensor f, from_vector<float>({2.7f, -2.7f, 0.5f}, {3}));
-  ASSERT_OK_AND_ASSIGN(Tensor i, to(f, DType::kI64));
+  Tensor f = from_vector<float>({2.7f, -2.7f, 0.5f}, {3});
+  Tensor i = to(f, DType::kI64);
   expect_equal(i, Ref{{3}, {2, -2, 0}});
 }
 
 TEST(TensorTest, ItemAndToVector) {
-  ASSERT_OK_AND_ASSIGN(Tensor x, from_vector<int64_t>({5, 6}, {2}));
-  testing::expect_error(item<float>(x).status(), absl::StatusCode::kInvalidArgument, {"item", "2 elements"});
-  ASSERT_OK_AND_ASSIGN(std::vector<float> v, to_vector<float>(x));
+  Tensor x = from_vector<int64_t>({5, 6}, {2});
+  testing::expect_throws(absl::StatusCode::kInvalidArgument, {"item", "2 elements"}, [&] { item<float>(x); });
+  std::vector<float> v = to_vector<float>(x);
   EXPECT_EQ(v, (std::vector<float>{5, 6}));
-  ASSERT_OK_AND_ASSIGN(Tensor b, from_vector<bool>({true, false, true}, {3}));
-  ASSERT_OK_AND_ASSIGN(std::vector<bool> bv, to_vector<bool>(b));
+  Tensor b = from_vector<bool>({true, false, true}, {3});
+  std::vector<bool> bv = to_vector<bool>(b);
   EXPECT_EQ(bv, (std::vector<bool>{true, false, true}));
-  testing::expect_error(from_vector<float>({1, 2, 3}, {2, 2}).status(), absl::StatusCode::kInvalidArgument,
-                        {"from_vector", "[2, 2]"});
+  testing::expect_throws(absl::StatusCode::kInvalidArgument, {"from_vector", "[2, 2]"}, [&] {
+    from_vector<float>({1, 2, 3}, {2, 2});
+  });
 }
 
 TEST(TensorTest, CpuMemoryIsAccountedAndLargeBlocksAreReused) {
   reset_cpu_peak_memory();
   const int64_t before = cpu_memory_stats().allocated_bytes;
   {
-    ASSERT_OK_AND_ASSIGN(Tensor t, empty({1000}, {DType::kF64}));
+    Tensor t = empty({1000}, {DType::kF64});
     EXPECT_EQ(cpu_memory_stats().allocated_bytes, before + 8000);
   }
   EXPECT_EQ(cpu_memory_stats().allocated_bytes, before);
@@ -176,12 +173,12 @@ TEST(TensorTest, CpuMemoryIsAccountedAndLargeBlocksAreReused) {
   // A freed large block serves the next request of its size class.
   void* first;
   {
-    ASSERT_OK_AND_ASSIGN(Tensor big, empty({3 << 20}, {DType::kU8}));
+    Tensor big = empty({3 << 20}, {DType::kU8});
     first = big.raw_data();
   }
   const int64_t cached = cpu_memory_stats().cached_bytes;
   EXPECT_GE(cached, 3 << 20);
-  ASSERT_OK_AND_ASSIGN(Tensor again, empty({(3 << 20) - 100}, {DType::kU8}));
+  Tensor again = empty({(3 << 20) - 100}, {DType::kU8});
   EXPECT_EQ(again.raw_data(), first);
   EXPECT_EQ(cpu_memory_stats().cached_bytes, cached - (4 << 20));  // 2 MiB granules
   cpu_allocator::empty_cache();

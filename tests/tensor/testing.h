@@ -1,6 +1,7 @@
 // Test support for the tensor library: random inputs in any dtype and layout,
-// a float64 reference tensor with naive broadcasting helpers, tolerances per
-// dtype, and comparison that reports the worst element.
+// a float64 reference tensor with naive helpers (broadcasting, reductions,
+// matmul, softmax), tolerances per dtype, comparison that reports the worst
+// element, and inputs moved to another device with their layout.
 #pragma once
 
 #include <cstdint>
@@ -9,9 +10,11 @@
 #include <functional>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "base/error.h"
 #include "gtest/gtest.h"
 #include "tensor/cuda/device.h"
 #include "tensor/ops.h"
@@ -53,11 +56,11 @@ T value_or_die(absl::StatusOr<T> s) {
 }
 
 // Skips the current test, visibly, when no CUDA device can be used.
-#define TS_SKIP_WITHOUT_CUDA()                                                        \
-  do {                                                                                \
-    if (!::ts::cuda::is_available()) {                                                \
-      GTEST_SKIP() << "no CUDA device: " << ::ts::cuda::unavailable_reason();         \
-    }                                                                                 \
+#define TS_SKIP_WITHOUT_CUDA()                                                \
+  do {                                                                        \
+    if (!::ts::cuda::is_available()) {                                        \
+      GTEST_SKIP() << "no CUDA device: " << ::ts::cuda::unavailable_reason(); \
+    }                                                                         \
   } while (false)
 
 // Seeds for the "fresh random inputs" of each test: from TS_TEST_SEED when
@@ -110,6 +113,12 @@ Ref ref_expand(const Ref& x, Dims shape);
 Ref ref_reduce(const Ref& x, Dims dims, bool keepdim, const std::function<double(const std::vector<double>&)>& f);
 // Rounds every value to dtype (what a result in that dtype can hold).
 Ref ref_round(const Ref& x, DType dtype);
+// torch.matmul of two references. Returns the product and, per element, the
+// sum of |a||b| over its terms (what bounds the rounding error of any
+// summation order).
+std::pair<Ref, Ref> ref_matmul(Ref a, Ref b);
+// Softmax (log-softmax when `log`) of x along dim, subtracting the max first.
+Ref ref_softmax(const Ref& x, int64_t dim, bool log);
 
 // Largest relative error tolerated against the float64 reference.
 double tolerance(DType dtype);
@@ -123,8 +132,25 @@ void expect_close(const Tensor& actual, const Ref& expected, double tol, double 
 // Exact equality (integer and bool results).
 void expect_equal(const Tensor& actual, const Ref& expected, const std::string& what = "");
 
+// t on `device` with t's layout (shape, strides, offset): its whole storage
+// moves, so strided kernels run there too. With `extra_offset`, the storage
+// has that many more elements in front, so t starts further in (an odd count
+// leaves it unaligned for vector loads).
+Tensor to_device_keeping_layout(const Tensor& t, Device device, int64_t extra_offset = 0);
+// Expects `actual` (computed on another device) to match the CPU's result:
+// exactly for integer and bool results, else within the dtype's tolerance
+// relative to the CPU result, floored at 1e-3 of its largest magnitude (the
+// devices accumulate differently). `normwise`: relative to its largest
+// magnitude, for sums of many terms (reductions, products), where an output
+// that cancels to near zero keeps the summands' absolute error.
+void expect_close_to_cpu(const Tensor& actual, const Tensor& cpu_result, bool normwise = false,
+                         const std::string& what = "");
+
 // Expects `status` to fail with `code` and a message containing each of
 // `fragments` (the op name, the shapes).
 void expect_error(const absl::Status& status, absl::StatusCode code, const std::vector<std::string>& fragments);
+// Expects `f` to throw a ts::Error with `code` and a message containing each
+// of `fragments`: expect_throws(kInvalidArgument, {"matmul", "[2, 3]"}, [&] { matmul(a, b); });
+void expect_throws(absl::StatusCode code, const std::vector<std::string>& fragments, const std::function<void()>& f);
 
 }  // namespace ts::testing

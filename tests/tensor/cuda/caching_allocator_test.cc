@@ -175,8 +175,7 @@ TEST_F(CachingAllocatorTest, OutOfMemoryReleasesCachedSegmentsAndRetries) {
   absl::StatusOr<void*> d = allocator_.allocate(30 << 20, nullptr);
   ASSERT_FALSE(d.ok());
   EXPECT_EQ(d.status().code(), absl::StatusCode::kResourceExhausted);
-  EXPECT_NE(std::string(d.status().message()).find("cannot allocate 31457280 bytes"), std::string::npos)
-      << d.status();
+  EXPECT_NE(std::string(d.status().message()).find("cannot allocate 31457280 bytes"), std::string::npos) << d.status();
   EXPECT_NE(std::string(d.status().message()).find("reserved"), std::string::npos);
   allocator_.deallocate(c);
 }
