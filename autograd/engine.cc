@@ -7,61 +7,43 @@
 
 #include "absl/strings/str_cat.h"
 #include "autograd/grad_mode.h"
+#include "base/error.h"
 #include "tensor/ops.h"
-#include "tensor/status_macros.h"
 
 namespace ts::autograd {
 namespace {
 
 struct PendingNode {
-  int dependencies = 0;        // incoming edges not yet delivered
-  std::vector<Tensor> grads;   // summed gradient per output
+  int dependencies = 0;       // incoming edges not yet delivered
+  std::vector<Tensor> grads;  // summed gradient per output
 };
 
 struct LaterFirst {
   bool operator()(const Node* a, const Node* b) const { return a->sequence_nr() < b->sequence_nr(); }
 };
 
-absl::StatusOr<Tensor> root_gradient(const Variable& root, const Tensor& grad, size_t index) {
-  if (!root.requires_grad()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "backward: root ", index, " (", root.data().describe(),
-        ") does not require grad: no input of the ops that made it requires grad"));
-  }
+Tensor root_gradient(const Variable& root, const Tensor& grad, size_t index) {
+  TS_CHECK(root.requires_grad(), "backward: root ", index, " (", root.data().describe(),
+           ") does not require grad: no input of the ops that made it requires grad");
   if (!grad.defined()) {
-    if (root.numel() != 1) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "backward: the gradient can be implied only for one-element roots; root ", index,
-          " is ", root.data().describe(), ", pass its gradient"));
-    }
+    TS_CHECK(root.numel() == 1, "backward: the gradient can be implied only for one-element roots; root ", index,
+             " is ", root.data().describe(), ", pass its gradient");
     return ones(root.shape(), {root.dtype(), root.device()});
   }
-  if (Dims(grad.shape()) != Dims(root.shape()) || grad.device() != root.device()) {
-    return absl::InvalidArgumentError(absl::StrCat("backward: gradient ", grad.describe(),
-                                                   " for root ", index, " ",
-                                                   root.data().describe()));
-  }
+  TS_CHECK(Dims(grad.shape()) == Dims(root.shape()) && grad.device() == root.device(), "backward: gradient ",
+           grad.describe(), " for root ", index, " ", root.data().describe());
   return grad;
 }
 
-absl::Status accumulate(PendingNode& pending, int output_nr, Tensor grad) {
+void accumulate(PendingNode& pending, int output_nr, Tensor grad) {
   Tensor& slot = pending.grads[output_nr];
-  if (!slot.defined()) {
-    slot = std::move(grad);
-  } else {
-    ASSIGN_OR_RETURN(slot, add(slot, grad));
-  }
-  return absl::OkStatus();
+  slot = slot.defined() ? slot + grad : std::move(grad);
 }
 
 }  // namespace
 
-absl::Status backward(absl::Span<const Variable> roots, absl::Span<const Tensor> grads,
-                      bool retain_graph) {
-  if (grads.size() != roots.size()) {
-    return absl::InvalidArgumentError(absl::StrCat("backward: ", roots.size(), " roots but ",
-                                                   grads.size(), " gradients"));
-  }
+void backward(absl::Span<const Variable> roots, absl::Span<const Tensor> grads, bool retain_graph) {
+  TS_CHECK(grads.size() == roots.size(), "backward: ", roots.size(), " roots but ", grads.size(), " gradients");
   // Gradients of gradients are not recorded.
   NoGradGuard no_grad;
 
@@ -93,9 +75,7 @@ absl::Status backward(absl::Span<const Variable> roots, absl::Span<const Tensor>
   }
 
   for (size_t i = 0; i < roots.size(); ++i) {
-    ASSIGN_OR_RETURN(Tensor grad, root_gradient(roots[i], grads[i], i));
-    RETURN_IF_ERROR(accumulate(pending[root_edges[i].node.get()], root_edges[i].output_nr,
-                               std::move(grad)));
+    accumulate(pending[root_edges[i].node.get()], root_edges[i].output_nr, root_gradient(roots[i], grads[i], i));
   }
 
   std::priority_queue<Node*, std::vector<Node*>, LaterFirst> ready;
@@ -109,9 +89,9 @@ absl::Status backward(absl::Span<const Variable> roots, absl::Span<const Tensor>
     for (size_t out = 0; out < state.grads.size(); ++out) {
       if (state.grads[out].defined()) continue;
       const TensorMeta& meta = node->outputs()[out];
-      ASSIGN_OR_RETURN(state.grads[out], zeros(meta.shape, {meta.dtype, meta.device}));
+      state.grads[out] = zeros(meta.shape, {meta.dtype, meta.device});
     }
-    ASSIGN_OR_RETURN(std::vector<Tensor> input_grads, node->apply(std::move(state.grads)));
+    std::vector<Tensor> input_grads = node->apply(std::move(state.grads));
     state.grads.clear();
     if (!retain_graph) node->release();
     const std::vector<Edge>& edges = node->next_edges();
@@ -120,12 +100,11 @@ absl::Status backward(absl::Span<const Variable> roots, absl::Span<const Tensor>
       if (edge.node == nullptr) continue;
       PendingNode& next = pending[edge.node.get()];
       if (i < input_grads.size() && input_grads[i].defined()) {
-        RETURN_IF_ERROR(accumulate(next, edge.output_nr, std::move(input_grads[i])));
+        accumulate(next, edge.output_nr, std::move(input_grads[i]));
       }
       if (--next.dependencies == 0) ready.push(edge.node.get());
     }
   }
-  return absl::OkStatus();
 }
 
 }  // namespace ts::autograd

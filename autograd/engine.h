@@ -3,7 +3,6 @@
 // unless retain_graph.
 #pragma once
 
-#include "absl/status/status.h"
 #include "absl/types/span.h"
 #include "autograd/variable.h"
 
@@ -11,7 +10,6 @@ namespace ts::autograd {
 
 // `grads` holds one gradient per root; an undefined one means 1 and is only
 // allowed for one-element roots.
-absl::Status backward(absl::Span<const Variable> roots, absl::Span<const Tensor> grads,
-                      bool retain_graph = false);
+void backward(absl::Span<const Variable> roots, absl::Span<const Tensor> grads, bool retain_graph = false);
 
 }  // namespace ts::autograd

@@ -15,8 +15,8 @@ bool any_requires_grad(absl::Span<const Variable> inputs) {
   return false;
 }
 
-std::vector<Variable> record(std::string name, absl::Span<const Variable> inputs,
-                             std::vector<Tensor> outputs, BackwardFn backward) {
+std::vector<Variable> record(std::string name, absl::Span<const Variable> inputs, std::vector<Tensor> outputs,
+                             BackwardFn backward) {
   std::vector<Variable> results;
   results.reserve(outputs.size());
   if (!any_requires_grad(inputs)) {
@@ -31,9 +31,8 @@ std::vector<Variable> record(std::string name, absl::Span<const Variable> inputs
   }
   std::vector<TensorMeta> output_meta;
   for (const Tensor& t : outputs) output_meta.push_back(TensorMeta::of(t));
-  auto node = std::make_shared<FunctionNode>(std::move(name), std::move(edges),
-                                             std::move(input_meta), std::move(output_meta),
-                                             std::move(backward));
+  auto node = std::make_shared<FunctionNode>(std::move(name), std::move(edges), std::move(input_meta),
+                                             std::move(output_meta), std::move(backward));
   for (size_t i = 0; i < outputs.size(); ++i) {
     results.push_back(Variable::from_node(std::move(outputs[i]), node, static_cast<int>(i)));
   }

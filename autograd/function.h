@@ -17,11 +17,10 @@ namespace ts::autograd {
 // Whether recording would happen for these inputs.
 bool any_requires_grad(absl::Span<const Variable> inputs);
 
-std::vector<Variable> record(std::string name, absl::Span<const Variable> inputs,
-                             std::vector<Tensor> outputs, BackwardFn backward);
+std::vector<Variable> record(std::string name, absl::Span<const Variable> inputs, std::vector<Tensor> outputs,
+                             BackwardFn backward);
 
-inline Variable record(std::string name, absl::Span<const Variable> inputs, Tensor output,
-                       BackwardFn backward) {
+inline Variable record(std::string name, absl::Span<const Variable> inputs, Tensor output, BackwardFn backward) {
   std::vector<Tensor> outputs;
   outputs.push_back(std::move(output));
   return record(std::move(name), inputs, std::move(outputs), std::move(backward))[0];

@@ -4,8 +4,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "autograd/grad_mode.h"
+#include "base/error.h"
 #include "tensor/ops.h"
-#include "tensor/status_macros.h"
 
 namespace ts::autograd {
 namespace {
@@ -13,18 +13,13 @@ namespace {
 // Jacobian as [input element][output element] per checked input.
 using Jacobian = std::vector<std::vector<double>>;
 
-absl::StatusOr<std::vector<double>> evaluate(const GradcheckFn& fn,
-                                             const std::vector<Variable>& inputs) {
+std::vector<double> evaluate(const GradcheckFn& fn, const std::vector<Variable>& inputs) {
   NoGradGuard no_grad;
-  ASSIGN_OR_RETURN(Variable out, fn(inputs));
-  ASSIGN_OR_RETURN(Tensor contiguous_out, contiguous(out.data()));
-  return to_vector<double>(contiguous_out);
+  return to_vector<double>(fn(inputs).data());
 }
 
-}  // namespace
-
-absl::Status gradcheck(const GradcheckFn& fn, const std::vector<Tensor>& inputs,
-                       GradcheckOptions options) {
+// The check itself; errors it throws (fn's own among them) become the verdict.
+void check_gradients(const GradcheckFn& fn, const std::vector<Tensor>& inputs, const GradcheckOptions& options) {
   std::vector<Variable> vars;
   std::vector<size_t> checked;
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -32,18 +27,14 @@ absl::Status gradcheck(const GradcheckFn& fn, const std::vector<Tensor>& inputs,
       vars.emplace_back(inputs[i]);
       continue;
     }
-    ASSIGN_OR_RETURN(Tensor x, to(inputs[i], Device::cpu()));
-    ASSIGN_OR_RETURN(x, to(x, DType::kF64));
-    ASSIGN_OR_RETURN(x, clone(x));  // private and contiguous: perturbed in place below
-    vars.emplace_back(x, /*requires_grad=*/true);
+    // Private and contiguous: perturbed in place below.
+    vars.emplace_back(clone(to(to(inputs[i], Device::cpu()), DType::kF64)), /*requires_grad=*/true);
     checked.push_back(i);
   }
 
-  ASSIGN_OR_RETURN(Variable out, fn(vars));
-  if (out.dtype() != DType::kF64) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "gradcheck: the function returned ", out.data().describe(), "; it must compute in f64"));
-  }
+  const Variable out = fn(vars);
+  TS_CHECK(out.dtype() == DType::kF64, "gradcheck: the function returned ", out.data().describe(),
+           "; it must compute in f64");
   const int64_t n_out = out.numel();
 
   // Analytical: one backward per output element, with a one-hot gradient.
@@ -53,13 +44,12 @@ absl::Status gradcheck(const GradcheckFn& fn, const std::vector<Tensor>& inputs,
   }
   for (int64_t j = 0; j < n_out; ++j) {
     for (size_t i : checked) vars[i].clear_grad();
-    ASSIGN_OR_RETURN(Tensor seed, zeros(out.shape(), {DType::kF64}));
+    Tensor seed = zeros(out.shape(), {DType::kF64});
     seed.data<double>()[j] = 1.0;
-    if (out.requires_grad()) RETURN_IF_ERROR(out.backward(seed, /*retain_graph=*/true));
+    if (out.requires_grad()) out.backward(seed, /*retain_graph=*/true);
     for (size_t i : checked) {
       if (!vars[i].grad().defined()) continue;  // does not depend on this input
-      ASSIGN_OR_RETURN(Tensor g, contiguous(vars[i].grad()));
-      ASSIGN_OR_RETURN(std::vector<double> values, to_vector<double>(g));
+      const std::vector<double> values = to_vector<double>(vars[i].grad());
       for (size_t k = 0; k < values.size(); ++k) analytical[i][k][j] = values[k];
     }
   }
@@ -70,22 +60,26 @@ absl::Status gradcheck(const GradcheckFn& fn, const std::vector<Tensor>& inputs,
     for (int64_t k = 0; k < inputs[i].numel(); ++k) {
       const double original = x[k];
       x[k] = original + options.eps;
-      ASSIGN_OR_RETURN(std::vector<double> plus, evaluate(fn, vars));
+      const std::vector<double> plus = evaluate(fn, vars);
       x[k] = original - options.eps;
-      ASSIGN_OR_RETURN(std::vector<double> minus, evaluate(fn, vars));
+      const std::vector<double> minus = evaluate(fn, vars);
       x[k] = original;
       for (int64_t j = 0; j < n_out; ++j) {
         const double numerical = (plus[j] - minus[j]) / (2 * options.eps);
         const double analytic = analytical[i][k][j];
-        if (!(std::abs(analytic - numerical) <= options.atol + options.rtol * std::abs(numerical))) {
-          return absl::InternalError(absl::StrCat(
-              "gradcheck: d output[", j, "] / d input ", i, "[", k, "]: backward gives ", analytic,
-              ", central differences give ", numerical, " (input ", inputs[i].describe(), ")"));
-        }
+        TS_CHECK_CODE(absl::StatusCode::kInternal,
+                      std::abs(analytic - numerical) <= options.atol + options.rtol * std::abs(numerical),
+                      "gradcheck: d output[", j, "] / d input ", i, "[", k, "]: backward gives ", analytic,
+                      ", central differences give ", numerical, " (input ", inputs[i].describe(), ")");
       }
     }
   }
-  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status gradcheck(const GradcheckFn& fn, const std::vector<Tensor>& inputs, GradcheckOptions options) {
+  return capture([&] { check_gradients(fn, inputs, options); });
 }
 
 }  // namespace ts::autograd

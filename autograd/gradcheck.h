@@ -6,7 +6,6 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "absl/status/statusor.h"
 #include "autograd/variable.h"
 
 namespace ts::autograd {
@@ -18,12 +17,12 @@ struct GradcheckOptions {
   double rtol = 1e-3;
 };
 
-using GradcheckFn = std::function<absl::StatusOr<Variable>(const std::vector<Variable>&)>;
+using GradcheckFn = std::function<Variable(const std::vector<Variable>&)>;
 
 // Floating-point inputs become float64 CPU leaves that require a gradient;
 // others (indices, masks) are passed unchanged. `fn` must compute in float64.
-// The error names the input, the elements and both derivatives.
-absl::Status gradcheck(const GradcheckFn& fn, const std::vector<Tensor>& inputs,
-                       GradcheckOptions options = {});
+// The verdict is a Status: a mismatch names the input, the element and both
+// derivatives; an Error that fn throws is returned as its Status.
+absl::Status gradcheck(const GradcheckFn& fn, const std::vector<Tensor>& inputs, GradcheckOptions options = {});
 
 }  // namespace ts::autograd

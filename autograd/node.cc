@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/error.h"
 
 namespace ts::autograd {
 namespace {
@@ -41,41 +42,34 @@ Node::~Node() {
   doomed = nullptr;
 }
 
-FunctionNode::FunctionNode(std::string name, std::vector<Edge> next_edges,
-                           std::vector<TensorMeta> inputs, std::vector<TensorMeta> outputs,
-                           BackwardFn backward)
+FunctionNode::FunctionNode(std::string name, std::vector<Edge> next_edges, std::vector<TensorMeta> inputs,
+                           std::vector<TensorMeta> outputs, BackwardFn backward)
     : Node(std::move(name), std::move(next_edges), std::move(outputs)),
       inputs_(std::move(inputs)),
       backward_(std::move(backward)) {
   for (const Edge& edge : this->next_edges()) needs_input_grad_.push_back(edge.node != nullptr);
 }
 
-absl::StatusOr<std::vector<Tensor>> FunctionNode::apply(std::vector<Tensor> grad_outputs) {
-  if (!backward_) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "backward through ", name(),
-        " a second time: its saved tensors were freed after the first backward; pass "
-        "retain_graph=true to the first one"));
+std::vector<Tensor> FunctionNode::apply(std::vector<Tensor> grad_outputs) {
+  TS_CHECK_CODE(absl::StatusCode::kFailedPrecondition, backward_, "backward through ", name(),
+                " a second time: its saved tensors were freed after the first backward; pass "
+                "retain_graph=true to the first one");
+  std::vector<Tensor> grads;
+  try {
+    grads = backward_(GradContext{grad_outputs, needs_input_grad_});
+  } catch (const Error& e) {
+    throw Error(e.code(), absl::StrCat("in the backward of ", name(), ": ", e.message()));
   }
-  auto grads = backward_(GradContext{grad_outputs, needs_input_grad_});
-  if (!grads.ok()) {
-    return absl::Status(grads.status().code(),
-                        absl::StrCat("in the backward of ", name(), ": ", grads.status().message()));
-  }
-  if (grads->size() != inputs_.size()) {
-    return absl::InternalError(absl::StrCat("backward of ", name(), " returned ", grads->size(),
-                                            " gradients for ", inputs_.size(), " inputs"));
-  }
-  for (size_t i = 0; i < grads->size(); ++i) {
-    const Tensor& g = (*grads)[i];
+  TS_CHECK_CODE(absl::StatusCode::kInternal, grads.size() == inputs_.size(), "backward of ", name(), " returned ",
+                grads.size(), " gradients for ", inputs_.size(), " inputs");
+  for (size_t i = 0; i < grads.size(); ++i) {
+    const Tensor& g = grads[i];
     if (!needs_input_grad_[i] || !g.defined()) continue;
     const TensorMeta& in = inputs_[i];
-    if (Dims(g.shape()) != Dims(in.shape) || g.dtype() != in.dtype || g.device() != in.device) {
-      return absl::InternalError(absl::StrCat(
-          "backward of ", name(), " returned a gradient ", g.describe(), " for input ", i,
-          " of shape ", shape_str(in.shape), " ", dtype_name(in.dtype), " on ",
-          in.device.to_string()));
-    }
+    TS_CHECK_CODE(absl::StatusCode::kInternal,
+                  Dims(g.shape()) == Dims(in.shape) && g.dtype() == in.dtype && g.device() == in.device, "backward of ",
+                  name(), " returned a gradient ", g.describe(), " for input ", i, " of shape ", shape_str(in.shape),
+                  " ", dtype_name(in.dtype), " on ", in.device.to_string());
   }
   return grads;
 }

@@ -9,7 +9,6 @@
 #include <string>
 #include <vector>
 
-#include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "tensor/tensor.h"
 
@@ -45,7 +44,7 @@ class Node {
   // `grad_outputs` has one defined tensor per output (the engine fills
   // outputs that received no gradient with zeros). Returns one tensor per
   // next edge, undefined where no gradient flows.
-  virtual absl::StatusOr<std::vector<Tensor>> apply(std::vector<Tensor> grad_outputs) = 0;
+  virtual std::vector<Tensor> apply(std::vector<Tensor> grad_outputs) = 0;
   // Drops what the backward saved; a later apply() is an error.
   virtual void release() {}
 
@@ -76,7 +75,7 @@ struct GradContext {
 };
 
 // Returns one gradient per input of the op (undefined for inputs not needed).
-using BackwardFn = std::function<absl::StatusOr<std::vector<Tensor>>(const GradContext&)>;
+using BackwardFn = std::function<std::vector<Tensor>(const GradContext&)>;
 
 // The node of an ordinary op: a backward closure over the tensors it saved.
 class FunctionNode final : public Node {
@@ -84,7 +83,7 @@ class FunctionNode final : public Node {
   FunctionNode(std::string name, std::vector<Edge> next_edges, std::vector<TensorMeta> inputs,
                std::vector<TensorMeta> outputs, BackwardFn backward);
 
-  absl::StatusOr<std::vector<Tensor>> apply(std::vector<Tensor> grad_outputs) override;
+  std::vector<Tensor> apply(std::vector<Tensor> grad_outputs) override;
   void release() override { backward_ = nullptr; }
 
  private:

@@ -5,8 +5,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "autograd/engine.h"
+#include "base/error.h"
 #include "tensor/ops.h"
-#include "tensor/status_macros.h"
 
 namespace ts::autograd {
 
@@ -35,20 +35,16 @@ class AccumulateGrad final : public Node {
     set_sequence_nr(UINT64_MAX);
   }
 
-  absl::StatusOr<std::vector<Tensor>> apply(std::vector<Tensor> grad_outputs) override {
+  std::vector<Tensor> apply(std::vector<Tensor> grad_outputs) override {
     std::shared_ptr<Variable::Impl> leaf = leaf_.lock();
-    if (leaf == nullptr) return std::vector<Tensor>{};
-    Tensor& incoming = grad_outputs[0];
-    if (!leaf->grad.defined()) {
-      ASSIGN_OR_RETURN(leaf->grad, clone(incoming));
-    } else {
-      ASSIGN_OR_RETURN(leaf->grad, add(leaf->grad, incoming));
-    }
+    if (leaf == nullptr) return {};
+    const Tensor& incoming = grad_outputs[0];
+    leaf->grad = leaf->grad.defined() ? leaf->grad + incoming : clone(incoming);
     // Hooks may add or remove hooks: iterate over a snapshot.
     const std::map<int, Variable::GradReadyHook> hooks = leaf->hooks;
     const Variable leaf_var = Variable::from_impl(leaf);
-    for (const auto& [id, hook] : hooks) RETURN_IF_ERROR(hook(leaf_var));
-    return std::vector<Tensor>{};
+    for (const auto& [id, hook] : hooks) hook(leaf_var);
+    return {};
   }
 
  private:
@@ -67,18 +63,12 @@ void Variable::set_data(Tensor data) const { impl_->data = std::move(data); }
 
 bool Variable::requires_grad() const { return impl_->requires_grad; }
 
-absl::Status Variable::set_requires_grad(bool requires_grad) const {
-  if (!is_leaf()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "set_requires_grad on the result of ", impl_->grad_fn->name(),
-        ": only leaves can change it (use detach() for a leaf with the same value)"));
-  }
-  if (requires_grad && !is_floating(dtype())) {
-    return absl::InvalidArgumentError(absl::StrCat("set_requires_grad on ", data().describe(),
-                                                   ": only floating-point tensors have gradients"));
-  }
+void Variable::set_requires_grad(bool requires_grad) const {
+  TS_CHECK(is_leaf(), "set_requires_grad on the result of ", impl_->grad_fn->name(),
+           ": only leaves can change it (use detach() for a leaf with the same value)");
+  TS_CHECK(!requires_grad || is_floating(dtype()), "set_requires_grad on ", data().describe(),
+           ": only floating-point tensors have gradients");
   impl_->requires_grad = requires_grad;
-  return absl::OkStatus();
 }
 
 bool Variable::is_leaf() const { return impl_->grad_fn == nullptr; }
@@ -93,8 +83,8 @@ Variable Variable::detach() const {
   return out;
 }
 
-absl::Status Variable::backward(Tensor grad, bool retain_graph) const {
-  return autograd::backward({*this}, {std::move(grad)}, retain_graph);
+void Variable::backward(Tensor grad, bool retain_graph) const {
+  autograd::backward({*this}, {std::move(grad)}, retain_graph);
 }
 
 int Variable::add_grad_ready_hook(GradReadyHook hook) const {

@@ -2,6 +2,7 @@
 // the value, the accumulated gradient and, for op results, the node that
 // computes its inputs' gradients. Copies share all of that (like a
 // shared_ptr); `data()` is the plain tensor, for ops that need no gradient.
+// The differentiable ops and operators on Variables are in autograd/ops.h.
 #pragma once
 
 #include <cstdint>
@@ -9,7 +10,6 @@
 #include <memory>
 #include <string>
 
-#include "absl/status/status.h"
 #include "autograd/node.h"
 #include "tensor/tensor.h"
 
@@ -18,8 +18,8 @@ namespace ts::autograd {
 class Variable {
  public:
   // Called once per backward pass with the leaf whose gradient is now final.
-  // An error stops the backward and is returned by it.
-  using GradReadyHook = std::function<absl::Status(const Variable&)>;
+  // An Error it throws stops the backward, which rethrows it.
+  using GradReadyHook = std::function<void(const Variable&)>;
 
   Variable() = default;
   // A leaf. Only floating-point tensors can require a gradient.
@@ -39,8 +39,8 @@ class Variable {
   Device device() const { return data().device(); }
 
   bool requires_grad() const;
-  // Leaves only; fails for op results and non-floating tensors.
-  absl::Status set_requires_grad(bool requires_grad) const;
+  // Leaves only; throws for op results and non-floating tensors.
+  void set_requires_grad(bool requires_grad) const;
   bool is_leaf() const;
 
   // Undefined until a backward reaches this leaf.
@@ -58,11 +58,11 @@ class Variable {
 
   // Backpropagates from this value: `grad` defaults to 1 for a one-element
   // value. The graph is freed unless retain_graph.
-  absl::Status backward(Tensor grad = Tensor(), bool retain_graph = false) const;
+  void backward(Tensor grad = Tensor(), bool retain_graph = false) const;
 
   // Fires when this leaf's gradient is final in a backward pass (after
-  // accumulation into grad()); an error it returns ends the backward with
-  // that error. Returns an id for remove_grad_ready_hook.
+  // accumulation into grad()); an Error it throws ends the backward with that
+  // error. Returns an id for remove_grad_ready_hook.
   int add_grad_ready_hook(GradReadyHook hook) const;
   void remove_grad_ready_hook(int id) const;
 

@@ -1,293 +1,131 @@
-// Backward formulas of the elementwise ops.
-#include <cmath>
-#include <numbers>
+// Differentiable elementwise ops. The op_table.h rows share two recorders:
+// their backward is one fused gradient kernel (ts::unary_grad /
+// ts::binary_grad) over the values the op's functor says its gradient reads,
+// which are all the node saves.
 #include <utility>
 
 #include "autograd/function.h"
 #include "autograd/ops/grad_utils.h"
-#include "tensor/status_macros.h"
 
 namespace ts::autograd {
 namespace {
 
-// An op of one input whose gradient is grad * local(x, out).
-using LocalDerivative = std::function<absl::StatusOr<Tensor>(const Tensor& x, const Tensor& out)>;
+// A binary operand on the autograd side: a Variable, or a Scalar.
+struct Arg {
+  Variable var;
+  Scalar scalar;
+  Operand operand() const { return var.defined() ? Operand(var.data()) : Operand(scalar); }
+};
 
-absl::StatusOr<Variable> unary(const char* name, const Variable& x, Tensor out,
-                               LocalDerivative local) {
-  const Tensor xd = x.data();
-  const Tensor saved_out = out;
-  return record(name, {x}, std::move(out),
-                [xd, saved_out, local = std::move(local)](const GradContext& ctx) -> Grads {
-                  ASSIGN_OR_RETURN(Tensor d, local(xd, saved_out));
-                  ASSIGN_OR_RETURN(Tensor g, ts::mul(ctx.grad(), d));
-                  ASSIGN_OR_RETURN(g, grad_like(g, xd));
-                  return std::vector<Tensor>{g};
-                });
+Variable record_binary(BinaryOp op, const Arg& a, const Arg& b) {
+  Tensor out = ts::binary(op, a.operand(), b.operand());
+  const GradReads reads = grad_reads(op);
+  // The saved operands: tensors only where the gradient reads them (a scalar
+  // costs nothing to keep); their metadata for the casts back.
+  const auto saved = [&](const Arg& x) { return reads.input || !x.var.defined() ? x.operand() : Operand(Tensor()); };
+  const Operand sa = saved(a), sb = saved(b);
+  const Tensor sy = reads.output ? out : Tensor();
+  const Tensor like_a = a.var.defined() ? a.var.data() : Tensor();
+  const Tensor like_b = b.var.defined() ? b.var.data() : Tensor();
+  std::vector<Variable> inputs;
+  if (a.var.defined()) inputs.push_back(a.var);
+  if (b.var.defined()) inputs.push_back(b.var);
+  return record(op_name(op), inputs, std::move(out), [op, sa, sb, sy, like_a, like_b](const GradContext& ctx) {
+    std::vector<Tensor> grads;
+    size_t slot = 0;
+    for (const auto& [input, like] : {std::pair{0, like_a}, std::pair{1, like_b}}) {
+      if (!like.defined()) continue;
+      const bool needed = ctx.needs(slot++);
+      grads.push_back(needed ? grad_like(ts::binary_grad(op, input, ctx.grad(), sa, sb, sy), like) : Tensor());
+    }
+    return grads;
+  });
 }
 
 }  // namespace
 
-absl::StatusOr<Variable> add(const Variable& a, const Variable& b) {
-  ASSIGN_OR_RETURN(Tensor out, ts::add(a.data(), b.data()));
-  const Tensor ad = a.data(), bd = b.data();
-  return record("add", {a, b}, std::move(out), [ad, bd](const GradContext& ctx) -> Grads {
-    std::vector<Tensor> grads(2);
-    if (ctx.needs(0)) {
-      ASSIGN_OR_RETURN(grads[0], grad_like(ctx.grad(), ad));
-    }
-    if (ctx.needs(1)) {
-      ASSIGN_OR_RETURN(grads[1], grad_like(ctx.grad(), bd));
-    }
-    return grads;
+Variable unary(UnaryOp op, const Variable& x) {
+  Tensor out = ts::unary(op, x.data());
+  const GradReads reads = grad_reads(op);
+  const Tensor saved_x = reads.input ? x.data() : Tensor();
+  const Tensor saved_y = reads.output ? out : Tensor();
+  const Tensor like = x.data();
+  return record(op_name(op), {x}, std::move(out), [op, saved_x, saved_y, like](const GradContext& ctx) {
+    return std::vector<Tensor>{grad_like(ts::unary_grad(op, ctx.grad(), saved_x, saved_y), like)};
   });
 }
 
-absl::StatusOr<Variable> add(const Variable& a, const Scalar& b) {
-  ASSIGN_OR_RETURN(Tensor out, ts::add(a.data(), b));
-  const Tensor ad = a.data();
-  return record("add", {a}, std::move(out), [ad](const GradContext& ctx) -> Grads {
-    ASSIGN_OR_RETURN(Tensor g, grad_like(ctx.grad(), ad));
-    return std::vector<Tensor>{g};
-  });
-}
+Variable binary(BinaryOp op, const Variable& a, const Variable& b) { return record_binary(op, {a, {}}, {b, {}}); }
+Variable binary(BinaryOp op, const Variable& a, const Scalar& b) { return record_binary(op, {a, {}}, {{}, b}); }
+Variable binary(BinaryOp op, const Scalar& a, const Variable& b) { return record_binary(op, {{}, a}, {b, {}}); }
 
-absl::StatusOr<Variable> sub(const Variable& a, const Variable& b) {
-  ASSIGN_OR_RETURN(Tensor out, ts::sub(a.data(), b.data()));
-  const Tensor ad = a.data(), bd = b.data();
-  return record("sub", {a, b}, std::move(out), [ad, bd](const GradContext& ctx) -> Grads {
-    std::vector<Tensor> grads(2);
-    if (ctx.needs(0)) {
-      ASSIGN_OR_RETURN(grads[0], grad_like(ctx.grad(), ad));
-    }
-    if (ctx.needs(1)) {
-      ASSIGN_OR_RETURN(Tensor g, ts::neg(ctx.grad()));
-      ASSIGN_OR_RETURN(grads[1], grad_like(g, bd));
-    }
-    return grads;
-  });
-}
+#define TS_DEFINE_UNARY(name, Functor, rule) TS_AUTOGRAD_UNARY_DEF_##rule(name, Functor)
+#define TS_AUTOGRAD_UNARY_DEF_kNumeric(name, Functor) \
+  Variable name(const Variable& x) { return unary(UnaryOp::k##Functor, x); }
+#define TS_AUTOGRAD_UNARY_DEF_kFloating(name, Functor) TS_AUTOGRAD_UNARY_DEF_kNumeric(name, Functor)
+#define TS_AUTOGRAD_UNARY_DEF_kPredicate(name, Functor)
+TS_UNARY_OPS(TS_DEFINE_UNARY)
+#undef TS_DEFINE_UNARY
 
-absl::StatusOr<Variable> sub(const Variable& a, const Scalar& b) {
-  ASSIGN_OR_RETURN(Tensor out, ts::sub(a.data(), b));
-  const Tensor ad = a.data();
-  return record("sub", {a}, std::move(out), [ad](const GradContext& ctx) -> Grads {
-    ASSIGN_OR_RETURN(Tensor g, grad_like(ctx.grad(), ad));
-    return std::vector<Tensor>{g};
-  });
-}
+#define TS_DEFINE_BINARY(name, Functor, rule) TS_AUTOGRAD_BINARY_DEF_##rule(name, Functor)
+#define TS_AUTOGRAD_BINARY_DEF_kNumeric(name, Functor)                                               \
+  Variable name(const Variable& a, const Variable& b) { return binary(BinaryOp::k##Functor, a, b); } \
+  Variable name(const Variable& a, const Scalar& b) { return binary(BinaryOp::k##Functor, a, b); }   \
+  Variable name(const Scalar& a, const Variable& b) { return binary(BinaryOp::k##Functor, a, b); }
+#define TS_AUTOGRAD_BINARY_DEF_kFloating(name, Functor) TS_AUTOGRAD_BINARY_DEF_kNumeric(name, Functor)
+#define TS_AUTOGRAD_BINARY_DEF_kPredicate(name, Functor)
+TS_BINARY_OPS(TS_DEFINE_BINARY)
+#undef TS_DEFINE_BINARY
 
-absl::StatusOr<Variable> sub(const Scalar& a, const Variable& b) {
-  ASSIGN_OR_RETURN(Tensor out, ts::sub(a, b.data()));
-  const Tensor bd = b.data();
-  return record("sub", {b}, std::move(out), [bd](const GradContext& ctx) -> Grads {
-    ASSIGN_OR_RETURN(Tensor g, ts::neg(ctx.grad()));
-    ASSIGN_OR_RETURN(g, grad_like(g, bd));
-    return std::vector<Tensor>{g};
-  });
-}
+Variable operator+(const Variable& a, const Variable& b) { return add(a, b); }
+Variable operator+(const Variable& a, const Scalar& b) { return add(a, b); }
+Variable operator+(const Scalar& a, const Variable& b) { return add(a, b); }
+Variable operator-(const Variable& a, const Variable& b) { return sub(a, b); }
+Variable operator-(const Variable& a, const Scalar& b) { return sub(a, b); }
+Variable operator-(const Scalar& a, const Variable& b) { return sub(a, b); }
+Variable operator*(const Variable& a, const Variable& b) { return mul(a, b); }
+Variable operator*(const Variable& a, const Scalar& b) { return mul(a, b); }
+Variable operator*(const Scalar& a, const Variable& b) { return mul(a, b); }
+Variable operator/(const Variable& a, const Variable& b) { return div(a, b); }
+Variable operator/(const Variable& a, const Scalar& b) { return div(a, b); }
+Variable operator/(const Scalar& a, const Variable& b) { return div(a, b); }
+Variable operator-(const Variable& x) { return neg(x); }
 
-absl::StatusOr<Variable> mul(const Variable& a, const Variable& b) {
-  ASSIGN_OR_RETURN(Tensor out, ts::mul(a.data(), b.data()));
-  const Tensor ad = a.data(), bd = b.data();
-  return record("mul", {a, b}, std::move(out), [ad, bd](const GradContext& ctx) -> Grads {
-    std::vector<Tensor> grads(2);
-    if (ctx.needs(0)) {
-      ASSIGN_OR_RETURN(Tensor g, ts::mul(ctx.grad(), bd));
-      ASSIGN_OR_RETURN(grads[0], grad_like(g, ad));
-    }
-    if (ctx.needs(1)) {
-      ASSIGN_OR_RETURN(Tensor g, ts::mul(ctx.grad(), ad));
-      ASSIGN_OR_RETURN(grads[1], grad_like(g, bd));
-    }
-    return grads;
-  });
-}
-
-absl::StatusOr<Variable> mul(const Variable& a, const Scalar& b) {
-  ASSIGN_OR_RETURN(Tensor out, ts::mul(a.data(), b));
-  const Tensor ad = a.data();
-  return record("mul", {a}, std::move(out), [ad, b](const GradContext& ctx) -> Grads {
-    ASSIGN_OR_RETURN(Tensor g, ts::mul(ctx.grad(), b));
-    ASSIGN_OR_RETURN(g, grad_like(g, ad));
-    return std::vector<Tensor>{g};
-  });
-}
-
-absl::StatusOr<Variable> div(const Variable& a, const Variable& b) {
-  ASSIGN_OR_RETURN(Tensor out, ts::div(a.data(), b.data()));
-  const Tensor ad = a.data(), bd = b.data(), saved_out = out;
-  return record("div", {a, b}, std::move(out),
-                [ad, bd, saved_out](const GradContext& ctx) -> Grads {
-                  std::vector<Tensor> grads(2);
-                  ASSIGN_OR_RETURN(Tensor g_over_b, ts::div(ctx.grad(), bd));
-                  if (ctx.needs(0)) {
-      ASSIGN_OR_RETURN(grads[0], grad_like(g_over_b, ad));
-    }
-                  if (ctx.needs(1)) {  // d(a/b)/db = -(a/b)/b
-                    ASSIGN_OR_RETURN(Tensor g, ts::mul(g_over_b, saved_out));
-                    ASSIGN_OR_RETURN(g, ts::neg(g));
-                    ASSIGN_OR_RETURN(grads[1], grad_like(g, bd));
-                  }
-                  return grads;
-                });
-}
-
-absl::StatusOr<Variable> div(const Variable& a, const Scalar& b) {
-  ASSIGN_OR_RETURN(Tensor out, ts::div(a.data(), b));
-  const Tensor ad = a.data();
-  return record("div", {a}, std::move(out), [ad, b](const GradContext& ctx) -> Grads {
-    ASSIGN_OR_RETURN(Tensor g, ts::div(ctx.grad(), b));
-    ASSIGN_OR_RETURN(g, grad_like(g, ad));
-    return std::vector<Tensor>{g};
-  });
-}
-
-absl::StatusOr<Variable> pow(const Variable& x, const Scalar& exponent) {
-  ASSIGN_OR_RETURN(Tensor out, ts::pow(x.data(), exponent));
-  const double p = exponent.to_double();
-  return unary("pow", x, std::move(out), [p](const Tensor& x, const Tensor&) -> absl::StatusOr<Tensor> {
-    ASSIGN_OR_RETURN(Tensor d, ts::pow(x, p - 1));
-    return ts::mul(d, p);
-  });
-}
-
-absl::StatusOr<Variable> neg(const Variable& x) {
-  ASSIGN_OR_RETURN(Tensor out, ts::neg(x.data()));
+Variable clamp(const Variable& x, std::optional<Scalar> min, std::optional<Scalar> max) {
+  Tensor out = ts::clamp(x.data(), min, max);
   const Tensor xd = x.data();
-  return record("neg", {x}, std::move(out), [xd](const GradContext& ctx) -> Grads {
-    ASSIGN_OR_RETURN(Tensor g, ts::neg(ctx.grad()));
-    ASSIGN_OR_RETURN(g, grad_like(g, xd));
-    return std::vector<Tensor>{g};
+  return record("clamp", {x}, std::move(out), [xd, min, max](const GradContext& ctx) {
+    Tensor inside = ts::ones(xd.shape(), {DType::kBool, xd.device()});
+    if (min) inside = logical_and(inside, ge(xd, *min));
+    if (max) inside = logical_and(inside, le(xd, *max));
+    return std::vector<Tensor>{ts::where(inside, ctx.grad(), Scalar(0))};
   });
 }
 
-absl::StatusOr<Variable> exp(const Variable& x) {
-  ASSIGN_OR_RETURN(Tensor out, ts::exp(x.data()));
-  return unary("exp", x, std::move(out),
-               [](const Tensor&, const Tensor& out) -> absl::StatusOr<Tensor> { return out; });
-}
-
-absl::StatusOr<Variable> log(const Variable& x) {
-  ASSIGN_OR_RETURN(Tensor out, ts::log(x.data()));
-  return unary("log", x, std::move(out),
-               [](const Tensor& x, const Tensor&) { return ts::reciprocal(x); });
-}
-
-absl::StatusOr<Variable> sqrt(const Variable& x) {
-  ASSIGN_OR_RETURN(Tensor out, ts::sqrt(x.data()));
-  return unary("sqrt", x, std::move(out), [](const Tensor&, const Tensor& out) {
-    return ts::div(Scalar(0.5), out);
-  });
-}
-
-absl::StatusOr<Variable> square(const Variable& x) {
-  ASSIGN_OR_RETURN(Tensor out, ts::square(x.data()));
-  return unary("square", x, std::move(out),
-               [](const Tensor& x, const Tensor&) { return ts::mul(x, 2.0); });
-}
-
-absl::StatusOr<Variable> abs(const Variable& x) {
-  ASSIGN_OR_RETURN(Tensor out, ts::abs(x.data()));
-  return unary("abs", x, std::move(out), [](const Tensor& x, const Tensor&) { return ts::sign(x); });
-}
-
-absl::StatusOr<Variable> tanh(const Variable& x) {
-  ASSIGN_OR_RETURN(Tensor out, ts::tanh(x.data()));
-  return unary("tanh", x, std::move(out), [](const Tensor&, const Tensor& out) -> absl::StatusOr<Tensor> {
-    ASSIGN_OR_RETURN(Tensor sq, ts::square(out));
-    return ts::sub(Scalar(1.0), sq);
-  });
-}
-
-absl::StatusOr<Variable> sigmoid(const Variable& x) {
-  ASSIGN_OR_RETURN(Tensor out, ts::sigmoid(x.data()));
-  return unary("sigmoid", x, std::move(out), [](const Tensor&, const Tensor& out) -> absl::StatusOr<Tensor> {
-    ASSIGN_OR_RETURN(Tensor one_minus, ts::sub(Scalar(1.0), out));
-    return ts::mul(out, one_minus);
-  });
-}
-
-absl::StatusOr<Variable> relu(const Variable& x) {
-  ASSIGN_OR_RETURN(Tensor out, ts::relu(x.data()));
-  const Tensor saved_out = out;
-  return record("relu", {x}, std::move(out), [saved_out](const GradContext& ctx) -> Grads {
-    ASSIGN_OR_RETURN(Tensor positive, ts::gt(saved_out, 0));
-    ASSIGN_OR_RETURN(Tensor g, ts::where(positive, ctx.grad(), Scalar(0)));
-    return std::vector<Tensor>{g};
-  });
-}
-
-absl::StatusOr<Variable> gelu(const Variable& x) {
-  ASSIGN_OR_RETURN(Tensor out, ts::gelu(x.data()));
-  // d/dx x*Phi(x) = Phi(x) + x*phi(x).
-  return unary("gelu", x, std::move(out), [](const Tensor& x, const Tensor&) -> absl::StatusOr<Tensor> {
-    ASSIGN_OR_RETURN(Tensor scaled, ts::mul(x, std::numbers::sqrt2 / 2));
-    ASSIGN_OR_RETURN(Tensor cdf, ts::erf(scaled));
-    ASSIGN_OR_RETURN(cdf, ts::add(cdf, 1.0));
-    ASSIGN_OR_RETURN(cdf, ts::mul(cdf, 0.5));
-    ASSIGN_OR_RETURN(Tensor pdf, ts::square(x));
-    ASSIGN_OR_RETURN(pdf, ts::mul(pdf, -0.5));
-    ASSIGN_OR_RETURN(pdf, ts::exp(pdf));
-    ASSIGN_OR_RETURN(pdf, ts::mul(pdf, std::numbers::inv_sqrtpi / std::numbers::sqrt2));
-    ASSIGN_OR_RETURN(pdf, ts::mul(pdf, x));
-    return ts::add(cdf, pdf);
-  });
-}
-
-absl::StatusOr<Variable> clamp(const Variable& x, std::optional<Scalar> min,
-                               std::optional<Scalar> max) {
-  ASSIGN_OR_RETURN(Tensor out, ts::clamp(x.data(), min, max));
-  const Tensor xd = x.data();
-  return record("clamp", {x}, std::move(out), [xd, min, max](const GradContext& ctx) -> Grads {
-    ASSIGN_OR_RETURN(Tensor inside, ts::ones(xd.shape(), {DType::kBool, xd.device()}));
-    if (min) {
-      ASSIGN_OR_RETURN(Tensor ok, ts::ge(xd, *min));
-      ASSIGN_OR_RETURN(inside, ts::logical_and(inside, ok));
-    }
-    if (max) {
-      ASSIGN_OR_RETURN(Tensor ok, ts::le(xd, *max));
-      ASSIGN_OR_RETURN(inside, ts::logical_and(inside, ok));
-    }
-    ASSIGN_OR_RETURN(Tensor g, ts::where(inside, ctx.grad(), Scalar(0)));
-    return std::vector<Tensor>{g};
-  });
-}
-
-absl::StatusOr<Variable> where(const Tensor& cond, const Variable& a, const Variable& b) {
-  ASSIGN_OR_RETURN(Tensor out, ts::where(cond, a.data(), b.data()));
+Variable where(const Tensor& cond, const Variable& a, const Variable& b) {
+  Tensor out = ts::where(cond, a.data(), b.data());
   const Tensor ad = a.data(), bd = b.data();
-  return record("where", {a, b}, std::move(out), [cond, ad, bd](const GradContext& ctx) -> Grads {
+  return record("where", {a, b}, std::move(out), [cond, ad, bd](const GradContext& ctx) {
     std::vector<Tensor> grads(2);
-    if (ctx.needs(0)) {
-      ASSIGN_OR_RETURN(Tensor g, ts::where(cond, ctx.grad(), Scalar(0)));
-      ASSIGN_OR_RETURN(grads[0], grad_like(g, ad));
-    }
-    if (ctx.needs(1)) {
-      ASSIGN_OR_RETURN(Tensor g, ts::where(cond, Scalar(0), ctx.grad()));
-      ASSIGN_OR_RETURN(grads[1], grad_like(g, bd));
-    }
+    if (ctx.needs(0)) grads[0] = grad_like(ts::where(cond, ctx.grad(), Scalar(0)), ad);
+    if (ctx.needs(1)) grads[1] = grad_like(ts::where(cond, Scalar(0), ctx.grad()), bd);
     return grads;
   });
 }
 
-absl::StatusOr<Variable> masked_fill(const Variable& x, const Tensor& mask, const Scalar& value) {
-  ASSIGN_OR_RETURN(Tensor out, ts::masked_fill(x.data(), mask, value));
+Variable masked_fill(const Variable& x, const Tensor& mask, const Scalar& value) {
+  Tensor out = ts::masked_fill(x.data(), mask, value);
   const Tensor xd = x.data();
-  return record("masked_fill", {x}, std::move(out), [xd, mask](const GradContext& ctx) -> Grads {
-    ASSIGN_OR_RETURN(Tensor g, ts::masked_fill(ctx.grad(), mask, Scalar(0)));
-    ASSIGN_OR_RETURN(g, grad_like(g, xd));
-    return std::vector<Tensor>{g};
+  return record("masked_fill", {x}, std::move(out), [xd, mask](const GradContext& ctx) {
+    return std::vector<Tensor>{grad_like(ts::masked_fill(ctx.grad(), mask, Scalar(0)), xd)};
   });
 }
 
-absl::StatusOr<Variable> to(const Variable& x, DType dtype) {
-  ASSIGN_OR_RETURN(Tensor out, ts::to(x.data(), dtype));
+Variable to(const Variable& x, DType dtype) {
+  Tensor out = ts::to(x.data(), dtype);
   const DType from = x.dtype();
-  return record("to", {x}, std::move(out), [from](const GradContext& ctx) -> Grads {
-    ASSIGN_OR_RETURN(Tensor g, ts::to(ctx.grad(), from));
-    return std::vector<Tensor>{g};
-  });
+  return record("to", {x}, std::move(out),
+                [from](const GradContext& ctx) { return std::vector<Tensor>{ts::to(ctx.grad(), from)}; });
 }
 
 }  // namespace ts::autograd
