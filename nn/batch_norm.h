@@ -5,7 +5,6 @@
 #pragma once
 
 #include <cstdint>
-#include <memory>
 
 #include "nn/module.h"
 
@@ -18,15 +17,14 @@ struct BatchNormOptions {
 
 class BatchNorm2d final : public Module {
  public:
-  static absl::StatusOr<std::shared_ptr<BatchNorm2d>> create(int64_t num_features,
-                                                             BatchNormOptions options = {});
-  absl::StatusOr<Variable> forward(const Variable& x) override;
+  // Needs num_features > 0, eps > 0 and momentum in [0, 1].
+  explicit BatchNorm2d(int64_t num_features, BatchNormOptions options = {});
+  // x [N, num_features, H, W] -> the same shape.
+  Variable forward(const Variable& x);
 
   int64_t num_features() const { return num_features_; }
 
  private:
-  BatchNorm2d(int64_t num_features, BatchNormOptions options)
-      : Module("BatchNorm2d"), num_features_(num_features), options_(options) {}
   int64_t num_features_;
   BatchNormOptions options_;
 };

@@ -1,20 +1,18 @@
 #include "nn/checkpoint.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
+#include <algorithm>
 #include <array>
-#include <cerrno>
 #include <cstring>
+#include <optional>
 #include <set>
-#include <vector>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "nn/crc32c.h"
+#include "base/crc32c.h"
+#include "base/files.h"
+#include "base/status_macros.h"
 #include "tensor/ops.h"
-#include "tensor/status_macros.h"
 
 namespace ts::nn {
 namespace {
@@ -51,39 +49,34 @@ std::optional<DType> dtype_from_code(uint8_t code) {
   return std::nullopt;
 }
 
-absl::Status errno_error(absl::string_view what, const std::string& path) {
-  return absl::InternalError(absl::StrCat("checkpoint ", path, ": ", what, ": ", std::strerror(errno)));
-}
-
 size_t entry_size(const std::string& name, const Tensor& t) {
-  return 4 + name.size() + 1 + 4 + 8 * t.shape().size() + 8 +
-         static_cast<size_t>(t.numel() * t.itemsize()) + 4;
+  return 4 + name.size() + 1 + 4 + 8 * t.shape().size() + 8 + static_cast<size_t>(t.numel() * t.itemsize()) + 4;
 }
 
-// Buffered writes to a file descriptor, keeping the running checksums of the
-// whole file and of the current entry.
+// Writes into a file (buffered: entries are written a field at a time) or a
+// string, keeping the running checksums of the whole file and of the current
+// entry.
 class Writer {
  public:
-  Writer(int fd, std::string path) : fd_(fd), path_(std::move(path)) { buffer_.reserve(kCapacity); }
-  // Into memory instead of a file.
-  explicit Writer(std::string* out) : out_(out) { buffer_.reserve(kCapacity); }
+  explicit Writer(AtomicFile* file) : file_(file) { buffer_.reserve(kCapacity); }
+  explicit Writer(std::string* out) : out_(out) {}
 
-  absl::Status put(const void* data, size_t size) {
-    file_crc_ = crc32c_extend(file_crc_, data, size);
-    entry_crc_ = crc32c_extend(entry_crc_, data, size);
-    const auto* p = static_cast<const char*>(data);
-    while (size > 0) {
-      const size_t n = std::min(size, kCapacity - buffer_.size());
-      buffer_.insert(buffer_.end(), p, p + n);
-      p += n;
-      size -= n;
-      if (buffer_.size() == kCapacity) RETURN_IF_ERROR(flush());
+  absl::Status put(absl::string_view bytes) {
+    file_crc_ = crc32c(bytes, file_crc_);
+    entry_crc_ = crc32c(bytes, entry_crc_);
+    if (out_ != nullptr) {
+      out_->append(bytes.data(), bytes.size());
+      return absl::OkStatus();
     }
+    if (buffer_.size() + bytes.size() > kCapacity) RETURN_IF_ERROR(flush());
+    // Tensor data as large as the buffer goes straight to the file.
+    if (bytes.size() >= kCapacity) return file_->write(bytes);
+    buffer_.append(bytes.data(), bytes.size());
     return absl::OkStatus();
   }
   template <typename T>
   absl::Status put_value(T value) {
-    return put(&value, sizeof(T));
+    return put(absl::string_view(reinterpret_cast<const char*>(&value), sizeof(T)));
   }
 
   void begin_entry() { entry_crc_ = 0; }
@@ -91,30 +84,17 @@ class Writer {
   uint32_t file_crc() const { return file_crc_; }
 
   absl::Status flush() {
-    if (out_ != nullptr) {
-      out_->append(buffer_.data(), buffer_.size());
-      buffer_.clear();
-      return absl::OkStatus();
-    }
-    const char* p = buffer_.data();
-    size_t left = buffer_.size();
-    while (left > 0) {
-      const ssize_t n = ::write(fd_, p, left);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) return errno_error("write", path_);
-      p += n;
-      left -= static_cast<size_t>(n);
-    }
+    if (out_ != nullptr || buffer_.empty()) return absl::OkStatus();
+    RETURN_IF_ERROR(file_->write(buffer_));
     buffer_.clear();
     return absl::OkStatus();
   }
 
  private:
   static constexpr size_t kCapacity = 1 << 20;
-  int fd_ = -1;
-  std::string path_;
+  AtomicFile* file_ = nullptr;
   std::string* out_ = nullptr;
-  std::vector<char> buffer_;
+  std::string buffer_;
   uint32_t file_crc_ = 0;
   uint32_t entry_crc_ = 0;
 };
@@ -123,34 +103,26 @@ absl::Status write_all(Writer& w, const NamedTensors& tensors) {
   size_t file_size = kHeaderSize + kTrailerSize;
   for (const auto& [name, t] : tensors) file_size += entry_size(name, t);
 
-  RETURN_IF_ERROR(w.put(kMagic.data(), kMagic.size()));
+  RETURN_IF_ERROR(w.put(absl::string_view(kMagic.data(), kMagic.size())));
   RETURN_IF_ERROR(w.put_value<uint32_t>(kCheckpointVersion));
   RETURN_IF_ERROR(w.put_value<uint32_t>(static_cast<uint32_t>(tensors.size())));
   RETURN_IF_ERROR(w.put_value<uint64_t>(file_size));
   for (const auto& [name, t] : tensors) {
     // One entry at a time on the host: a GPU model is not copied whole.
-    ASSIGN_OR_RETURN(Tensor host, to(t, Device::cpu()));
-    ASSIGN_OR_RETURN(host, contiguous(host));
+    const Tensor host = contiguous(to(t, Device::cpu()));
     w.begin_entry();
     RETURN_IF_ERROR(w.put_value<uint32_t>(static_cast<uint32_t>(name.size())));
-    RETURN_IF_ERROR(w.put(name.data(), name.size()));
+    RETURN_IF_ERROR(w.put(name));
     RETURN_IF_ERROR(w.put_value<uint8_t>(dtype_code(host.dtype())));
     RETURN_IF_ERROR(w.put_value<uint32_t>(static_cast<uint32_t>(host.dim())));
     for (int64_t d : host.shape()) RETURN_IF_ERROR(w.put_value<int64_t>(d));
     const uint64_t bytes = static_cast<uint64_t>(host.numel() * host.itemsize());
     RETURN_IF_ERROR(w.put_value<uint64_t>(bytes));
-    RETURN_IF_ERROR(w.put(host.raw_data(), bytes));
+    RETURN_IF_ERROR(w.put(absl::string_view(static_cast<const char*>(host.raw_data()), bytes)));
     RETURN_IF_ERROR(w.put_value<uint32_t>(w.entry_crc()));
   }
   RETURN_IF_ERROR(w.put_value<uint32_t>(w.file_crc()));
   return w.flush();
-}
-
-std::string directory_of(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  if (slash == std::string::npos) return ".";
-  if (slash == 0) return "/";
-  return path.substr(0, slash);
 }
 
 // Reads a file parsed front to back; running past the end is reported by the
@@ -173,39 +145,12 @@ class Cursor {
   }
   size_t pos() const { return pos_; }
   // Checksum of the bytes from `start` to the current position.
-  uint32_t crc_from(size_t start) const { return crc32c(bytes_.data() + start, pos_ - start); }
+  uint32_t crc_from(size_t start) const { return crc32c(bytes_.substr(start, pos_ - start)); }
 
  private:
   absl::string_view bytes_;
   size_t pos_ = 0;
 };
-
-absl::StatusOr<std::vector<char>> read_file(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    return absl::Status(errno == ENOENT ? absl::StatusCode::kNotFound : absl::StatusCode::kInternal,
-                        absl::StrCat("checkpoint ", path, ": open: ", std::strerror(errno)));
-  }
-  std::vector<char> bytes;
-  struct stat st;
-  if (::fstat(fd, &st) == 0) bytes.reserve(static_cast<size_t>(st.st_size));
-  char chunk[1 << 16];
-  while (true) {
-    const ssize_t n = ::read(fd, chunk, sizeof(chunk));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      absl::Status s = errno_error("read", path);
-      ::close(fd);
-      return s;
-    }
-    if (n == 0) break;
-    bytes.insert(bytes.end(), chunk, chunk + n);
-  }
-  ::close(fd);
-  return bytes;
-}
-
-}  // namespace
 
 absl::Status check_entries(absl::string_view what, const NamedTensors& tensors) {
   std::set<std::string> seen;
@@ -221,6 +166,8 @@ absl::Status check_entries(absl::string_view what, const NamedTensors& tensors) 
   return absl::OkStatus();
 }
 
+}  // namespace
+
 absl::StatusOr<std::string> encode_tensors(const NamedTensors& tensors) {
   RETURN_IF_ERROR(check_entries("encode_tensors", tensors));
   std::string out;
@@ -231,66 +178,45 @@ absl::StatusOr<std::string> encode_tensors(const NamedTensors& tensors) {
 
 absl::Status save_tensors(const std::string& path, const NamedTensors& tensors) {
   RETURN_IF_ERROR(check_entries(absl::StrCat("checkpoint ", path), tensors));
-  std::string tmp_path = path + ".tmp.XXXXXX";
-  const int fd = ::mkstemp(tmp_path.data());
-  if (fd < 0) return errno_error("creating a temporary file beside it", path);
-  Writer w(fd, tmp_path);
-  absl::Status status = write_all(w, tensors);
-  if (status.ok() && ::fsync(fd) != 0) status = errno_error("fsync", tmp_path);
-  if (::close(fd) != 0 && status.ok()) status = errno_error("close", tmp_path);
-  if (status.ok() && ::rename(tmp_path.c_str(), path.c_str()) != 0) {
-    status = errno_error("rename from " + tmp_path, path);
-  }
-  if (!status.ok()) {
-    ::unlink(tmp_path.c_str());
-    return status;
-  }
-  // The rename is durable only once the directory entry is on disk.
-  const std::string dir = directory_of(path);
-  const int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir_fd < 0) return errno_error("open directory " + dir, path);
-  if (::fsync(dir_fd) != 0) status = errno_error("fsync directory " + dir, path);
-  ::close(dir_fd);
-  return status;
+  ASSIGN_OR_RETURN(AtomicFile file, AtomicFile::create(path));
+  Writer w(&file);
+  RETURN_IF_ERROR(write_all(w, tensors));
+  return file.commit();
 }
 
 absl::StatusOr<NamedTensors> load_tensors(const std::string& path) {
-  ASSIGN_OR_RETURN(std::vector<char> bytes, read_file(path));
-  return decode_tensors(absl::string_view(bytes.data(), bytes.size()), absl::StrCat("checkpoint ", path));
+  ASSIGN_OR_RETURN(const std::string bytes, read_file(path));
+  return decode_tensors(bytes, absl::StrCat("checkpoint ", path));
 }
 
 absl::StatusOr<NamedTensors> decode_tensors(absl::string_view bytes, absl::string_view name) {
   const std::string where = absl::StrCat(name, ": ");
   if (std::memcmp(bytes.data(), kMagic.data(), std::min(bytes.size(), kMagic.size())) != 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(where, "bad magic (not a checkpoint of this format)"));
+    return absl::InvalidArgumentError(absl::StrCat(where, "bad magic (not a checkpoint of this format)"));
   }
   if (bytes.size() < kHeaderSize) {
-    return absl::DataLossError(absl::StrCat(where, "truncated: ", bytes.size(),
-                                            " bytes, shorter than the ", kHeaderSize,
-                                            "-byte header"));
+    return absl::DataLossError(
+        absl::StrCat(where, "truncated: ", bytes.size(), " bytes, shorter than the ", kHeaderSize, "-byte header"));
   }
   Cursor c(bytes);
   c.take_bytes(kMagic.size());
   const uint32_t version = c.take<uint32_t>();
   if (version != kCheckpointVersion) {
-    return absl::FailedPreconditionError(absl::StrCat(where, "format version ", version,
-                                                      ", this build reads version ",
-                                                      kCheckpointVersion));
+    return absl::FailedPreconditionError(
+        absl::StrCat(where, "format version ", version, ", this build reads version ", kCheckpointVersion));
   }
   const uint32_t count = c.take<uint32_t>();
   const uint64_t declared_size = c.take<uint64_t>();
   const auto cut = [&](absl::string_view at) {
     if (bytes.size() < declared_size) {
-      return absl::DataLossError(absl::StrCat(where, "truncated ", at, ": the header says ",
-                                              declared_size, " bytes, the file has ",
-                                              bytes.size()));
+      return absl::DataLossError(absl::StrCat(where, "truncated ", at, ": the header says ", declared_size,
+                                              " bytes, the file has ", bytes.size()));
     }
     return absl::DataLossError(absl::StrCat(where, "corrupt ", at, ": it runs past the end"));
   };
 
+  // `count` sizes nothing up front: the trailer's checksum has not vouched for it yet.
   NamedTensors out;
-  out.reserve(count);
   for (uint32_t i = 0; i < count; ++i) {
     const size_t start = c.pos();
     const std::string entry = absl::StrCat("entry ", i);
@@ -322,38 +248,38 @@ absl::StatusOr<NamedTensors> decode_tensors(absl::string_view bytes, absl::strin
     }
     const uint64_t data_size = c.take<uint64_t>();
     if (data_size != static_cast<uint64_t>(numel * dtype_size(*dtype))) {
-      return absl::DataLossError(absl::StrCat(where, at, ": ", data_size, " data bytes for ",
-                                              dtype_name(*dtype), shape_str(shape)));
+      return absl::DataLossError(
+          absl::StrCat(where, at, ": ", data_size, " data bytes for ", dtype_name(*dtype), shape_str(shape)));
     }
     if (!c.has(data_size + 4)) return cut(at);
     const char* data = c.take_bytes(data_size);
     const uint32_t computed = c.crc_from(start);
     const uint32_t stored = c.take<uint32_t>();
     if (stored != computed) {
-      return absl::DataLossError(absl::StrFormat("%s%s: checksum mismatch (stored %08x, computed %08x)",
-                                                 where, at, stored, computed));
+      return absl::DataLossError(
+          absl::StrFormat("%s%s: checksum mismatch (stored %08x, computed %08x)", where, at, stored, computed));
     }
-    ASSIGN_OR_RETURN(Tensor t, Tensor::allocate(shape, *dtype, Device::cpu()));
+    Tensor t = Tensor::allocate(shape, *dtype, Device::cpu());
     if (data_size > 0) std::memcpy(t.raw_data(), data, data_size);
     out.emplace_back(std::move(name), std::move(t));
   }
   if (!c.has(kTrailerSize)) return cut("after the last entry");
   if (bytes.size() != declared_size) {
-    return absl::DataLossError(absl::StrCat(where, "the header says ", declared_size,
-                                            " bytes, the file has ", bytes.size()));
+    return absl::DataLossError(
+        absl::StrCat(where, "the header says ", declared_size, " bytes, the file has ", bytes.size()));
   }
   // The trailer is the file's last 4 bytes whatever the entries claimed.
   const size_t body = bytes.size() - kTrailerSize;
-  const uint32_t computed = crc32c(bytes.data(), body);
+  const uint32_t computed = crc32c(bytes.substr(0, body));
   uint32_t stored;
   std::memcpy(&stored, bytes.data() + body, sizeof(stored));
   if (stored != computed) {
-    return absl::DataLossError(absl::StrFormat(
-        "%sfile checksum mismatch (stored %08x, computed %08x)", where, stored, computed));
+    return absl::DataLossError(
+        absl::StrFormat("%sfile checksum mismatch (stored %08x, computed %08x)", where, stored, computed));
   }
   if (c.pos() != body) {
-    return absl::DataLossError(absl::StrCat(where, "the entries end at byte ", c.pos(),
-                                            ", the trailer starts at ", body));
+    return absl::DataLossError(
+        absl::StrCat(where, "the entries end at byte ", c.pos(), ", the trailer starts at ", body));
   }
   return out;
 }

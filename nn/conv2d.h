@@ -5,7 +5,6 @@
 
 #include <array>
 #include <cstdint>
-#include <memory>
 
 #include "nn/functional.h"
 #include "nn/module.h"
@@ -15,18 +14,16 @@ namespace ts::nn {
 class Conv2d final : public Module {
  public:
   // weight [out_channels, in_channels / groups, kernel[0], kernel[1]], bias
-  // [out_channels] when `bias`. Channels must divide by options.groups.
-  static absl::StatusOr<std::shared_ptr<Conv2d>> create(int64_t in_channels,
-                                                        int64_t out_channels,
-                                                        std::array<int64_t, 2> kernel,
-                                                        functional::Conv2dOptions options = {},
-                                                        bool bias = true);
-  absl::StatusOr<Variable> forward(const Variable& x) override;
+  // [out_channels] when `bias`. Sizes must be positive and both channel
+  // counts divisible by options.groups.
+  Conv2d(int64_t in_channels, int64_t out_channels, std::array<int64_t, 2> kernel,
+         functional::Conv2dOptions options = {}, bool bias = true);
+  // x [N, in_channels, H, W] -> [N, out_channels, H_out, W_out].
+  Variable forward(const Variable& x);
 
   const functional::Conv2dOptions& options() const { return options_; }
 
  private:
-  Conv2d(functional::Conv2dOptions options) : Module("Conv2d"), options_(options) {}
   functional::Conv2dOptions options_;
 };
 

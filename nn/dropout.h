@@ -3,8 +3,6 @@
 // generator); the identity in eval.
 #pragma once
 
-#include <memory>
-
 #include "nn/module.h"
 
 namespace ts::nn {
@@ -12,13 +10,12 @@ namespace ts::nn {
 class Dropout final : public Module {
  public:
   // p in [0, 1]; p = 1 zeroes everything, as PyTorch.
-  static absl::StatusOr<std::shared_ptr<Dropout>> create(double p = 0.5);
-  absl::StatusOr<Variable> forward(const Variable& x) override;
+  explicit Dropout(double p = 0.5);
+  Variable forward(const Variable& x);
 
   double p() const { return p_; }
 
  private:
-  explicit Dropout(double p) : Module("Dropout"), p_(p) {}
   double p_;
 };
 

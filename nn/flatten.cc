@@ -4,8 +4,6 @@
 
 namespace ts::nn {
 
-absl::StatusOr<Variable> Flatten::forward(const Variable& x) {
-  return autograd::flatten(x, start_dim_, end_dim_);
-}
+Variable Flatten::forward(const Variable& x) { return autograd::flatten(x, start_dim_, end_dim_); }
 
 }  // namespace ts::nn

@@ -1,12 +1,12 @@
 // The differentiable layer ops behind nn's modules, on CPU and CUDA:
-// convolution, batch normalization and pooling. Each validates its inputs
-// (errors name the op and the shapes) and records its backward.
+// convolution, batch normalization and pooling. Each validates its inputs,
+// throwing a ts::Error that names the op and the shapes, and records its
+// backward.
 #pragma once
 
 #include <array>
 #include <cstdint>
 
-#include "absl/status/statusor.h"
 #include "autograd/variable.h"
 
 namespace ts::nn::functional {
@@ -21,21 +21,16 @@ struct Conv2dOptions {
 // x [N, C_in, H, W], weight [C_out, C_in / groups, kH, kW], bias [C_out] or
 // undefined. CPU: im2col + OpenBLAS; CUDA: cuDNN with the algorithm chosen
 // once per shape and cached.
-absl::StatusOr<autograd::Variable> conv2d(const autograd::Variable& x,
-                                          const autograd::Variable& weight,
-                                          const autograd::Variable& bias,
-                                          const Conv2dOptions& options = {});
+autograd::Variable conv2d(const autograd::Variable& x, const autograd::Variable& weight, const autograd::Variable& bias,
+                          const Conv2dOptions& options = {});
 
 // Training: normalizes with the batch statistics over (N, H, W) and updates
 // running_mean/running_var in place (running_var with the unbiased variance,
 // as PyTorch). Eval: normalizes with the running statistics. weight/bias [C]
 // may be undefined (no affine).
-absl::StatusOr<autograd::Variable> batch_norm(const autograd::Variable& x,
-                                              const Tensor& running_mean,
-                                              const Tensor& running_var,
-                                              const autograd::Variable& weight,
-                                              const autograd::Variable& bias, bool training,
-                                              double momentum = 0.1, double eps = 1e-5);
+autograd::Variable batch_norm(const autograd::Variable& x, const Tensor& running_mean, const Tensor& running_var,
+                              const autograd::Variable& weight, const autograd::Variable& bias, bool training,
+                              double momentum = 0.1, double eps = 1e-5);
 
 struct Pool2dOptions {
   std::array<int64_t, 2> kernel = {2, 2};
@@ -45,12 +40,9 @@ struct Pool2dOptions {
   bool count_include_pad = true;  // avg_pool2d only
 };
 
-absl::StatusOr<autograd::Variable> max_pool2d(const autograd::Variable& x,
-                                              const Pool2dOptions& options);
-absl::StatusOr<autograd::Variable> avg_pool2d(const autograd::Variable& x,
-                                              const Pool2dOptions& options);
+autograd::Variable max_pool2d(const autograd::Variable& x, const Pool2dOptions& options);
+autograd::Variable avg_pool2d(const autograd::Variable& x, const Pool2dOptions& options);
 // Output [N, C, out_h, out_w] with PyTorch's start/end index rule.
-absl::StatusOr<autograd::Variable> adaptive_avg_pool2d(const autograd::Variable& x,
-                                                       std::array<int64_t, 2> output_size);
+autograd::Variable adaptive_avg_pool2d(const autograd::Variable& x, std::array<int64_t, 2> output_size);
 
 }  // namespace ts::nn::functional

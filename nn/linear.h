@@ -4,7 +4,6 @@
 #pragma once
 
 #include <cstdint>
-#include <memory>
 
 #include "nn/module.h"
 
@@ -13,17 +12,15 @@ namespace ts::nn {
 class Linear final : public Module {
  public:
   // weight [out_features, in_features], bias [out_features] (when `bias`).
-  static absl::StatusOr<std::shared_ptr<Linear>> create(int64_t in_features, int64_t out_features,
-                                                        bool bias = true);
+  // Sizes must be positive.
+  Linear(int64_t in_features, int64_t out_features, bool bias = true);
   // x [..., in_features] -> [..., out_features].
-  absl::StatusOr<Variable> forward(const Variable& x) override;
+  Variable forward(const Variable& x);
 
   int64_t in_features() const { return in_features_; }
   int64_t out_features() const { return out_features_; }
 
  private:
-  Linear(int64_t in_features, int64_t out_features)
-      : Module("Linear"), in_features_(in_features), out_features_(out_features) {}
   int64_t in_features_;
   int64_t out_features_;
 };

@@ -1,21 +1,19 @@
 #include "nn/losses.h"
 
-#include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "autograd/function.h"
 #include "autograd/ops.h"
+#include "base/error.h"
 #include "tensor/ops.h"
-#include "tensor/status_macros.h"
 
 namespace ts::nn {
 namespace {
 
-absl::Status with_op(absl::string_view op, const absl::Status& status) {
-  return absl::Status(status.code(), absl::StrCat(op, ": ", status.message()));
-}
-
-absl::StatusOr<Variable> reduce(const Variable& loss, Reduction reduction) {
+Variable reduce(const Variable& loss, Reduction reduction) {
   switch (reduction) {
     case Reduction::kNone:
       return loss;
@@ -24,178 +22,113 @@ absl::StatusOr<Variable> reduce(const Variable& loss, Reduction reduction) {
     case Reduction::kSum:
       return autograd::sum(loss);
   }
-  return absl::InvalidArgumentError("unknown Reduction");
+  throw_error(absl::StatusCode::kInvalidArgument, "unknown Reduction ", static_cast<int>(reduction));
 }
 
 // Class scores [N, C] and integer targets [N]; returns targets as [N, 1] for
 // gather. Values out of [0, C) are reported by gather, naming the index.
-absl::StatusOr<Tensor> class_index(absl::string_view op, const Tensor& scores, const Tensor& target) {
-  if (scores.dim() != 2 || target.dim() != 1 || target.size(0) != scores.size(0) ||
-      !is_integral(target.dtype()) || target.dtype() == DType::kU8) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        op, ": needs scores [N, C] and i32/i64 class indices [N], got ", scores.describe(),
-        " and ", target.defined() ? target.describe() : "an undefined target"));
-  }
+Tensor class_index(absl::string_view op, const Tensor& scores, const Tensor& target) {
+  TS_CHECK(scores.dim() == 2 && target.dim() == 1 && target.size(0) == scores.size(0) &&
+               (target.dtype() == DType::kI32 || target.dtype() == DType::kI64),
+           op, ": needs scores [N, C] and i32/i64 class indices [N], got ", scores.describe(), " and ",
+           target.describe());
   return target.unsqueeze(1);
 }
 
-absl::Status check_same_shape(absl::string_view op, const Tensor& a, const Tensor& b) {
-  if (!b.defined() || a.shape() != b.shape()) {
-    return absl::InvalidArgumentError(absl::StrCat(op, ": input ", a.describe(), " and target ",
-                                                   b.defined() ? b.describe() : "(undefined)",
-                                                   " must have the same shape"));
-  }
-  return absl::OkStatus();
-}
-
-absl::StatusOr<Variable> nll_unreduced(const Variable& log_probs, const Tensor& target) {
-  ASSIGN_OR_RETURN(Tensor index, class_index("nll_loss", log_probs.data(), target));
-  ASSIGN_OR_RETURN(Variable picked, autograd::gather(log_probs, 1, index));
-  ASSIGN_OR_RETURN(picked, autograd::reshape(picked, {log_probs.size(0)}));
-  return autograd::neg(picked);
-}
-
-absl::StatusOr<Variable> bce_with_logits_unreduced(const Variable& logits, const Tensor& target) {
-  const Tensor& x = logits.data();
-  RETURN_IF_ERROR(check_same_shape("binary_cross_entropy_with_logits", x, target));
-  if (!is_floating(x.dtype())) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "binary_cross_entropy_with_logits: logits must be floating-point, got ", x.describe()));
-  }
-  ASSIGN_OR_RETURN(Tensor y, to(target, x.dtype()));
-  // max(x, 0) - x*y + log(1 + exp(-|x|)): exp never overflows.
-  ASSIGN_OR_RETURN(Tensor abs_x, abs(x));
-  ASSIGN_OR_RETURN(Tensor neg_abs, neg(abs_x));
-  ASSIGN_OR_RETURN(Tensor e, exp(neg_abs));
-  ASSIGN_OR_RETURN(Tensor softplus, log1p(e));
-  ASSIGN_OR_RETURN(Tensor pos, relu(x));
-  ASSIGN_OR_RETURN(Tensor xy, mul(x, y));
-  ASSIGN_OR_RETURN(Tensor loss, sub(pos, xy));
-  ASSIGN_OR_RETURN(loss, add(loss, softplus));
-  return autograd::record(
-      "binary_cross_entropy_with_logits", {logits}, std::move(loss),
-      [x, y](const autograd::GradContext& ctx) -> absl::StatusOr<std::vector<Tensor>> {
-        ASSIGN_OR_RETURN(Tensor s, sigmoid(x));
-        ASSIGN_OR_RETURN(Tensor d, sub(s, y));
-        ASSIGN_OR_RETURN(d, mul(d, ctx.grad(0)));
-        return std::vector<Tensor>{std::move(d)};
-      });
+void check_same_shape(absl::string_view op, const Tensor& input, const Tensor& target) {
+  TS_CHECK(input.defined() && target.defined() && input.shape() == target.shape(), op, ": input ", input.describe(),
+           " and target ", target.describe(), " must have the same shape");
 }
 
 template <typename F>
-absl::StatusOr<Variable> regularization(absl::string_view op, absl::Span<const Variable> parameters,
-                                        double coefficient, F&& per_parameter) {
-  if (parameters.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(op, ": no parameters"));
-  }
-  Variable total;
-  for (const Variable& p : parameters) {
-    ASSIGN_OR_RETURN(Variable term, per_parameter(p));
-    ASSIGN_OR_RETURN(term, autograd::sum(term));
-    if (total.defined()) {
-      ASSIGN_OR_RETURN(total, autograd::add(total, term));
-    } else {
-      total = term;
-    }
-  }
-  return autograd::mul(total, coefficient);
+Variable regularization(absl::string_view op, absl::Span<const Variable> parameters, double coefficient,
+                        F&& per_parameter) {
+  TS_CHECK(!parameters.empty(), op, ": no parameters");
+  Variable total = autograd::sum(per_parameter(parameters[0]));
+  for (const Variable& p : parameters.subspan(1)) total = total + autograd::sum(per_parameter(p));
+  return total * coefficient;
 }
 
 }  // namespace
 
-absl::StatusOr<Variable> nll_loss(const Variable& log_probs, const Tensor& target,
-                                  Reduction reduction) {
-  absl::StatusOr<Variable> loss = nll_unreduced(log_probs, target);
-  if (!loss.ok()) return with_op("nll_loss", loss.status());
-  return reduce(*loss, reduction);
+Variable cross_entropy(const Variable& logits, const Tensor& target, const CrossEntropyOptions& options) {
+  const int64_t ignore_index = options.ignore_index;
+  const double smoothing = options.label_smoothing;
+  CrossEntropyRows rows = cross_entropy_rows(logits.data(), target, options.weight, ignore_index, smoothing);
+  const Variable loss =
+      autograd::record("cross_entropy", {logits}, std::move(rows.loss),
+                       [x = logits.data(), target, weight = options.weight, logsumexp = rows.logsumexp, ignore_index,
+                        smoothing](const autograd::GradContext& ctx) {
+                         return std::vector<Tensor>{cross_entropy_rows_grad(ctx.grad(), x, target, weight, logsumexp,
+                                                                            ignore_index, smoothing)};
+                       });
+  if (options.reduction != Reduction::kMean) return reduce(loss, options.reduction);
+  // The mean divides by the kept rows' weights, not N. Summed and divided in
+  // the row weights' dtype, f32 for f16/bf16 logits (PyTorch accumulates
+  // there too): a large batch's sum of losses would overflow f16.
+  const DType compute = rows.row_weight.dtype();
+  const bool cast = logits.dtype() != compute;
+  const Variable mean = autograd::sum(cast ? autograd::to(loss, compute) : loss) / Variable(sum(rows.row_weight));
+  return cast ? autograd::to(mean, logits.dtype()) : mean;
 }
 
-absl::StatusOr<Variable> cross_entropy(const Variable& logits, const Tensor& target,
-                                       CrossEntropyOptions options) {
-  if (!(options.label_smoothing >= 0 && options.label_smoothing <= 1)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "cross_entropy: label_smoothing ", options.label_smoothing, " is not in [0, 1]"));
+Variable nll_loss(const Variable& log_probs, const Tensor& target, Reduction reduction) {
+  const Tensor index = class_index("nll_loss", log_probs.data(), target);
+  Variable picked;
+  try {
+    picked = autograd::gather(log_probs, 1, index);
+  } catch (const Error& e) {
+    // gather names the index out of range; say which loss it came from.
+    throw Error(e.code(), absl::StrCat("nll_loss: ", e.message()));
   }
-  RETURN_IF_ERROR(class_index("cross_entropy", logits.data(), target).status());
-  ASSIGN_OR_RETURN(Variable log_probs, autograd::log_softmax(logits, 1));
-  absl::StatusOr<Variable> nll = nll_unreduced(log_probs, target);
-  if (!nll.ok()) return with_op("cross_entropy", nll.status());
-  Variable loss = *std::move(nll);
-  const double s = options.label_smoothing;
-  if (s > 0) {
-    const double classes = static_cast<double>(logits.size(1));
-    ASSIGN_OR_RETURN(Variable total, autograd::sum(log_probs, {1}));
-    ASSIGN_OR_RETURN(Variable smooth, autograd::mul(total, -s / classes));
-    ASSIGN_OR_RETURN(loss, autograd::mul(loss, 1 - s));
-    ASSIGN_OR_RETURN(loss, autograd::add(loss, smooth));
-  }
-  return reduce(loss, options.reduction);
+  return reduce(-autograd::reshape(picked, {log_probs.size(0)}), reduction);
 }
 
-absl::StatusOr<Variable> binary_cross_entropy_with_logits(const Variable& logits,
-                                                          const Tensor& target,
-                                                          Reduction reduction) {
-  ASSIGN_OR_RETURN(Variable loss, bce_with_logits_unreduced(logits, target));
-  return reduce(loss, reduction);
+Variable binary_cross_entropy_with_logits(const Variable& logits, const Tensor& target, Reduction reduction) {
+  constexpr absl::string_view kOp = "binary_cross_entropy_with_logits";
+  check_same_shape(kOp, logits.data(), target);
+  TS_CHECK(is_floating(logits.dtype()), kOp, ": logits must be floating-point, got ", logits.data().describe());
+  return reduce(autograd::binary_cross_entropy_with_logits(logits, Variable(to(target, logits.dtype()))), reduction);
 }
 
-absl::StatusOr<Variable> l1_loss(const Variable& input, const Variable& target,
-                                 Reduction reduction) {
-  RETURN_IF_ERROR(check_same_shape("l1_loss", input.data(), target.data()));
-  ASSIGN_OR_RETURN(Variable diff, autograd::sub(input, target));
-  ASSIGN_OR_RETURN(Variable loss, autograd::abs(diff));
-  return reduce(loss, reduction);
+Variable l1_loss(const Variable& input, const Variable& target, Reduction reduction) {
+  check_same_shape("l1_loss", input.data(), target.data());
+  return reduce(autograd::abs(input - target), reduction);
 }
 
-absl::StatusOr<Variable> mse_loss(const Variable& input, const Variable& target,
-                                  Reduction reduction) {
-  RETURN_IF_ERROR(check_same_shape("mse_loss", input.data(), target.data()));
-  ASSIGN_OR_RETURN(Variable diff, autograd::sub(input, target));
-  ASSIGN_OR_RETURN(Variable loss, autograd::square(diff));
-  return reduce(loss, reduction);
+Variable mse_loss(const Variable& input, const Variable& target, Reduction reduction) {
+  check_same_shape("mse_loss", input.data(), target.data());
+  return reduce(autograd::square(input - target), reduction);
 }
 
-absl::StatusOr<Variable> l1_regularization(absl::Span<const Variable> parameters, double l1) {
-  return regularization("l1_regularization", parameters, l1,
-                        [](const Variable& p) { return autograd::abs(p); });
+Variable l1_regularization(absl::Span<const Variable> parameters, double l1) {
+  return regularization("l1_regularization", parameters, l1, [](const Variable& p) { return autograd::abs(p); });
 }
 
-absl::StatusOr<Variable> l2_regularization(absl::Span<const Variable> parameters, double l2) {
-  return regularization("l2_regularization", parameters, l2 / 2,
-                        [](const Variable& p) { return autograd::square(p); });
+Variable l2_regularization(absl::Span<const Variable> parameters, double l2) {
+  return regularization("l2_regularization", parameters, l2 / 2, [](const Variable& p) { return autograd::square(p); });
 }
 
-absl::StatusOr<int64_t> topk_correct(const Tensor& logits, const Tensor& target, int64_t k) {
-  if (k < 1) return absl::InvalidArgumentError(absl::StrCat("topk_correct: k = ", k, " < 1"));
-  ASSIGN_OR_RETURN(Tensor index, class_index("topk_correct", logits, target));
+Tensor topk_correct(const Tensor& logits, const Tensor& target, int64_t k) {
+  TS_CHECK(k >= 1, "topk_correct: k = ", k, " < 1");
   // The target is in the top k when fewer than k logits beat it: no sort.
-  ASSIGN_OR_RETURN(Tensor target_logit, gather(logits, 1, index));
-  ASSIGN_OR_RETURN(Tensor beaten_by, gt(logits, target_logit));
-  ASSIGN_OR_RETURN(Tensor rank, sum(beaten_by, {1}));
-  ASSIGN_OR_RETURN(Tensor hit, lt(rank, k));
-  ASSIGN_OR_RETURN(Tensor count, sum(hit));
-  return item<int64_t>(count);
+  const Tensor target_logit = gather(logits, 1, class_index("topk_correct", logits, target));
+  const Tensor beaten_by = sum(gt(logits, target_logit), {1});
+  return sum(lt(beaten_by, k));
 }
 
-absl::StatusOr<double> accuracy(const Tensor& logits, const Tensor& target, int64_t k) {
-  ASSIGN_OR_RETURN(int64_t correct, topk_correct(logits, target, k));
+double accuracy(const Tensor& logits, const Tensor& target, int64_t k) {
+  const int64_t correct = item<int64_t>(topk_correct(logits, target, k));
   return logits.size(0) == 0 ? 0.0 : static_cast<double>(correct) / logits.size(0);
 }
 
-absl::StatusOr<int64_t> binary_correct(const Tensor& logits, const Tensor& target) {
-  if (!logits.defined() || !target.defined() || logits.numel() != target.numel() ||
-      (logits.dim() == 2 && logits.size(1) != 1) || logits.dim() > 2 || target.dim() != 1) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "binary_correct: needs logits [N] or [N, 1] and targets [N], got ",
-        logits.defined() ? logits.describe() : "undefined", " and ",
-        target.defined() ? target.describe() : "undefined"));
-  }
-  ASSIGN_OR_RETURN(Tensor flat, reshape(logits, {logits.size(0)}));
-  ASSIGN_OR_RETURN(Tensor predicted, gt(flat, 0));
-  ASSIGN_OR_RETURN(Tensor truth, gt(target, 0.5));
-  ASSIGN_OR_RETURN(Tensor agree, eq(predicted, truth));
-  ASSIGN_OR_RETURN(Tensor count, sum(agree));
-  return item<int64_t>(count);
+Tensor binary_correct(const Tensor& logits, const Tensor& target) {
+  TS_CHECK(logits.defined() && target.defined() && logits.numel() == target.numel() && logits.dim() >= 1 &&
+               logits.dim() <= 2 && (logits.dim() == 1 || logits.size(1) == 1) && target.dim() == 1,
+           "binary_correct: needs logits [N] or [N, 1] and targets [N], got ", logits.describe(), " and ",
+           target.describe());
+  const Tensor predicted = gt(reshape(logits, {logits.size(0)}), 0);
+  return sum(eq(predicted, gt(target, 0.5)));
 }
 
 }  // namespace ts::nn

@@ -1,31 +1,22 @@
 #include "nn/module.h"
 
-#include <cstdio>
-#include <cstdlib>
 #include <map>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/error.h"
 #include "tensor/ops.h"
-#include "tensor/status_macros.h"
 
 namespace ts::nn {
 namespace {
 
-[[noreturn]] void fatal(const std::string& message) {
-  std::fprintf(stderr, "nn::Module: %s\n", message.c_str());
-  std::abort();
-}
-
-std::string prefixed(const std::string& prefix, const std::string& name) {
-  return absl::StrCat(prefix, ".", name);
-}
+std::string prefixed(const std::string& prefix, const std::string& name) { return absl::StrCat(prefix, ".", name); }
 
 }  // namespace
 
 void Module::check_new_name(const std::string& name) const {
   if (name.empty() || name.find('.') != std::string::npos) {
-    fatal(absl::StrCat(type_name_, ": invalid name '", name, "' (empty or dotted)"));
+    throw_error(absl::StatusCode::kInternal, type_name_, ": invalid name '", name, "' (empty or dotted)");
   }
   auto taken = [&name](const auto& entries) {
     for (const auto& entry : entries) {
@@ -34,7 +25,7 @@ void Module::check_new_name(const std::string& name) const {
     return false;
   };
   if (taken(params_) || taken(buffers_) || taken(children_)) {
-    fatal(absl::StrCat(type_name_, ": name '", name, "' registered twice"));
+    throw_error(absl::StatusCode::kInternal, type_name_, ": name '", name, "' registered twice");
   }
 }
 
@@ -53,7 +44,7 @@ void Module::register_buffer(std::string name, Tensor value) {
 
 void Module::add_child(std::string name, std::shared_ptr<Module> child) {
   check_new_name(name);
-  if (child == nullptr) fatal(absl::StrCat(type_name_, ": child '", name, "' is null"));
+  TS_CHECK_CODE(absl::StatusCode::kInternal, child != nullptr, type_name_, ": child '", name, "' is null");
   children_.emplace_back(std::move(name), std::move(child));
 }
 
@@ -61,7 +52,7 @@ const Variable& Module::param(absl::string_view name) const {
   for (const auto& [n, v] : params_) {
     if (n == name) return v;
   }
-  fatal(absl::StrCat(type_name_, " has no parameter '", name, "'"));
+  throw_error(absl::StatusCode::kInternal, type_name_, " has no parameter '", name, "'");
 }
 
 bool Module::has_param(absl::string_view name) const {
@@ -75,7 +66,7 @@ const Tensor& Module::buffer(absl::string_view name) const {
   for (const auto& [n, t] : buffers_) {
     if (n == name) return t;
   }
-  fatal(absl::StrCat(type_name_, " has no buffer '", name, "'"));
+  throw_error(absl::StatusCode::kInternal, type_name_, " has no buffer '", name, "'");
 }
 
 std::vector<std::pair<std::string, Variable>> Module::named_parameters() const {
@@ -139,8 +130,7 @@ absl::Status Module::load_state_dict(const NamedTensors& state) {
   std::map<std::string, const Tensor*> given;
   for (const auto& [name, t] : state) {
     if (!given.emplace(name, &t).second) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("load_state_dict: entry '", name, "' appears twice"));
+      return absl::InvalidArgumentError(absl::StrCat("load_state_dict: entry '", name, "' appears twice"));
     }
   }
   // Validate everything first, so a failed load leaves the module untouched.
@@ -154,32 +144,35 @@ absl::Status Module::load_state_dict(const NamedTensors& state) {
     }
     const Tensor& src = *it->second;
     if (src.shape() != target.shape()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "load_state_dict: entry '", name, "' has shape ", shape_str(src.shape()),
-          ", the model's is ", shape_str(target.shape())));
+      return absl::InvalidArgumentError(absl::StrCat("load_state_dict: entry '", name, "' has shape ",
+                                                     shape_str(src.shape()), ", the model's is ",
+                                                     shape_str(target.shape())));
     }
     if (src.dtype() != target.dtype()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("load_state_dict: entry '", name, "' has dtype ", dtype_name(src.dtype()),
-                       ", the model's is ", dtype_name(target.dtype())));
+      return absl::InvalidArgumentError(absl::StrCat("load_state_dict: entry '", name, "' has dtype ",
+                                                     dtype_name(src.dtype()), ", the model's is ",
+                                                     dtype_name(target.dtype())));
     }
     copies.emplace_back(target, &src);
     given.erase(it);
   }
   if (!missing.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "load_state_dict: missing ", missing.size() == 1 ? "entry" : "entries", " '",
-        absl::StrJoin(missing, "', '"), "'"));
+    return absl::InvalidArgumentError(absl::StrCat("load_state_dict: missing ",
+                                                   missing.size() == 1 ? "entry" : "entries", " '",
+                                                   absl::StrJoin(missing, "', '"), "'"));
   }
   if (!given.empty()) {
     std::vector<std::string> unexpected;
     for (const auto& [name, t] : given) unexpected.push_back(name);
-    return absl::InvalidArgumentError(absl::StrCat(
-        "load_state_dict: unexpected ", unexpected.size() == 1 ? "entry" : "entries", " '",
-        absl::StrJoin(unexpected, "', '"), "' (not in the model)"));
+    return absl::InvalidArgumentError(absl::StrCat("load_state_dict: unexpected ",
+                                                   unexpected.size() == 1 ? "entry" : "entries", " '",
+                                                   absl::StrJoin(unexpected, "', '"), "' (not in the model)"));
   }
-  for (const auto& [dst, src] : copies) RETURN_IF_ERROR(copy_(dst, *src));
-  return absl::OkStatus();
+  // Validated above: a copy failing now (out of device memory) is an Error of
+  // the op surface, returned as this Status.
+  return capture([&] {
+    for (const auto& [dst, src] : copies) copy_(dst, *src);
+  });
 }
 
 void Module::train(bool on) {
@@ -188,51 +181,39 @@ void Module::train(bool on) {
 }
 
 template <typename F>
-absl::Status Module::for_each_tensor_slot(F&& f) {
+void Module::for_each_tensor_slot(F&& f) {
   for (auto& [name, v] : params_) {
-    ASSIGN_OR_RETURN(Tensor data, f(v.data()));
-    if (v.grad().defined()) {
-      ASSIGN_OR_RETURN(Tensor grad, f(v.grad()));
-      v.set_grad(std::move(grad));
-    }
+    Tensor data = f(v.data());
+    if (v.grad().defined()) v.set_grad(f(v.grad()));
     v.set_data(std::move(data));
   }
-  for (auto& [name, t] : buffers_) {
-    ASSIGN_OR_RETURN(t, f(t));
-  }
-  for (auto& [name, child] : children_) RETURN_IF_ERROR(child->for_each_tensor_slot(f));
-  return absl::OkStatus();
+  for (auto& [name, t] : buffers_) t = f(t);
+  for (auto& [name, child] : children_) child->for_each_tensor_slot(f);
 }
 
-absl::Status Module::to(Device device) {
-  return for_each_tensor_slot([device](const Tensor& t) { return ts::to(t, device); });
+void Module::to(Device device) {
+  for_each_tensor_slot([device](const Tensor& t) { return ts::to(t, device); });
 }
 
-absl::Status Module::to(DType dtype) {
-  return for_each_tensor_slot([dtype](const Tensor& t) -> absl::StatusOr<Tensor> {
-    if (!is_floating(t.dtype())) return t;
-    return ts::to(t, dtype);
-  });
+void Module::to(DType dtype) {
+  for_each_tensor_slot([dtype](const Tensor& t) { return is_floating(t.dtype()) ? ts::to(t, dtype) : t; });
 }
 
 void Module::zero_grad() {
   for (auto& [name, v] : named_parameters()) v.clear_grad();
 }
 
-absl::Status Module::set_parameter(absl::string_view name, Variable value) {
+void Module::set_parameter(absl::string_view name, Variable value) {
   for (auto& [n, v] : params_) {
     if (n != name) continue;
-    if (!value.defined() || value.shape() != v.shape() || value.dtype() != v.dtype() ||
-        value.device() != v.device()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          type_name_, ".set_parameter('", name, "'): needs ", v.data().describe(), ", got ",
-          value.defined() ? value.data().describe() : "an undefined Variable"));
-    }
+    TS_CHECK(
+        value.defined() && value.shape() == v.shape() && value.dtype() == v.dtype() && value.device() == v.device(),
+        type_name_, ".set_parameter('", name, "'): needs ", v.data().describe(), ", got ",
+        value.defined() ? value.data().describe() : "an undefined Variable");
     v = std::move(value);
-    return absl::OkStatus();
+    return;
   }
-  return absl::NotFoundError(
-      absl::StrCat(type_name_, ".set_parameter: no parameter '", name, "'"));
+  throw_error(absl::StatusCode::kNotFound, type_name_, ".set_parameter: no parameter '", name, "'");
 }
 
 }  // namespace ts::nn

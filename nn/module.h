@@ -2,6 +2,14 @@
 // (leaf Variables that require a gradient), buffers (plain tensors such as
 // running statistics) and child modules; names nest with dots as in PyTorch
 // ("layer1.0.conv1.weight"), so state dicts line up with torchvision's.
+//
+// Module has no forward of its own: each layer declares the forward its
+// inputs need (Linear::forward(x), LSTM::forward(x, state),
+// MultiheadAttention::forward(q, k, v, mask)), and holders call it with the
+// call syntax (Handle below), so model code reads like the math:
+//   Variable y = relu(bn1(conv1(x)));
+// Misuse throws ts::Error; loading a state dict, whose entries come from a
+// file, returns a Status.
 #pragma once
 
 #include <cstdint>
@@ -23,15 +31,33 @@ using autograd::Variable;
 // Tensors by name, in a meaningful order (registration order for modules).
 using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
 
+// A module as its parent or model code holds it: shared ownership (the
+// parent's registry holds it too), members through ->, and its forward
+// through the call syntax: conv1(x) is conv1->forward(x), whatever that
+// forward's signature.
+template <typename M>
+class Handle {
+ public:
+  Handle() = default;
+  Handle(std::shared_ptr<M> module) : module_(std::move(module)) {}  // NOLINT: a handle is a pointer
+  template <typename... Args>
+  auto operator()(Args&&... args) const {
+    return module_->forward(std::forward<Args>(args)...);
+  }
+  M* operator->() const { return module_.get(); }
+  M& operator*() const { return *module_; }
+  const std::shared_ptr<M>& ptr() const { return module_; }
+  explicit operator bool() const { return module_ != nullptr; }
+
+ private:
+  std::shared_ptr<M> module_;
+};
+
 class Module {
  public:
   virtual ~Module() = default;
   Module(const Module&) = delete;
   Module& operator=(const Module&) = delete;
-
-  // The module's computation for one input. Modules are used through
-  // std::shared_ptr, as children and as models.
-  virtual absl::StatusOr<Variable> forward(const Variable& x) = 0;
 
   // "Linear", "BatchNorm2d", ...: names the module in error messages.
   const std::string& type_name() const { return type_name_; }
@@ -43,9 +69,7 @@ class Module {
   NamedTensors named_buffers() const;
   // Every descendant (not this module itself), depth first, parents first.
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> named_modules() const;
-  const std::vector<std::pair<std::string, std::shared_ptr<Module>>>& children() const {
-    return children_;
-  }
+  const std::vector<std::pair<std::string, std::shared_ptr<Module>>>& children() const { return children_; }
   int64_t num_parameters() const;
 
   // ---- State dict: per module, parameters' values then buffers, then
@@ -62,33 +86,33 @@ class Module {
   void eval() { train(false); }
   bool is_training() const { return training_; }
   // Moves parameters (and their gradients) and buffers.
-  absl::Status to(Device device);
+  void to(Device device);
   // Converts floating-point parameters, gradients and buffers; integer
   // buffers (num_batches_tracked) keep their dtype.
-  absl::Status to(DType dtype);
+  void to(DType dtype);
   // Drops every parameter's gradient (PyTorch's set_to_none=True): the next
   // backward writes a fresh one.
   void zero_grad();
 
   // Replaces one of this module's own parameters by `value` (same shape,
   // dtype and device), e.g. to tie weights or to put a gradcheck leaf in.
-  absl::Status set_parameter(absl::string_view name, Variable value);
+  void set_parameter(absl::string_view name, Variable value);
 
  protected:
   explicit Module(std::string type_name) : type_name_(std::move(type_name)) {}
 
   // Registration. Names are the layer's own identifiers, so a bad one (empty,
-  // dotted, repeated) is a bug and fatal.
+  // dotted, repeated) is a bug: an Error of code kInternal.
   Variable register_parameter(std::string name, Tensor value, bool requires_grad = true);
   void register_buffer(std::string name, Tensor value);
   template <typename M>
-  std::shared_ptr<M> register_module(std::string name, std::shared_ptr<M> child) {
+  Handle<M> register_module(std::string name, std::shared_ptr<M> child) {
     add_child(std::move(name), child);
-    return child;
+    return Handle<M>(std::move(child));
   }
 
   // This module's own entries by name; asking for one that was never
-  // registered is a bug and fatal.
+  // registered is a bug (kInternal).
   const Variable& param(absl::string_view name) const;
   const Tensor& buffer(absl::string_view name) const;
   // Whether an own parameter of that name exists (optional ones: bias).
@@ -98,7 +122,7 @@ class Module {
   void add_child(std::string name, std::shared_ptr<Module> child);
   void check_new_name(const std::string& name) const;
   template <typename F>
-  absl::Status for_each_tensor_slot(F&& f);
+  void for_each_tensor_slot(F&& f);
 
   std::string type_name_;
   bool training_ = true;

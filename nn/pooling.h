@@ -13,7 +13,7 @@ namespace ts::nn {
 class MaxPool2d final : public Module {
  public:
   explicit MaxPool2d(functional::Pool2dOptions options) : Module("MaxPool2d"), options_(options) {}
-  absl::StatusOr<Variable> forward(const Variable& x) override;
+  Variable forward(const Variable& x);
 
  private:
   functional::Pool2dOptions options_;
@@ -22,7 +22,7 @@ class MaxPool2d final : public Module {
 class AvgPool2d final : public Module {
  public:
   explicit AvgPool2d(functional::Pool2dOptions options) : Module("AvgPool2d"), options_(options) {}
-  absl::StatusOr<Variable> forward(const Variable& x) override;
+  Variable forward(const Variable& x);
 
  private:
   functional::Pool2dOptions options_;
@@ -32,7 +32,7 @@ class AdaptiveAvgPool2d final : public Module {
  public:
   explicit AdaptiveAvgPool2d(std::array<int64_t, 2> output_size)
       : Module("AdaptiveAvgPool2d"), output_size_(output_size) {}
-  absl::StatusOr<Variable> forward(const Variable& x) override;
+  Variable forward(const Variable& x);
 
  private:
   std::array<int64_t, 2> output_size_;

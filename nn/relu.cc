@@ -4,6 +4,6 @@
 
 namespace ts::nn {
 
-absl::StatusOr<Variable> ReLU::forward(const Variable& x) { return autograd::relu(x); }
+Variable ReLU::forward(const Variable& x) { return autograd::relu(x); }
 
 }  // namespace ts::nn

@@ -8,7 +8,7 @@ namespace ts::nn {
 class ReLU final : public Module {
  public:
   ReLU() : Module("ReLU") {}
-  absl::StatusOr<Variable> forward(const Variable& x) override;
+  Variable forward(const Variable& x);
 };
 
 }  // namespace ts::nn

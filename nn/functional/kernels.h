@@ -2,10 +2,10 @@
 // frontends validate, allocate and record the backward; a LayerKernels
 // computes. Tensors handed in are contiguous and of the compute dtype (f32 or
 // f64 on the CPU; f16, bf16, f32 or f64 on CUDA); per-channel statistics and
-// batch-norm parameters are f32, or f64 when the data is f64.
+// batch-norm parameters are f32, or f64 when the data is f64. A failed device
+// call (cuDNN, a kernel launch, out of memory) throws ts::Error.
 #pragma once
 
-#include "absl/status/status.h"
 #include "nn/functional/geometry.h"
 #include "tensor/device.h"
 #include "tensor/tensor.h"
@@ -17,47 +17,40 @@ class LayerKernels {
   virtual ~LayerKernels() = default;
 
   // out [n, c_out, out_h, out_w]; bias [c_out] or undefined.
-  virtual absl::Status conv2d_forward(const Conv2dGeometry& g, const Tensor& x, const Tensor& weight,
-                                      const Tensor& bias, const Tensor& out) const = 0;
+  virtual void conv2d_forward(const Conv2dGeometry& g, const Tensor& x, const Tensor& weight, const Tensor& bias,
+                              const Tensor& out) const = 0;
   // Writes grad_x and grad_weight, each only when defined.
-  virtual absl::Status conv2d_backward(const Conv2dGeometry& g, const Tensor& x, const Tensor& weight,
-                                       const Tensor& grad_out, const Tensor& grad_x,
-                                       const Tensor& grad_weight) const = 0;
+  virtual void conv2d_backward(const Conv2dGeometry& g, const Tensor& x, const Tensor& weight, const Tensor& grad_out,
+                               const Tensor& grad_x, const Tensor& grad_weight) const = 0;
 
   // Normalizes x [n, c, h, w] with its batch statistics, saving the batch
   // mean and 1 / sqrt(var + eps) per channel, and moves the running
   // statistics towards the batch's (momentum; unbiased variance). weight and
   // bias may be undefined (identity affine).
-  virtual absl::Status batch_norm_forward_training(const Tensor& x, const Tensor& weight, const Tensor& bias,
-                                                   const Tensor& running_mean, const Tensor& running_var,
-                                                   double momentum, double eps, const Tensor& y,
-                                                   const Tensor& save_mean,
-                                                   const Tensor& save_invstd) const = 0;
+  virtual void batch_norm_forward_training(const Tensor& x, const Tensor& weight, const Tensor& bias,
+                                           const Tensor& running_mean, const Tensor& running_var, double momentum,
+                                           double eps, const Tensor& y, const Tensor& save_mean,
+                                           const Tensor& save_invstd) const = 0;
   // The gradients through the batch statistics: grad_x always, grad_weight
   // and grad_bias ([c]) always written too (cheap, and cuDNN computes them).
-  virtual absl::Status batch_norm_backward_training(const Tensor& x, const Tensor& grad_y,
-                                                    const Tensor& weight, const Tensor& save_mean,
-                                                    const Tensor& save_invstd, double eps,
-                                                    const Tensor& grad_x, const Tensor& grad_weight,
-                                                    const Tensor& grad_bias) const = 0;
+  virtual void batch_norm_backward_training(const Tensor& x, const Tensor& grad_y, const Tensor& weight,
+                                            const Tensor& save_mean, const Tensor& save_invstd, double eps,
+                                            const Tensor& grad_x, const Tensor& grad_weight,
+                                            const Tensor& grad_bias) const = 0;
 
   // Max pooling saves the argmax of each window (i32, flat index into the
   // [h, w] plane) for the backward. Backward kernels overwrite grad_x.
-  virtual absl::Status max_pool2d_forward(const Pool2dGeometry& g, const Tensor& x, const Tensor& out,
-                                          const Tensor& indices) const = 0;
-  virtual absl::Status max_pool2d_backward(const Pool2dGeometry& g, const Tensor& grad_out,
-                                           const Tensor& indices, const Tensor& grad_x) const = 0;
+  virtual void max_pool2d_forward(const Pool2dGeometry& g, const Tensor& x, const Tensor& out,
+                                  const Tensor& indices) const = 0;
+  virtual void max_pool2d_backward(const Pool2dGeometry& g, const Tensor& grad_out, const Tensor& indices,
+                                   const Tensor& grad_x) const = 0;
   // Average and adaptive average pooling (g.adaptive).
-  virtual absl::Status avg_pool2d_forward(const Pool2dGeometry& g, const Tensor& x,
-                                          const Tensor& out) const = 0;
-  virtual absl::Status avg_pool2d_backward(const Pool2dGeometry& g, const Tensor& grad_out,
-                                           const Tensor& grad_x) const = 0;
+  virtual void avg_pool2d_forward(const Pool2dGeometry& g, const Tensor& x, const Tensor& out) const = 0;
+  virtual void avg_pool2d_backward(const Pool2dGeometry& g, const Tensor& grad_out, const Tensor& grad_x) const = 0;
 };
 
 const LayerKernels& cpu_kernels();
 const LayerKernels& cuda_kernels();
-inline const LayerKernels& kernels_for(Device device) {
-  return device.is_cuda() ? cuda_kernels() : cpu_kernels();
-}
+inline const LayerKernels& kernels_for(Device device) { return device.is_cuda() ? cuda_kernels() : cpu_kernels(); }
 
 }  // namespace ts::nn::functional

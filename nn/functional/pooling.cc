@@ -1,29 +1,26 @@
 // max_pool2d, avg_pool2d and adaptive_avg_pool2d: validation, output sizes
 // (PyTorch's rules, ceil_mode included) and the backward records.
+#include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "autograd/function.h"
+#include "base/error.h"
 #include "nn/functional.h"
 #include "nn/functional/common.h"
 #include "nn/functional/kernels.h"
+#include "tensor/checks.h"
 #include "tensor/ops.h"
-#include "tensor/status_macros.h"
 
 namespace ts::nn::functional {
 namespace {
 
-using Grads = absl::StatusOr<std::vector<Tensor>>;
-
-absl::Status check_input(absl::string_view op, const Tensor& x) {
-  RETURN_IF_ERROR(check_floating(op, "input", x));
-  if (x.dim() != 3 && x.dim() != 4) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(op, ": input must be [N, C, H, W] or [C, H, W], got ", x.describe()));
-  }
-  if (x.numel() == 0) return absl::InvalidArgumentError(absl::StrCat(op, ": empty input ", x.describe()));
-  return absl::OkStatus();
+void check_input(absl::string_view op, const autograd::Variable& x) {
+  TS_CHECK(x.defined(), op, ": input is undefined");
+  check_floating(op, x.data());
+  TS_CHECK(x.dim() == 3 || x.dim() == 4, op, ": input must be [N, C, H, W] or [C, H, W], got ", x.data().describe());
+  TS_CHECK(x.numel() != 0, op, ": empty input ", x.data().describe());
 }
 
 // Output length of one dim, as PyTorch's pooling_output_shape: with
@@ -35,17 +32,14 @@ int64_t pooled_size(int64_t in, int64_t k, int64_t s, int64_t p, bool ceil_mode)
   return out;
 }
 
-absl::StatusOr<Pool2dGeometry> pool_geometry(absl::string_view op, const Tensor& x, const Pool2dOptions& o) {
-  RETURN_IF_ERROR(check_input(op, x));
+Pool2dGeometry pool_geometry(absl::string_view op, const autograd::Variable& x, const Pool2dOptions& o) {
+  check_input(op, x);
   const int64_t h = x.size(-2), w = x.size(-1);
-  const std::string config =
-      absl::StrCat("kernel [", o.kernel[0], ", ", o.kernel[1], "], stride [", o.stride[0], ", ", o.stride[1],
-                   "], padding [", o.padding[0], ", ", o.padding[1], "]");
+  const std::string config = absl::StrCat("kernel [", o.kernel[0], ", ", o.kernel[1], "], stride [", o.stride[0], ", ",
+                                          o.stride[1], "], padding [", o.padding[0], ", ", o.padding[1], "]");
   for (int i = 0; i < 2; ++i) {
-    if (o.kernel[i] < 1 || o.stride[i] < 1 || o.padding[i] < 0 || 2 * o.padding[i] > o.kernel[i]) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          op, ": ", config, ": kernel and stride must be positive, padding at most half the kernel"));
-    }
+    TS_CHECK(o.kernel[i] >= 1 && o.stride[i] >= 1 && o.padding[i] >= 0 && 2 * o.padding[i] <= o.kernel[i], op, ": ",
+             config, ": kernel and stride must be positive, padding at most half the kernel");
   }
   Pool2dGeometry g;
   g.planes = x.numel() / (h * w), g.h = h, g.w = w;
@@ -56,10 +50,7 @@ absl::StatusOr<Pool2dGeometry> pool_geometry(absl::string_view op, const Tensor&
   g.adaptive = false;
   g.out_h = pooled_size(h, g.kh, g.stride_h, g.pad_h, o.ceil_mode);
   g.out_w = pooled_size(w, g.kw, g.stride_w, g.pad_w, o.ceil_mode);
-  if (g.out_h < 1 || g.out_w < 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(op, ": ", config, " is larger than the padded input ", x.describe()));
-  }
+  TS_CHECK(g.out_h >= 1 && g.out_w >= 1, op, ": ", config, " is larger than the padded input ", x.data().describe());
   return g;
 }
 
@@ -71,67 +62,50 @@ Shape output_shape(const Tensor& x, const Pool2dGeometry& g) {
 }
 
 // Average pooling of either kind, once the geometry is known.
-absl::StatusOr<autograd::Variable> average(const char* op, const autograd::Variable& x,
-                                           const Pool2dGeometry& g) {
+autograd::Variable average(const char* op, const autograd::Variable& x, const Pool2dGeometry& g) {
   const DType dtype = x.dtype(), ct = compute_dtype(x.data());
-  ASSIGN_OR_RETURN(Tensor xc, as_dense(x.data(), ct));
-  ASSIGN_OR_RETURN(Tensor out, Tensor::allocate(output_shape(xc, g), ct, xc.device()));
+  const Tensor xc = as_dense(x.data(), ct);
+  const Tensor out = Tensor::allocate(output_shape(xc, g), ct, xc.device());
   const LayerKernels* kernels = &kernels_for(xc.device());
-  RETURN_IF_ERROR(kernels->avg_pool2d_forward(g, xc, out));
-  ASSIGN_OR_RETURN(out, ts::to(out, dtype));
+  kernels->avg_pool2d_forward(g, xc, out);
   const Shape in_shape = xc.shape();
   const Device device = xc.device();
-  return autograd::record(
-      op, {x}, std::move(out),
-      [g, in_shape, device, dtype, ct, kernels](const autograd::GradContext& ctx) -> Grads {
-        ASSIGN_OR_RETURN(Tensor gy, as_dense(ctx.grad(), ct));
-        ASSIGN_OR_RETURN(Tensor gx, Tensor::allocate(in_shape, ct, device));
-        RETURN_IF_ERROR(kernels->avg_pool2d_backward(g, gy, gx));
-        ASSIGN_OR_RETURN(gx, ts::to(gx, dtype));
-        return std::vector<Tensor>{gx};
-      });
+  return autograd::record(op, {x}, ts::to(out, dtype),
+                          [g, in_shape, device, dtype, ct, kernels](const autograd::GradContext& ctx) {
+                            const Tensor gx = Tensor::allocate(in_shape, ct, device);
+                            kernels->avg_pool2d_backward(g, as_dense(ctx.grad(), ct), gx);
+                            return std::vector<Tensor>{ts::to(gx, dtype)};
+                          });
 }
 
 }  // namespace
 
-absl::StatusOr<autograd::Variable> max_pool2d(const autograd::Variable& x, const Pool2dOptions& options) {
-  if (!x.defined()) return absl::InvalidArgumentError("max_pool2d: input is undefined");
-  ASSIGN_OR_RETURN(const Pool2dGeometry g, pool_geometry("max_pool2d", x.data(), options));
+autograd::Variable max_pool2d(const autograd::Variable& x, const Pool2dOptions& options) {
+  const Pool2dGeometry g = pool_geometry("max_pool2d", x, options);
   const DType dtype = x.dtype(), ct = compute_dtype(x.data());
-  ASSIGN_OR_RETURN(Tensor xc, as_dense(x.data(), ct));
+  const Tensor xc = as_dense(x.data(), ct);
   const Shape out_shape = output_shape(xc, g);
-  ASSIGN_OR_RETURN(Tensor out, Tensor::allocate(out_shape, ct, xc.device()));
-  ASSIGN_OR_RETURN(Tensor indices, Tensor::allocate(out_shape, DType::kI32, xc.device()));
+  const Tensor out = Tensor::allocate(out_shape, ct, xc.device());
+  const Tensor indices = Tensor::allocate(out_shape, DType::kI32, xc.device());
   const LayerKernels* kernels = &kernels_for(xc.device());
-  RETURN_IF_ERROR(kernels->max_pool2d_forward(g, xc, out, indices));
-  ASSIGN_OR_RETURN(out, ts::to(out, dtype));
+  kernels->max_pool2d_forward(g, xc, out, indices);
   const Shape in_shape = xc.shape();
-  return autograd::record(
-      "max_pool2d", {x}, std::move(out),
-      [g, indices, in_shape, dtype, ct, kernels](const autograd::GradContext& ctx) -> Grads {
-        ASSIGN_OR_RETURN(Tensor gy, as_dense(ctx.grad(), ct));
-        ASSIGN_OR_RETURN(Tensor gx, Tensor::allocate(in_shape, ct, indices.device()));
-        RETURN_IF_ERROR(kernels->max_pool2d_backward(g, gy, indices, gx));
-        ASSIGN_OR_RETURN(gx, ts::to(gx, dtype));
-        return std::vector<Tensor>{gx};
-      });
+  return autograd::record("max_pool2d", {x}, ts::to(out, dtype),
+                          [g, indices, in_shape, dtype, ct, kernels](const autograd::GradContext& ctx) {
+                            const Tensor gx = Tensor::allocate(in_shape, ct, indices.device());
+                            kernels->max_pool2d_backward(g, as_dense(ctx.grad(), ct), indices, gx);
+                            return std::vector<Tensor>{ts::to(gx, dtype)};
+                          });
 }
 
-absl::StatusOr<autograd::Variable> avg_pool2d(const autograd::Variable& x, const Pool2dOptions& options) {
-  if (!x.defined()) return absl::InvalidArgumentError("avg_pool2d: input is undefined");
-  ASSIGN_OR_RETURN(const Pool2dGeometry g, pool_geometry("avg_pool2d", x.data(), options));
-  return average("avg_pool2d", x, g);
+autograd::Variable avg_pool2d(const autograd::Variable& x, const Pool2dOptions& options) {
+  return average("avg_pool2d", x, pool_geometry("avg_pool2d", x, options));
 }
 
-absl::StatusOr<autograd::Variable> adaptive_avg_pool2d(const autograd::Variable& x,
-                                                       std::array<int64_t, 2> output_size) {
-  if (!x.defined()) return absl::InvalidArgumentError("adaptive_avg_pool2d: input is undefined");
-  RETURN_IF_ERROR(check_input("adaptive_avg_pool2d", x.data()));
-  if (output_size[0] < 1 || output_size[1] < 1) {
-    return absl::InvalidArgumentError(absl::StrCat("adaptive_avg_pool2d: output size [", output_size[0], ", ",
-                                                   output_size[1], "] must be positive (input ",
-                                                   x.data().describe(), ")"));
-  }
+autograd::Variable adaptive_avg_pool2d(const autograd::Variable& x, std::array<int64_t, 2> output_size) {
+  check_input("adaptive_avg_pool2d", x);
+  TS_CHECK(output_size[0] >= 1 && output_size[1] >= 1, "adaptive_avg_pool2d: output size [", output_size[0], ", ",
+           output_size[1], "] must be positive (input ", x.data().describe(), ")");
   Pool2dGeometry g{};
   g.h = x.size(-2), g.w = x.size(-1);
   g.planes = x.numel() / (g.h * g.w);

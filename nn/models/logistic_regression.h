@@ -8,12 +8,21 @@
 #include <cstdint>
 #include <memory>
 
-#include "absl/status/statusor.h"
+#include "nn/linear.h"
 #include "nn/module.h"
 
 namespace ts::nn::models {
 
-// Input [N, n_features], output logits [N].
-absl::StatusOr<std::shared_ptr<Module>> logistic_regression(int64_t n_features);
+class LogisticRegression final : public Module {
+ public:
+  explicit LogisticRegression(int64_t n_features);
+  // x [N, n_features] -> logits [N].
+  Variable forward(const Variable& x);
+
+ private:
+  Handle<Linear> linear_;
+};
+
+std::shared_ptr<LogisticRegression> logistic_regression(int64_t n_features);
 
 }  // namespace ts::nn::models

@@ -5,8 +5,6 @@
 #include <cstdint>
 #include <memory>
 
-#include "absl/status/status.h"
-#include "absl/status/statusor.h"
 #include "nn/conv2d.h"
 #include "nn/module.h"
 #include "nn/sequential.h"
@@ -14,18 +12,15 @@
 namespace ts::nn::models {
 
 // kernel x kernel convolution without bias, padding kernel / 2.
-absl::StatusOr<std::shared_ptr<Conv2d>> conv_no_bias(int64_t in_channels, int64_t out_channels,
-                                                     int64_t kernel, int64_t stride = 1,
-                                                     int64_t groups = 1);
+std::shared_ptr<Conv2d> conv_no_bias(int64_t in_channels, int64_t out_channels, int64_t kernel, int64_t stride = 1,
+                                     int64_t groups = 1);
 
 // The shortcut of a block that changes shape: 1x1 conv (stride) + BN, named
 // "downsample.0" and "downsample.1" as in torchvision and MLBench.
-absl::StatusOr<std::shared_ptr<Sequential>> projection_shortcut(int64_t in_channels,
-                                                                int64_t out_channels,
-                                                                int64_t stride);
+std::shared_ptr<Sequential> projection_shortcut(int64_t in_channels, int64_t out_channels, int64_t stride);
 
 // As torchvision and MLBench: every Conv2d weight kaiming_normal_(fan_out,
 // relu); BatchNorm2d keeps weight 1 and bias 0; Linear keeps its default.
-absl::Status init_resnet_weights(const Module& model);
+void init_resnet_weights(const Module& model);
 
 }  // namespace ts::nn::models

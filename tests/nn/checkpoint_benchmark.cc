@@ -3,31 +3,29 @@
 #include <filesystem>
 #include <memory>
 #include <string>
-#include <vector>
 
+#include "base/crc32c.h"
 #include "benchmark/benchmark.h"
 #include "nn/checkpoint.h"
-#include "nn/crc32c.h"
 #include "nn/models/resnet.h"
 
 namespace ts::nn {
 namespace {
 
 void BM_Crc32c(benchmark::State& state) {
-  std::vector<char> bytes(state.range(0), 'x');
-  for (auto _ : state) benchmark::DoNotOptimize(crc32c(bytes.data(), bytes.size()));
+  const std::string bytes(state.range(0), 'x');
+  for (auto _ : state) benchmark::DoNotOptimize(crc32c(bytes));
   state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(bytes.size()));
 }
 BENCHMARK(BM_Crc32c)->Arg(1 << 20)->Arg(64 << 20);
 
 const std::string& checkpoint_path() {
-  static const std::string path =
-      (std::filesystem::temp_directory_path() / "checkpoint_benchmark.ckpt").string();
+  static const std::string path = (std::filesystem::temp_directory_path() / "checkpoint_benchmark.ckpt").string();
   return path;
 }
 
 std::shared_ptr<Module> model() {
-  static std::shared_ptr<Module> m = *models::resnet50();
+  static std::shared_ptr<Module> m = models::resnet50();
   return m;
 }
 

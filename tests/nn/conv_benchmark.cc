@@ -10,13 +10,9 @@
 #include "autograd/variable.h"
 #include "nn/functional.h"
 #include "tensor/ops.h"
-#include "tests/tensor/testing.h"
 
 namespace ts::nn::functional {
 namespace {
-
-using ::ts::testing::ok_or_die;
-using ::ts::testing::value_or_die;
 
 struct ConvShape {
   const char* name;
@@ -26,24 +22,23 @@ struct ConvShape {
 
 constexpr int64_t kBatch = 128;
 const ConvShape kShapes[] = {
-    {"stem_3to16_32x32", 3, 16, 32, 1, 1}, {"16to16_32x32", 16, 16, 32, 1, 6},
-    {"16to32_s2_32x32", 16, 32, 32, 2, 1}, {"32to32_16x16", 32, 32, 16, 1, 5},
-    {"32to64_s2_16x16", 32, 64, 16, 2, 1}, {"64to64_8x8", 64, 64, 8, 1, 5},
+    {"stem_3to16_32x32", 3, 16, 32, 1, 1}, {"16to16_32x32", 16, 16, 32, 1, 6},    {"16to32_s2_32x32", 16, 32, 32, 2, 1},
+    {"32to32_16x16", 32, 32, 16, 1, 5},    {"32to64_s2_16x16", 32, 64, 16, 2, 1}, {"64to64_8x8", 64, 64, 8, 1, 5},
 };
 
 // One convolution's tensors, with the 3x3 padding-1 configuration of ResNet.
 struct ConvCase {
   explicit ConvCase(const ConvShape& s)
-      : x(value_or_die(randn({kBatch, s.c_in, s.size, s.size})), true),
-        w(value_or_die(randn({s.c_out, s.c_in, 3, 3})), true),
+      : x(randn({kBatch, s.c_in, s.size, s.size}), true),
+        w(randn({s.c_out, s.c_in, 3, 3}), true),
         options{{s.stride, s.stride}, {1, 1}} {
     const int64_t out = (s.size + 2 - 3) / s.stride + 1;
-    grad_out = value_or_die(randn({kBatch, s.c_out, out, out}));
+    grad_out = randn({kBatch, s.c_out, out, out});
     flops = 3.0 * 2.0 * kBatch * s.c_out * out * out * s.c_in * 9;
   }
   void run() {
-    const autograd::Variable y = value_or_die(conv2d(x, w, autograd::Variable(), options));
-    ok_or_die(y.backward(grad_out));
+    const autograd::Variable y = conv2d(x, w, autograd::Variable(), options);
+    y.backward(grad_out);
     benchmark::DoNotOptimize(w.grad().raw_data());
     x.clear_grad();
     w.clear_grad();
@@ -58,8 +53,7 @@ void BM_ConvForwardBackward(benchmark::State& state) {
   ConvCase c(kShapes[state.range(0)]);
   for (auto _ : state) c.run();
   state.SetLabel(kShapes[state.range(0)].name);
-  state.counters["GFLOP/s"] =
-      benchmark::Counter(c.flops / 1e9, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["GFLOP/s"] = benchmark::Counter(c.flops / 1e9, benchmark::Counter::kIsIterationInvariantRate);
 }
 BENCHMARK(BM_ConvForwardBackward)->DenseRange(0, 5)->Unit(benchmark::kMillisecond)->UseRealTime();
 

@@ -19,7 +19,6 @@
 #include "nn/pooling.h"
 #include "nn/relu.h"
 #include "tensor/ops.h"
-#include "tensor/status_macros.h"
 #include "tests/tensor/testing.h"
 
 namespace ts::nn {
@@ -27,7 +26,6 @@ namespace {
 
 using ::ts::testing::random_tensor;
 using ::ts::testing::ref_of;
-using ::ts::testing::value_or_die;
 
 // f32 on both sides; cuDNN and cuBLAS sum in other orders than the CPU.
 constexpr double kTol = 1e-4;
@@ -37,28 +35,21 @@ struct Run {
   NamedTensors state, param_grads;  // on the CPU
 };
 
-absl::StatusOr<Run> run(Module& m, const Tensor& x_cpu, Device device) {
-  RETURN_IF_ERROR(m.to(device));
+// M has `Variable forward(const Variable&)`.
+template <typename M>
+Run run(M& m, const Tensor& x_cpu, Device device) {
+  m.to(device);
   m.zero_grad();
-  ASSIGN_OR_RETURN(Tensor x, to(x_cpu, device));
-  Variable input(x, true);
-  ASSIGN_OR_RETURN(Variable y, m.forward(input));
+  Variable input(to(x_cpu, device), true);
+  Variable y = m.forward(input);
   // A non-uniform output gradient, the same on both devices.
-  ASSIGN_OR_RETURN(Tensor weights, arange(0, static_cast<double>(y.numel()), 1, {y.dtype(), device}));
-  ASSIGN_OR_RETURN(weights, reshape(weights, y.shape()));
-  ASSIGN_OR_RETURN(weights, sin(weights));
-  RETURN_IF_ERROR(y.backward(weights));
+  y.backward(sin(reshape(arange(0, static_cast<double>(y.numel()), 1, {y.dtype(), device}), y.shape())));
   Run r;
-  ASSIGN_OR_RETURN(r.out, to(y.data(), Device::cpu()));
-  ASSIGN_OR_RETURN(r.input_grad, to(input.grad(), Device::cpu()));
-  for (const auto& [name, t] : m.state_dict()) {
-    ASSIGN_OR_RETURN(Tensor host, to(t, Device::cpu()));
-    ASSIGN_OR_RETURN(host, clone(host));
-    r.state.emplace_back(name, host);
-  }
+  r.out = to(y.data(), Device::cpu());
+  r.input_grad = to(input.grad(), Device::cpu());
+  for (const auto& [name, t] : m.state_dict()) r.state.emplace_back(name, clone(to(t, Device::cpu())));
   for (const auto& [name, p] : m.named_parameters()) {
-    ASSIGN_OR_RETURN(Tensor g, to(p.grad(), Device::cpu()));
-    r.param_grads.emplace_back(name, g);
+    r.param_grads.emplace_back(name, to(p.grad(), Device::cpu()));
   }
   return r;
 }
@@ -75,29 +66,29 @@ void expect_close_normwise(const Tensor& got, const Tensor& want, const std::str
 }
 
 // Runs `m` on the CPU, restores its state, runs it on CUDA, compares.
-void expect_cuda_matches_cpu(Module& m, const Tensor& x) {
+template <typename M>
+void expect_cuda_matches_cpu(M& m, const Tensor& x) {
   SCOPED_TRACE(m.type_name());
   const NamedTensors initial = [&] {
     NamedTensors copy;
-    for (const auto& [name, t] : m.state_dict()) copy.emplace_back(name, value_or_die(clone(t)));
+    for (const auto& [name, t] : m.state_dict()) copy.emplace_back(name, clone(t));
     return copy;
   }();
   const uint64_t seed = 1234;
   manual_seed(seed);
-  ASSERT_OK_AND_ASSIGN(Run cpu, run(m, x, Device::cpu()));
+  const Run cpu = run(m, x, Device::cpu());
   ASSERT_OK(m.load_state_dict(initial));
   manual_seed(seed);
-  ASSERT_OK_AND_ASSIGN(Run gpu, run(m, x, Device::cuda(0)));
+  const Run gpu = run(m, x, Device::cuda(0));
   expect_close_normwise(gpu.out, cpu.out, "output");
   expect_close_normwise(gpu.input_grad, cpu.input_grad, "input grad");
   for (size_t i = 0; i < cpu.param_grads.size(); ++i) {
     expect_close_normwise(gpu.param_grads[i].second, cpu.param_grads[i].second, cpu.param_grads[i].first + " grad");
   }
   for (size_t i = 0; i < cpu.state.size(); ++i) {
-    ts::testing::expect_close(gpu.state[i].second, ref_of(cpu.state[i].second), kTol, 1e-3,
-                              cpu.state[i].first);
+    ts::testing::expect_close(gpu.state[i].second, ref_of(cpu.state[i].second), kTol, 1e-3, cpu.state[i].first);
   }
-  ASSERT_OK(m.to(Device::cpu()));
+  m.to(Device::cpu());
 }
 
 class CudaLayersTest : public ts::testing::SeededTest {
@@ -107,23 +98,26 @@ class CudaLayersTest : public ts::testing::SeededTest {
 };
 
 TEST_F(CudaLayersTest, Linear) {
-  expect_cuda_matches_cpu(*value_or_die(Linear::create(37, 19)), images({8, 37}));
+  Linear linear(37, 19);
+  expect_cuda_matches_cpu(linear, images({8, 37}));
 }
 
 TEST_F(CudaLayersTest, Conv2d) {
   functional::Conv2dOptions options;
   options.stride = {2, 2};
   options.padding = {1, 1};
-  expect_cuda_matches_cpu(*value_or_die(Conv2d::create(8, 16, {3, 3}, options)), images({4, 8, 15, 15}));
+  Conv2d conv(8, 16, {3, 3}, options);
+  expect_cuda_matches_cpu(conv, images({4, 8, 15, 15}));
   options.groups = 4;
-  expect_cuda_matches_cpu(*value_or_die(Conv2d::create(8, 16, {3, 3}, options, false)), images({2, 8, 9, 9}));
+  Conv2d grouped(8, 16, {3, 3}, options, false);
+  expect_cuda_matches_cpu(grouped, images({2, 8, 9, 9}));
 }
 
 TEST_F(CudaLayersTest, BatchNorm2dTrainAndEval) {
-  auto bn = value_or_die(BatchNorm2d::create(6));
-  expect_cuda_matches_cpu(*bn, images({4, 6, 5, 5}));
-  bn->eval();
-  expect_cuda_matches_cpu(*bn, images({4, 6, 5, 5}));
+  BatchNorm2d bn(6);
+  expect_cuda_matches_cpu(bn, images({4, 6, 5, 5}));
+  bn.eval();
+  expect_cuda_matches_cpu(bn, images({4, 6, 5, 5}));
 }
 
 TEST_F(CudaLayersTest, PoolingReluFlatten) {
@@ -141,20 +135,21 @@ TEST_F(CudaLayersTest, PoolingReluFlatten) {
 
 TEST_F(CudaLayersTest, DropoutDrawsTheSameMask) {
   // The generator gives the same numbers on both devices for one seed.
-  expect_cuda_matches_cpu(*value_or_die(Dropout::create(0.3)), images({4, 1000}));
+  Dropout dropout(0.3);
+  expect_cuda_matches_cpu(dropout, images({4, 1000}));
 }
 
 TEST_F(CudaLayersTest, Losses) {
   const Tensor logits = images({16, 10});
   std::vector<int64_t> t(16);
   for (size_t i = 0; i < t.size(); ++i) t[i] = static_cast<int64_t>((i * 7) % 10);
-  const Tensor target = value_or_die(from_vector<int64_t>(t, {16}));
-  const Tensor binary = value_or_die(to(value_or_die(gt(images({16, 10}), 0)), DType::kF32));
-  using LossFn = std::function<absl::StatusOr<Variable>(const Variable&, const Tensor&, const Tensor&)>;
+  const Tensor target = from_vector<int64_t>(t, {16});
+  const Tensor binary = to(gt(images({16, 10}), 0), DType::kF32);
+  using LossFn = std::function<Variable(const Variable&, const Tensor&, const Tensor&)>;
   const std::vector<std::pair<std::string, LossFn>> losses = {
       {"cross_entropy",
        [](auto& x, auto& t, auto&) {
-         return cross_entropy(x, t, {Reduction::kMean, 0.1});
+         return cross_entropy(x, t, {.reduction = Reduction::kMean, .label_smoothing = 0.1});
        }},
       {"bce_with_logits", [](auto& x, auto&, auto& b) { return binary_cross_entropy_with_logits(x, b); }},
   };
@@ -162,20 +157,19 @@ TEST_F(CudaLayersTest, Losses) {
     SCOPED_TRACE(name);
     std::vector<Tensor> values, grads;
     for (Device d : {Device::cpu(), Device::cuda(0)}) {
-      Variable x(value_or_die(to(logits, d)), true);
-      ASSERT_OK_AND_ASSIGN(Variable loss, fn(x, value_or_die(to(target, d)), value_or_die(to(binary, d))));
-      ASSERT_OK(loss.backward());
-      values.push_back(value_or_die(to(loss.data(), Device::cpu())));
-      grads.push_back(value_or_die(to(x.grad(), Device::cpu())));
+      Variable x(to(logits, d), true);
+      Variable loss = fn(x, to(target, d), to(binary, d));
+      loss.backward();
+      values.push_back(to(loss.data(), Device::cpu()));
+      grads.push_back(to(x.grad(), Device::cpu()));
     }
     ts::testing::expect_close(values[1], ref_of(values[0]), kTol);
     ts::testing::expect_close(grads[1], ref_of(grads[0]), kTol);
   }
-  ASSERT_OK_AND_ASSIGN(Tensor logits_gpu, to(logits, Device::cuda(0)));
-  ASSERT_OK_AND_ASSIGN(Tensor target_gpu, to(target, Device::cuda(0)));
+  const Tensor logits_gpu = to(logits, Device::cuda(0));
+  const Tensor target_gpu = to(target, Device::cuda(0));
   for (int64_t k : {1, 3, 5}) {
-    EXPECT_EQ(value_or_die(topk_correct(logits_gpu, target_gpu, k)),
-              value_or_die(topk_correct(logits, target, k)));
+    EXPECT_EQ(item<int64_t>(topk_correct(logits_gpu, target_gpu, k)), item<int64_t>(topk_correct(logits, target, k)));
   }
 }
 

@@ -2,8 +2,8 @@
 // default init, gradcheck through the module (input and parameters), batch
 // norm's running statistics, counter and train/eval switch.
 #include <cmath>
-#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "autograd/gradcheck.h"
@@ -12,17 +12,15 @@
 #include "nn/conv2d.h"
 #include "nn/pooling.h"
 #include "tensor/ops.h"
-#include "tensor/status_macros.h"
 #include "tests/nn/module_gradcheck.h"
 #include "tests/tensor/testing.h"
 
 namespace ts::nn {
 namespace {
 
-using ::ts::testing::expect_error;
+using ::ts::testing::expect_throws;
 using ::ts::testing::random_tensor;
 using ::ts::testing::ref_of;
-using ::ts::testing::value_or_die;
 using Vars = std::vector<Variable>;
 using ::ts::nn::testing::gradcheck_module;
 
@@ -34,35 +32,36 @@ TEST_F(ImageLayersTest, Conv2dShapesInitAndGradcheck) {
   options.stride = {2, 1};
   options.padding = {1, 0};
   options.groups = 2;
-  ASSERT_OK_AND_ASSIGN(std::shared_ptr<Conv2d> conv, Conv2d::create(4, 6, {3, 2}, options));
-  const auto params = conv->named_parameters();
+  Conv2d conv(4, 6, {3, 2}, options);
+  const auto params = conv.named_parameters();
   ASSERT_EQ(params.size(), 2u);
   EXPECT_EQ(params[0].second.shape(), (Shape{6, 2, 3, 2}));
   EXPECT_EQ(params[1].second.shape(), (Shape{6}));
   const double bound = 1 / std::sqrt(2.0 * 3 * 2);  // 1/sqrt(fan_in) for weight and bias
   for (const auto& [name, p] : params) {
-    for (double v : value_or_die(to_vector<double>(p.data()))) {
+    for (double v : to_vector<double>(p.data())) {
       EXPECT_LE(std::abs(v), bound) << name;
     }
   }
   const Tensor x = random_tensor(rng(), {2, 4, 5, 4}, DType::kF64);
-  ASSERT_OK_AND_ASSIGN(Variable y, conv->forward(Variable(value_or_die(to(x, DType::kF32)))));
+  const Variable y = conv.forward(Variable(to(x, DType::kF32)));
   EXPECT_EQ(y.shape(), (Shape{2, 6, 3, 3}));
-  EXPECT_OK(gradcheck_module(*conv, x));
+  EXPECT_OK(gradcheck_module(conv, x));
 
-  ASSERT_OK_AND_ASSIGN(std::shared_ptr<Conv2d> no_bias, Conv2d::create(2, 3, {1, 1}, {}, false));
-  EXPECT_EQ(no_bias->named_parameters().size(), 1u);
-  expect_error(Conv2d::create(4, 6, {3, 3}, {{1, 1}, {0, 0}, {1, 1}, 3}).status(),
-               absl::StatusCode::kInvalidArgument, {"Conv2d", "groups=3"});
+  const Conv2d no_bias(2, 3, {1, 1}, {}, false);
+  EXPECT_EQ(no_bias.named_parameters().size(), 1u);
+  expect_throws(absl::StatusCode::kInvalidArgument, {"Conv2d", "groups=3"}, [] {
+    Conv2d(4, 6, {3, 3}, {{1, 1}, {0, 0}, {1, 1}, 3});
+  });
 }
 
 TEST_F(ImageLayersTest, Conv2dOneByOneIsAPerPixelLinearMap) {
-  ASSERT_OK_AND_ASSIGN(std::shared_ptr<Conv2d> conv, Conv2d::create(3, 2, {1, 1}));
-  ASSERT_OK(conv->to(DType::kF64));
+  Conv2d conv(3, 2, {1, 1});
+  conv.to(DType::kF64);
   const Tensor x = random_tensor(rng(), {2, 3, 2, 2}, DType::kF64);
-  ASSERT_OK_AND_ASSIGN(Variable y, conv->forward(Variable(x)));
-  const auto w = ref_of(conv->named_parameters()[0].second.data());
-  const auto b = ref_of(conv->named_parameters()[1].second.data());
+  const Variable y = conv.forward(Variable(x));
+  const auto w = ref_of(conv.named_parameters()[0].second.data());
+  const auto b = ref_of(conv.named_parameters()[1].second.data());
   const auto xr = ref_of(x);
   ts::testing::Ref expected{{2, 2, 2, 2}, std::vector<double>(16)};
   for (int n = 0; n < 2; ++n) {
@@ -78,9 +77,9 @@ TEST_F(ImageLayersTest, Conv2dOneByOneIsAPerPixelLinearMap) {
 }
 
 TEST_F(ImageLayersTest, BatchNormTrainingUpdatesRunningStatsAndCounter) {
-  ASSERT_OK_AND_ASSIGN(std::shared_ptr<BatchNorm2d> bn, BatchNorm2d::create(3));
-  ASSERT_OK(bn->to(DType::kF64));
-  const NamedTensors state = bn->state_dict();
+  BatchNorm2d bn(3);
+  bn.to(DType::kF64);
+  const NamedTensors state = bn.state_dict();
   ASSERT_EQ(state.size(), 5u);
   EXPECT_EQ(state[2].first, "running_mean");
   EXPECT_EQ(state[4].first, "num_batches_tracked");
@@ -88,16 +87,16 @@ TEST_F(ImageLayersTest, BatchNormTrainingUpdatesRunningStatsAndCounter) {
   EXPECT_EQ(state[4].second.dim(), 0);
 
   const Tensor x = random_tensor(rng(), {4, 3, 2, 3}, DType::kF64, -2, 3);
-  ASSERT_OK_AND_ASSIGN(Variable y, bn->forward(Variable(x)));
-  ASSERT_OK_AND_ASSIGN(y, bn->forward(Variable(x)));
-  EXPECT_EQ(value_or_die(item<int64_t>(bn->named_buffers()[2].second)), 2);
+  bn.forward(Variable(x));
+  const Variable y = bn.forward(Variable(x));
+  EXPECT_EQ(item<int64_t>(bn.named_buffers()[2].second), 2);
 
   // Per channel: batch mean and biased variance normalize; the running stats
   // move 10% of the way to the mean and the unbiased variance, twice.
   const auto xr = ref_of(x);
   const auto yr = ref_of(y.data());
-  const auto running_mean = value_or_die(to_vector<double>(bn->named_buffers()[0].second));
-  const auto running_var = value_or_die(to_vector<double>(bn->named_buffers()[1].second));
+  const auto running_mean = to_vector<double>(bn.named_buffers()[0].second);
+  const auto running_var = to_vector<double>(bn.named_buffers()[1].second);
   const int per_channel = 4 * 6;
   for (int c = 0; c < 3; ++c) {
     std::vector<int64_t> idx;
@@ -117,44 +116,49 @@ TEST_F(ImageLayersTest, BatchNormTrainingUpdatesRunningStatsAndCounter) {
   }
 
   // Eval: normalize with the running statistics; the counter stays.
-  bn->eval();
-  ASSERT_OK_AND_ASSIGN(Variable e, bn->forward(Variable(x)));
+  bn.eval();
+  const Variable e = bn.forward(Variable(x));
   const auto er = ref_of(e.data());
   for (int c = 0; c < 3; ++c) {
     const int64_t i = (1 * 3 + c) * 6 + 4;
     EXPECT_NEAR(er.v[i], (xr.v[i] - running_mean[c]) / std::sqrt(running_var[c] + 1e-5), 1e-10);
   }
-  EXPECT_EQ(value_or_die(item<int64_t>(bn->named_buffers()[2].second)), 2);
+  EXPECT_EQ(item<int64_t>(bn.named_buffers()[2].second), 2);
 }
 
 TEST_F(ImageLayersTest, BatchNormGradcheckInBothModes) {
-  ASSERT_OK_AND_ASSIGN(std::shared_ptr<BatchNorm2d> bn, BatchNorm2d::create(2));
+  BatchNorm2d bn(2);
   const Tensor x = random_tensor(rng(), {3, 2, 2, 2}, DType::kF64);
-  EXPECT_OK(gradcheck_module(*bn, x));
-  bn->eval();
-  EXPECT_OK(gradcheck_module(*bn, x));
-  expect_error(bn->forward(Variable(value_or_die(zeros({2, 3, 2, 2}, {DType::kF64})))).status(),
-               absl::StatusCode::kInvalidArgument, {"BatchNorm2d(2)", "f64[2, 3, 2, 2]"});
+  EXPECT_OK(gradcheck_module(bn, x));
+  bn.eval();
+  EXPECT_OK(gradcheck_module(bn, x));
+  expect_throws(absl::StatusCode::kInvalidArgument, {"BatchNorm2d(2)", "f64[2, 3, 2, 2]"}, [&] {
+    bn.forward(Variable(zeros({2, 3, 2, 2}, {DType::kF64})));
+  });
 }
 
 TEST_F(ImageLayersTest, Pooling) {
-  ASSERT_OK_AND_ASSIGN(Tensor x, arange(0, 16, 1, {DType::kF64}));
-  ASSERT_OK_AND_ASSIGN(x, reshape(x, {1, 1, 4, 4}));
+  const Tensor x = reshape(arange(0, 16, 1, {DType::kF64}), {1, 1, 4, 4});
   MaxPool2d max_pool({{2, 2}, {2, 2}});
-  ASSERT_OK_AND_ASSIGN(Variable m, max_pool.forward(Variable(x)));
-  EXPECT_EQ(value_or_die(to_vector<double>(m.data())), (std::vector<double>{5, 7, 13, 15}));
+  const Variable m = max_pool.forward(Variable(x));
+  EXPECT_EQ(to_vector<double>(m.data()), (std::vector<double>{5, 7, 13, 15}));
   AvgPool2d avg_pool({{2, 2}, {2, 2}});
-  ASSERT_OK_AND_ASSIGN(Variable a, avg_pool.forward(Variable(x)));
-  EXPECT_EQ(value_or_die(to_vector<double>(a.data())), (std::vector<double>{2.5, 4.5, 10.5, 12.5}));
+  const Variable a = avg_pool.forward(Variable(x));
+  EXPECT_EQ(to_vector<double>(a.data()), (std::vector<double>{2.5, 4.5, 10.5, 12.5}));
   AdaptiveAvgPool2d global({1, 1});
-  ASSERT_OK_AND_ASSIGN(Variable g, global.forward(Variable(x)));
+  const Variable g = global.forward(Variable(x));
   EXPECT_EQ(g.shape(), (Shape{1, 1, 1, 1}));
-  EXPECT_DOUBLE_EQ(value_or_die(item<double>(g.data())), 7.5);
+  EXPECT_DOUBLE_EQ(item<double>(g.data()), 7.5);
   const Tensor r = random_tensor(rng(), {2, 2, 5, 5}, DType::kF64);
   MaxPool2d overlapping({{3, 3}, {2, 2}, {1, 1}});
-  for (Module* pool : std::vector<Module*>{&overlapping, &avg_pool, &global}) {
-    SCOPED_TRACE(pool->type_name());
-    EXPECT_OK(autograd::gradcheck([pool](const Vars& v) { return pool->forward(v[0]); }, {r}));
+  const std::vector<std::pair<std::string, autograd::GradcheckFn>> pools = {
+      {overlapping.type_name(), [&](const Vars& v) { return overlapping.forward(v[0]); }},
+      {avg_pool.type_name(), [&](const Vars& v) { return avg_pool.forward(v[0]); }},
+      {global.type_name(), [&](const Vars& v) { return global.forward(v[0]); }},
+  };
+  for (const auto& [name, forward] : pools) {
+    SCOPED_TRACE(name);
+    EXPECT_OK(autograd::gradcheck(forward, {r}));
   }
   EXPECT_TRUE(overlapping.named_parameters().empty());
 }

@@ -4,12 +4,13 @@
 #include <vector>
 
 #include "autograd/gradcheck.h"
-#include "tensor/status_macros.h"
+#include "base/error.h"
+#include "base/status_macros.h"
 
 namespace ts::nn::testing {
 
-absl::Status gradcheck_module(Module& m, const Tensor& x) {
-  RETURN_IF_ERROR(m.to(DType::kF64));
+absl::Status gradcheck_module(Module& m, const Tensor& x, const std::function<Variable(const Variable&)>& forward) {
+  RETURN_IF_ERROR(capture([&] { m.to(DType::kF64); }));
   std::vector<Tensor> inputs = {x};
   std::vector<std::string> names;
   for (const auto& [name, p] : m.named_parameters()) {
@@ -17,9 +18,9 @@ absl::Status gradcheck_module(Module& m, const Tensor& x) {
     inputs.push_back(p.data());
   }
   return autograd::gradcheck(
-      [&](const std::vector<Variable>& v) -> absl::StatusOr<Variable> {
-        for (size_t i = 0; i < names.size(); ++i) RETURN_IF_ERROR(m.set_parameter(names[i], v[i + 1]));
-        return m.forward(v[0]);
+      [&](const std::vector<Variable>& v) {
+        for (size_t i = 0; i < names.size(); ++i) m.set_parameter(names[i], v[i + 1]);
+        return forward(v[0]);
       },
       inputs);
 }

@@ -45,8 +45,8 @@ double channel_sum(const T* px, const ChannelLayout& l, int64_t ch) {
 
 template <typename T>
 void forward_training(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& running_mean,
-                      const Tensor& running_var, double momentum, double eps, const Tensor& y,
-                      const Tensor& save_mean, const Tensor& save_invstd) {
+                      const Tensor& running_var, double momentum, double eps, const Tensor& y, const Tensor& save_mean,
+                      const Tensor& save_invstd) {
   const ChannelLayout l = layout_of(x);
   const double count = static_cast<double>(l.n * l.plane);
   const T* px = x.data<T>();
@@ -84,9 +84,8 @@ void forward_training(const Tensor& x, const Tensor& weight, const Tensor& bias,
 // summed again from x in the same pass as the dy sums (the saved one was
 // rounded to T, which for |mean| >> std shifts every xhat of the channel).
 template <typename T>
-void backward_training(const Tensor& x, const Tensor& grad_y, const Tensor& weight,
-                       const Tensor& save_invstd, const Tensor& grad_x, const Tensor& grad_weight,
-                       const Tensor& grad_bias) {
+void backward_training(const Tensor& x, const Tensor& grad_y, const Tensor& weight, const Tensor& save_invstd,
+                       const Tensor& grad_x, const Tensor& grad_weight, const Tensor& grad_bias) {
   const ChannelLayout l = layout_of(x);
   const double count = static_cast<double>(l.n * l.plane);
   const T* px = x.data<T>();
@@ -127,23 +126,21 @@ void backward_training(const Tensor& x, const Tensor& grad_y, const Tensor& weig
 
 }  // namespace
 
-absl::Status CpuKernels::batch_norm_forward_training(const Tensor& x, const Tensor& weight,
-                                                     const Tensor& bias, const Tensor& running_mean,
-                                                     const Tensor& running_var, double momentum, double eps,
-                                                     const Tensor& y, const Tensor& save_mean,
-                                                     const Tensor& save_invstd) const {
-  return dispatch_f32_f64("batch_norm", x.dtype(), [&](auto tag) {
-    forward_training<decltype(tag)>(x, weight, bias, running_mean, running_var, momentum, eps, y,
-                                    save_mean, save_invstd);
+void CpuKernels::batch_norm_forward_training(const Tensor& x, const Tensor& weight, const Tensor& bias,
+                                             const Tensor& running_mean, const Tensor& running_var, double momentum,
+                                             double eps, const Tensor& y, const Tensor& save_mean,
+                                             const Tensor& save_invstd) const {
+  dispatch_f32_f64("batch_norm", x.dtype(), [&](auto tag) {
+    forward_training<decltype(tag)>(x, weight, bias, running_mean, running_var, momentum, eps, y, save_mean,
+                                    save_invstd);
   });
 }
 
-absl::Status CpuKernels::batch_norm_backward_training(const Tensor& x, const Tensor& grad_y,
-                                                      const Tensor& weight, const Tensor& /*save_mean*/,
-                                                      const Tensor& save_invstd, double /*eps*/,
-                                                      const Tensor& grad_x, const Tensor& grad_weight,
-                                                      const Tensor& grad_bias) const {
-  return dispatch_f32_f64("batch_norm backward", x.dtype(), [&](auto tag) {
+void CpuKernels::batch_norm_backward_training(const Tensor& x, const Tensor& grad_y, const Tensor& weight,
+                                              const Tensor& /*save_mean*/, const Tensor& save_invstd, double /*eps*/,
+                                              const Tensor& grad_x, const Tensor& grad_weight,
+                                              const Tensor& grad_bias) const {
+  dispatch_f32_f64("batch_norm backward", x.dtype(), [&](auto tag) {
     backward_training<decltype(tag)>(x, grad_y, weight, save_invstd, grad_x, grad_weight, grad_bias);
   });
 }

@@ -22,15 +22,15 @@ namespace {
 constexpr int64_t kColumnBudget = int64_t{1} << 19;
 
 // Row-major C = alpha * op(A) op(B) + beta * C.
-void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
-          int64_t ldb, float beta, float* c, int64_t ldc) {
-  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, 1.0f, a,
-              lda, b, ldb, beta, c, ldc);
+void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb,
+          float beta, float* c, int64_t ldc) {
+  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, 1.0f, a, lda, b,
+              ldb, beta, c, ldc);
 }
-void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const double* a, int64_t lda, const double* b,
-          int64_t ldb, double beta, double* c, int64_t ldc) {
-  cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, 1.0, a,
-              lda, b, ldb, beta, c, ldc);
+void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const double* a, int64_t lda, const double* b, int64_t ldb,
+          double beta, double* c, int64_t ldc) {
+  cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, 1.0, a, lda, b,
+              ldb, beta, c, ldc);
 }
 
 // Per-thread scratch that only grows: steady-state training reuses the same
@@ -64,16 +64,15 @@ class ConvCpu {
         k_all_(g.c_in * g.kh * g.kw),
         k_(k_all_ / g.groups),
         cog_(g.c_out / g.groups),
-        pointwise_(g.kh == 1 && g.kw == 1 && g.stride_h == 1 && g.stride_w == 1 && g.pad_h == 0 &&
-                   g.pad_w == 0),
+        pointwise_(g.kh == 1 && g.kw == 1 && g.stride_h == 1 && g.stride_w == 1 && g.pad_h == 0 && g.pad_w == 0),
         chunk_(std::clamp<int64_t>(kColumnBudget / std::max<int64_t>(k_all_ * p_, 1), 1, g.n)) {}
 
   void forward(const T* x, const T* w, const T* bias, T* out) const {
     if (pointwise_) {
       for (int64_t n = 0; n < g_.n; ++n) {
         for (int64_t grp = 0; grp < g_.groups; ++grp) {
-          gemm(false, false, cog_, p_, k_, w + grp * cog_ * k_, k_, x + (n * g_.c_in + grp * k_) * p_, p_,
-               T(0), out + (n * g_.c_out + grp * cog_) * p_, p_);
+          gemm(false, false, cog_, p_, k_, w + grp * cog_ * k_, k_, x + (n * g_.c_in + grp * k_) * p_, p_, T(0),
+               out + (n * g_.c_out + grp * cog_) * p_, p_);
         }
       }
       if (bias != nullptr) {
@@ -116,12 +115,12 @@ class ConvCpu {
         for (int64_t grp = 0; grp < g_.groups; ++grp) {
           const T* gyn = gy + (n * g_.c_out + grp * cog_) * p_;
           if (gx != nullptr) {
-            gemm(true, false, k_, p_, cog_, w + grp * cog_ * k_, k_, gyn, p_, T(0),
-                 gx + (n * g_.c_in + grp * k_) * p_, p_);
+            gemm(true, false, k_, p_, cog_, w + grp * cog_ * k_, k_, gyn, p_, T(0), gx + (n * g_.c_in + grp * k_) * p_,
+                 p_);
           }
           if (gw != nullptr) {
-            gemm(false, true, cog_, k_, p_, gyn, p_, x + (n * g_.c_in + grp * k_) * p_, p_,
-                 n == 0 ? T(0) : T(1), gw + grp * cog_ * k_, k_);
+            gemm(false, true, cog_, k_, p_, gyn, p_, x + (n * g_.c_in + grp * k_) * p_, p_, n == 0 ? T(0) : T(1),
+                 gw + grp * cog_ * k_, k_);
           }
         }
       }
@@ -226,19 +225,17 @@ class ConvCpu {
 
 }  // namespace
 
-absl::Status CpuKernels::conv2d_forward(const Conv2dGeometry& g, const Tensor& x, const Tensor& weight,
-                                        const Tensor& bias, const Tensor& out) const {
-  return dispatch_f32_f64("conv2d", x.dtype(), [&](auto tag) {
+void CpuKernels::conv2d_forward(const Conv2dGeometry& g, const Tensor& x, const Tensor& weight, const Tensor& bias,
+                                const Tensor& out) const {
+  dispatch_f32_f64("conv2d", x.dtype(), [&](auto tag) {
     using T = decltype(tag);
-    ConvCpu<T>(g).forward(x.data<T>(), weight.data<T>(), bias.defined() ? bias.data<T>() : nullptr,
-                          out.data<T>());
+    ConvCpu<T>(g).forward(x.data<T>(), weight.data<T>(), bias.defined() ? bias.data<T>() : nullptr, out.data<T>());
   });
 }
 
-absl::Status CpuKernels::conv2d_backward(const Conv2dGeometry& g, const Tensor& x, const Tensor& weight,
-                                         const Tensor& grad_out, const Tensor& grad_x,
-                                         const Tensor& grad_weight) const {
-  return dispatch_f32_f64("conv2d backward", x.dtype(), [&](auto tag) {
+void CpuKernels::conv2d_backward(const Conv2dGeometry& g, const Tensor& x, const Tensor& weight, const Tensor& grad_out,
+                                 const Tensor& grad_x, const Tensor& grad_weight) const {
+  dispatch_f32_f64("conv2d backward", x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     ConvCpu<T>(g).backward(x.data<T>(), weight.data<T>(), grad_out.data<T>(),
                            grad_x.defined() ? grad_x.data<T>() : nullptr,

@@ -96,33 +96,31 @@ void avg_backward(const Pool2dGeometry& g, const T* grad_out, T* grad_x) {
 
 }  // namespace
 
-absl::Status CpuKernels::max_pool2d_forward(const Pool2dGeometry& g, const Tensor& x, const Tensor& out,
-                                            const Tensor& indices) const {
-  return dispatch_f32_f64("max_pool2d", x.dtype(), [&](auto tag) {
+void CpuKernels::max_pool2d_forward(const Pool2dGeometry& g, const Tensor& x, const Tensor& out,
+                                    const Tensor& indices) const {
+  dispatch_f32_f64("max_pool2d", x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     max_forward<T>(g, x.data<T>(), out.data<T>(), indices.data<int32_t>());
   });
 }
 
-absl::Status CpuKernels::max_pool2d_backward(const Pool2dGeometry& g, const Tensor& grad_out,
-                                             const Tensor& indices, const Tensor& grad_x) const {
-  return dispatch_f32_f64("max_pool2d backward", grad_out.dtype(), [&](auto tag) {
+void CpuKernels::max_pool2d_backward(const Pool2dGeometry& g, const Tensor& grad_out, const Tensor& indices,
+                                     const Tensor& grad_x) const {
+  dispatch_f32_f64("max_pool2d backward", grad_out.dtype(), [&](auto tag) {
     using T = decltype(tag);
     max_backward<T>(g, grad_out.data<T>(), indices.data<int32_t>(), grad_x.data<T>());
   });
 }
 
-absl::Status CpuKernels::avg_pool2d_forward(const Pool2dGeometry& g, const Tensor& x,
-                                            const Tensor& out) const {
-  return dispatch_f32_f64("avg_pool2d", x.dtype(), [&](auto tag) {
+void CpuKernels::avg_pool2d_forward(const Pool2dGeometry& g, const Tensor& x, const Tensor& out) const {
+  dispatch_f32_f64("avg_pool2d", x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     avg_forward<T>(g, x.data<T>(), out.data<T>());
   });
 }
 
-absl::Status CpuKernels::avg_pool2d_backward(const Pool2dGeometry& g, const Tensor& grad_out,
-                                             const Tensor& grad_x) const {
-  return dispatch_f32_f64("avg_pool2d backward", grad_out.dtype(), [&](auto tag) {
+void CpuKernels::avg_pool2d_backward(const Pool2dGeometry& g, const Tensor& grad_out, const Tensor& grad_x) const {
+  dispatch_f32_f64("avg_pool2d backward", grad_out.dtype(), [&](auto tag) {
     using T = decltype(tag);
     avg_backward<T>(g, grad_out.data<T>(), grad_x.data<T>());
   });

@@ -6,7 +6,6 @@
 #include "nn/functional/cuda/cudnn_utils.h"
 #include "tensor/cuda/device.h"
 #include "tensor/ops.h"
-#include "tensor/status_macros.h"
 
 namespace ts::nn::functional {
 namespace {
@@ -16,55 +15,51 @@ struct BatchNormDescriptors {
   cudnn::TensorDescriptor params;  // [1, C, 1, 1] in the parameter dtype
 };
 
-absl::StatusOr<BatchNormDescriptors> describe(const Tensor& x) {
+BatchNormDescriptors describe(const Tensor& x) {
   const int64_t plane = x.numel() / (x.size(0) * x.size(1));
-  ASSIGN_OR_RETURN(cudnn::TensorDescriptor xd, cudnn::nchw(x.dtype(), x.size(0), x.size(1), plane, 1));
-  ASSIGN_OR_RETURN(cudnn::TensorDescriptor pd, cudnn::TensorDescriptor::create());
-  RETURN_IF_CUDA_ERROR(cudnnDeriveBNTensorDescriptor(pd.get(), xd.get(), CUDNN_BATCHNORM_SPATIAL));
+  cudnn::TensorDescriptor xd = cudnn::nchw(x.dtype(), x.size(0), x.size(1), plane, 1);
+  cudnn::TensorDescriptor pd;
+  TS_CUDA_CHECK(cudnnDeriveBNTensorDescriptor(pd.get(), xd.get(), CUDNN_BATCHNORM_SPATIAL));
   return BatchNormDescriptors{std::move(xd), std::move(pd)};
 }
 
 // cuDNN needs a scale and shift; an absent affine is weight 1, bias 0.
-absl::StatusOr<Tensor> param_or(const Tensor& t, double fill, const Tensor& like) {
+Tensor param_or(const Tensor& t, double fill, const Tensor& like) {
   if (t.defined()) return t;
   return ts::full(like.shape(), Scalar(fill), {like.dtype(), like.device()});
 }
 
 }  // namespace
 
-absl::Status CudaKernels::batch_norm_forward_training(const Tensor& x, const Tensor& weight,
-                                                      const Tensor& bias, const Tensor& running_mean,
-                                                      const Tensor& running_var, double momentum, double eps,
-                                                      const Tensor& y, const Tensor& save_mean,
-                                                      const Tensor& save_invstd) const {
+void CudaKernels::batch_norm_forward_training(const Tensor& x, const Tensor& weight, const Tensor& bias,
+                                              const Tensor& running_mean, const Tensor& running_var, double momentum,
+                                              double eps, const Tensor& y, const Tensor& save_mean,
+                                              const Tensor& save_invstd) const {
   ts::cuda::DeviceGuard guard(x.device().index);  // cuDNN runs on the current device
-  ASSIGN_OR_RETURN(cudnnHandle_t h, cudnn::handle(x.device().index));
-  ASSIGN_OR_RETURN(const BatchNormDescriptors d, describe(x));
-  ASSIGN_OR_RETURN(const Tensor w, param_or(weight, 1, save_mean));
-  ASSIGN_OR_RETURN(const Tensor b, param_or(bias, 0, save_mean));
+  cudnnHandle_t h = cudnn::handle(x.device().index);
+  const BatchNormDescriptors d = describe(x);
+  const Tensor w = param_or(weight, 1, save_mean);
+  const Tensor b = param_or(bias, 0, save_mean);
   const cudnn::Scaling s(x.dtype());
-  RETURN_IF_CUDA_ERROR(cudnnBatchNormalizationForwardTraining(
-      h, CUDNN_BATCHNORM_SPATIAL, s.one(), s.zero(), d.x.get(), x.raw_data(), d.x.get(), y.raw_data(),
-      d.params.get(), w.raw_data(), b.raw_data(), momentum, running_mean.raw_data(), running_var.raw_data(),
-      eps, save_mean.raw_data(), save_invstd.raw_data()));
-  return absl::OkStatus();
+  TS_CUDA_CHECK(cudnnBatchNormalizationForwardTraining(
+      h, CUDNN_BATCHNORM_SPATIAL, s.one(), s.zero(), d.x.get(), x.raw_data(), d.x.get(), y.raw_data(), d.params.get(),
+      w.raw_data(), b.raw_data(), momentum, running_mean.raw_data(), running_var.raw_data(), eps, save_mean.raw_data(),
+      save_invstd.raw_data()));
 }
 
-absl::Status CudaKernels::batch_norm_backward_training(const Tensor& x, const Tensor& grad_y,
-                                                       const Tensor& weight, const Tensor& save_mean,
-                                                       const Tensor& save_invstd, double eps,
-                                                       const Tensor& grad_x, const Tensor& grad_weight,
-                                                       const Tensor& grad_bias) const {
+void CudaKernels::batch_norm_backward_training(const Tensor& x, const Tensor& grad_y, const Tensor& weight,
+                                               const Tensor& save_mean, const Tensor& save_invstd, double eps,
+                                               const Tensor& grad_x, const Tensor& grad_weight,
+                                               const Tensor& grad_bias) const {
   ts::cuda::DeviceGuard guard(x.device().index);  // cuDNN runs on the current device
-  ASSIGN_OR_RETURN(cudnnHandle_t h, cudnn::handle(x.device().index));
-  ASSIGN_OR_RETURN(const BatchNormDescriptors d, describe(x));
-  ASSIGN_OR_RETURN(const Tensor w, param_or(weight, 1, save_mean));
+  cudnnHandle_t h = cudnn::handle(x.device().index);
+  const BatchNormDescriptors d = describe(x);
+  const Tensor w = param_or(weight, 1, save_mean);
   const cudnn::Scaling s(x.dtype());
-  RETURN_IF_CUDA_ERROR(cudnnBatchNormalizationBackward(
+  TS_CUDA_CHECK(cudnnBatchNormalizationBackward(
       h, CUDNN_BATCHNORM_SPATIAL, s.one(), s.zero(), s.one(), s.zero(), d.x.get(), x.raw_data(), d.x.get(),
       grad_y.raw_data(), d.x.get(), grad_x.raw_data(), d.params.get(), w.raw_data(), grad_weight.raw_data(),
       grad_bias.raw_data(), eps, save_mean.raw_data(), save_invstd.raw_data()));
-  return absl::OkStatus();
 }
 
 }  // namespace ts::nn::functional

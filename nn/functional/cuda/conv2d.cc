@@ -7,12 +7,11 @@
 #include <mutex>
 #include <vector>
 
-#include "absl/strings/str_cat.h"
+#include "base/error.h"
 #include "nn/functional/cuda/cuda_kernels.h"
 #include "nn/functional/cuda/cudnn_utils.h"
 #include "tensor/cuda/device.h"
 #include "tensor/precision.h"
-#include "tensor/status_macros.h"
 
 namespace ts::nn::functional {
 namespace {
@@ -43,20 +42,20 @@ struct ConvDescriptors {
   cudnn::ConvolutionDescriptor conv;
 };
 
-absl::StatusOr<ConvDescriptors> describe(const Conv2dGeometry& g, DType dtype) {
-  ASSIGN_OR_RETURN(cudnn::TensorDescriptor x, cudnn::nchw(dtype, g.n, g.c_in, g.h, g.w));
-  ASSIGN_OR_RETURN(cudnn::TensorDescriptor y, cudnn::nchw(dtype, g.n, g.c_out, g.out_h, g.out_w));
-  ASSIGN_OR_RETURN(cudnn::FilterDescriptor w, cudnn::FilterDescriptor::create());
-  RETURN_IF_CUDA_ERROR(cudnnSetFilter4dDescriptor(
-      w.get(), cudnn::data_type(dtype), CUDNN_TENSOR_NCHW, static_cast<int>(g.c_out),
-      static_cast<int>(g.c_in / g.groups), static_cast<int>(g.kh), static_cast<int>(g.kw)));
-  ASSIGN_OR_RETURN(cudnn::ConvolutionDescriptor conv, cudnn::ConvolutionDescriptor::create());
-  RETURN_IF_CUDA_ERROR(cudnnSetConvolution2dDescriptor(
+ConvDescriptors describe(const Conv2dGeometry& g, DType dtype) {
+  cudnn::TensorDescriptor x = cudnn::nchw(dtype, g.n, g.c_in, g.h, g.w);
+  cudnn::TensorDescriptor y = cudnn::nchw(dtype, g.n, g.c_out, g.out_h, g.out_w);
+  cudnn::FilterDescriptor w;
+  TS_CUDA_CHECK(cudnnSetFilter4dDescriptor(w.get(), cudnn::data_type(dtype), CUDNN_TENSOR_NCHW,
+                                           static_cast<int>(g.c_out), static_cast<int>(g.c_in / g.groups),
+                                           static_cast<int>(g.kh), static_cast<int>(g.kw)));
+  cudnn::ConvolutionDescriptor conv;
+  TS_CUDA_CHECK(cudnnSetConvolution2dDescriptor(
       conv.get(), static_cast<int>(g.pad_h), static_cast<int>(g.pad_w), static_cast<int>(g.stride_h),
-      static_cast<int>(g.stride_w), static_cast<int>(g.dil_h), static_cast<int>(g.dil_w),
-      CUDNN_CROSS_CORRELATION, dtype == DType::kF64 ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT));
-  RETURN_IF_CUDA_ERROR(cudnnSetConvolutionGroupCount(conv.get(), static_cast<int>(g.groups)));
-  RETURN_IF_CUDA_ERROR(cudnnSetConvolutionMathType(conv.get(), math_type(dtype)));
+      static_cast<int>(g.stride_w), static_cast<int>(g.dil_h), static_cast<int>(g.dil_w), CUDNN_CROSS_CORRELATION,
+      dtype == DType::kF64 ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT));
+  TS_CUDA_CHECK(cudnnSetConvolutionGroupCount(conv.get(), static_cast<int>(g.groups)));
+  TS_CUDA_CHECK(cudnnSetConvolutionMathType(conv.get(), math_type(dtype)));
   return ConvDescriptors{std::move(x), std::move(y), std::move(w), std::move(conv)};
 }
 
@@ -109,13 +108,13 @@ AlgorithmCache& algorithm_cache() {
 
 // The fastest successful result of a Find call (results come sorted by time).
 template <typename Perf>
-absl::StatusOr<Algorithm> fastest(const std::vector<Perf>& results, int returned, const char* what) {
+Algorithm fastest(const std::vector<Perf>& results, int returned, const char* what) {
   for (int i = 0; i < returned; ++i) {
     if (results[i].status == CUDNN_STATUS_SUCCESS) {
       return Algorithm{static_cast<int>(results[i].algo), results[i].mathType, results[i].memory};
     }
   }
-  return absl::InternalError(absl::StrCat("conv2d: cuDNN found no working ", what, " algorithm"));
+  throw_error(absl::StatusCode::kInternal, "conv2d: cuDNN found no working ", what, " algorithm");
 }
 
 // The largest workspace any heuristic candidate asks for, within the cap:
@@ -134,116 +133,99 @@ size_t candidate_workspace(const std::vector<Perf>& candidates, int returned) {
 // Chooses (once per key) and runs one direction. `find` and `run` are the
 // cuDNN Find and compute calls of that direction, bound to its tensors.
 template <typename Perf, typename GetFn, typename FindFn, typename RunFn>
-absl::Status choose_and_run(int device, const CacheKey& key, const ConvDescriptors& d, const char* what,
-                            GetFn get, FindFn find, RunFn run) {
+void choose_and_run(int device, const CacheKey& key, const ConvDescriptors& d, const char* what, GetFn get, FindFn find,
+                    RunFn run) {
   Algorithm algorithm;
   if (!algorithm_cache().lookup(key, &algorithm)) {
     std::vector<Perf> results(16);
     int returned = 0;
-    RETURN_IF_ERROR(get(static_cast<int>(results.size()), &returned, results.data()));
-    ASSIGN_OR_RETURN(cudnn::Workspace ws,
-                     cudnn::Workspace::allocate(device, candidate_workspace(results, returned)));
-    RETURN_IF_ERROR(find(static_cast<int>(results.size()), &returned, results.data(), ws.get(), ws.size()));
-    ASSIGN_OR_RETURN(algorithm, fastest(results, returned, what));
+    get(static_cast<int>(results.size()), &returned, results.data());
+    const cudnn::Workspace ws(device, candidate_workspace(results, returned));
+    find(static_cast<int>(results.size()), &returned, results.data(), ws.get(), ws.size());
+    algorithm = fastest(results, returned, what);
     algorithm_cache().insert(key, algorithm);
   }
-  RETURN_IF_CUDA_ERROR(cudnnSetConvolutionMathType(d.conv.get(), algorithm.math));
-  ASSIGN_OR_RETURN(cudnn::Workspace ws, cudnn::Workspace::allocate(device, algorithm.workspace));
-  return run(algorithm.algo, ws.get(), ws.size());
+  TS_CUDA_CHECK(cudnnSetConvolutionMathType(d.conv.get(), algorithm.math));
+  const cudnn::Workspace ws(device, algorithm.workspace);
+  run(algorithm.algo, ws.get(), ws.size());
 }
 
 }  // namespace
 
-absl::Status CudaKernels::conv2d_forward(const Conv2dGeometry& g, const Tensor& x, const Tensor& weight,
-                                         const Tensor& bias, const Tensor& out) const {
+void CudaKernels::conv2d_forward(const Conv2dGeometry& g, const Tensor& x, const Tensor& weight, const Tensor& bias,
+                                 const Tensor& out) const {
   const int device = x.device().index;
   // cuDNN runs on the current device, which must be the handle's.
   ts::cuda::DeviceGuard guard(device);
-  ASSIGN_OR_RETURN(cudnnHandle_t h, cudnn::handle(device));
-  ASSIGN_OR_RETURN(const ConvDescriptors d, describe(g, x.dtype()));
+  cudnnHandle_t h = cudnn::handle(device);
+  const ConvDescriptors d = describe(g, x.dtype());
   const cudnn::Scaling s(x.dtype());
-  RETURN_IF_ERROR(choose_and_run<cudnnConvolutionFwdAlgoPerf_t>(
+  choose_and_run<cudnnConvolutionFwdAlgoPerf_t>(
       device, cache_key(device, Direction::kForward, x.dtype(), g), d, "forward",
-      [&](int n, int* returned, cudnnConvolutionFwdAlgoPerf_t* r) -> absl::Status {
-        RETURN_IF_CUDA_ERROR(cudnnGetConvolutionForwardAlgorithm_v7(h, d.x.get(), d.w.get(), d.conv.get(),
-                                                                    d.y.get(), n, returned, r));
-        return absl::OkStatus();
+      [&](int n, int* returned, cudnnConvolutionFwdAlgoPerf_t* r) {
+        TS_CUDA_CHECK(
+            cudnnGetConvolutionForwardAlgorithm_v7(h, d.x.get(), d.w.get(), d.conv.get(), d.y.get(), n, returned, r));
       },
-      [&](int n, int* returned, cudnnConvolutionFwdAlgoPerf_t* r, void* ws, size_t bytes) -> absl::Status {
-        RETURN_IF_CUDA_ERROR(cudnnFindConvolutionForwardAlgorithmEx(
-            h, d.x.get(), x.raw_data(), d.w.get(), weight.raw_data(), d.conv.get(), d.y.get(), out.raw_data(),
-            n, returned, r, ws, bytes));
-        return absl::OkStatus();
+      [&](int n, int* returned, cudnnConvolutionFwdAlgoPerf_t* r, void* ws, size_t bytes) {
+        TS_CUDA_CHECK(cudnnFindConvolutionForwardAlgorithmEx(h, d.x.get(), x.raw_data(), d.w.get(), weight.raw_data(),
+                                                             d.conv.get(), d.y.get(), out.raw_data(), n, returned, r,
+                                                             ws, bytes));
       },
-      [&](int algo, void* ws, size_t bytes) -> absl::Status {
-        RETURN_IF_CUDA_ERROR(cudnnConvolutionForward(
-            h, s.one(), d.x.get(), x.raw_data(), d.w.get(), weight.raw_data(), d.conv.get(),
-            static_cast<cudnnConvolutionFwdAlgo_t>(algo), ws, bytes, s.zero(), d.y.get(), out.raw_data()));
-        return absl::OkStatus();
-      }));
-  if (!bias.defined()) return absl::OkStatus();
-  ASSIGN_OR_RETURN(const cudnn::TensorDescriptor bd, cudnn::nchw(x.dtype(), 1, g.c_out, 1, 1));
-  RETURN_IF_CUDA_ERROR(
-      cudnnAddTensor(h, s.one(), bd.get(), bias.raw_data(), s.one(), d.y.get(), out.raw_data()));
-  return absl::OkStatus();
+      [&](int algo, void* ws, size_t bytes) {
+        TS_CUDA_CHECK(cudnnConvolutionForward(h, s.one(), d.x.get(), x.raw_data(), d.w.get(), weight.raw_data(),
+                                              d.conv.get(), static_cast<cudnnConvolutionFwdAlgo_t>(algo), ws, bytes,
+                                              s.zero(), d.y.get(), out.raw_data()));
+      });
+  if (!bias.defined()) return;
+  const cudnn::TensorDescriptor bd = cudnn::nchw(x.dtype(), 1, g.c_out, 1, 1);
+  TS_CUDA_CHECK(cudnnAddTensor(h, s.one(), bd.get(), bias.raw_data(), s.one(), d.y.get(), out.raw_data()));
 }
 
-absl::Status CudaKernels::conv2d_backward(const Conv2dGeometry& g, const Tensor& x, const Tensor& weight,
-                                          const Tensor& grad_out, const Tensor& grad_x,
-                                          const Tensor& grad_weight) const {
+void CudaKernels::conv2d_backward(const Conv2dGeometry& g, const Tensor& x, const Tensor& weight,
+                                  const Tensor& grad_out, const Tensor& grad_x, const Tensor& grad_weight) const {
   const int device = x.device().index;
   // cuDNN runs on the current device, which must be the handle's.
   ts::cuda::DeviceGuard guard(device);
-  ASSIGN_OR_RETURN(cudnnHandle_t h, cudnn::handle(device));
-  ASSIGN_OR_RETURN(const ConvDescriptors d, describe(g, x.dtype()));
+  cudnnHandle_t h = cudnn::handle(device);
+  const ConvDescriptors d = describe(g, x.dtype());
   const cudnn::Scaling s(x.dtype());
   if (grad_x.defined()) {
-    RETURN_IF_ERROR(choose_and_run<cudnnConvolutionBwdDataAlgoPerf_t>(
+    choose_and_run<cudnnConvolutionBwdDataAlgoPerf_t>(
         device, cache_key(device, Direction::kBackwardData, x.dtype(), g), d, "backward-data",
-        [&](int n, int* returned, cudnnConvolutionBwdDataAlgoPerf_t* r) -> absl::Status {
-          RETURN_IF_CUDA_ERROR(cudnnGetConvolutionBackwardDataAlgorithm_v7(
-              h, d.w.get(), d.y.get(), d.conv.get(), d.x.get(), n, returned, r));
-          return absl::OkStatus();
+        [&](int n, int* returned, cudnnConvolutionBwdDataAlgoPerf_t* r) {
+          TS_CUDA_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(h, d.w.get(), d.y.get(), d.conv.get(), d.x.get(), n,
+                                                                    returned, r));
         },
-        [&](int n, int* returned, cudnnConvolutionBwdDataAlgoPerf_t* r, void* ws,
-            size_t bytes) -> absl::Status {
-          RETURN_IF_CUDA_ERROR(cudnnFindConvolutionBackwardDataAlgorithmEx(
-              h, d.w.get(), weight.raw_data(), d.y.get(), grad_out.raw_data(), d.conv.get(), d.x.get(),
-              grad_x.raw_data(), n, returned, r, ws, bytes));
-          return absl::OkStatus();
+        [&](int n, int* returned, cudnnConvolutionBwdDataAlgoPerf_t* r, void* ws, size_t bytes) {
+          TS_CUDA_CHECK(cudnnFindConvolutionBackwardDataAlgorithmEx(h, d.w.get(), weight.raw_data(), d.y.get(),
+                                                                    grad_out.raw_data(), d.conv.get(), d.x.get(),
+                                                                    grad_x.raw_data(), n, returned, r, ws, bytes));
         },
-        [&](int algo, void* ws, size_t bytes) -> absl::Status {
-          RETURN_IF_CUDA_ERROR(cudnnConvolutionBackwardData(
+        [&](int algo, void* ws, size_t bytes) {
+          TS_CUDA_CHECK(cudnnConvolutionBackwardData(
               h, s.one(), d.w.get(), weight.raw_data(), d.y.get(), grad_out.raw_data(), d.conv.get(),
-              static_cast<cudnnConvolutionBwdDataAlgo_t>(algo), ws, bytes, s.zero(), d.x.get(),
-              grad_x.raw_data()));
-          return absl::OkStatus();
-        }));
+              static_cast<cudnnConvolutionBwdDataAlgo_t>(algo), ws, bytes, s.zero(), d.x.get(), grad_x.raw_data()));
+        });
   }
   if (grad_weight.defined()) {
-    RETURN_IF_ERROR(choose_and_run<cudnnConvolutionBwdFilterAlgoPerf_t>(
+    choose_and_run<cudnnConvolutionBwdFilterAlgoPerf_t>(
         device, cache_key(device, Direction::kBackwardFilter, x.dtype(), g), d, "backward-filter",
-        [&](int n, int* returned, cudnnConvolutionBwdFilterAlgoPerf_t* r) -> absl::Status {
-          RETURN_IF_CUDA_ERROR(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
-              h, d.x.get(), d.y.get(), d.conv.get(), d.w.get(), n, returned, r));
-          return absl::OkStatus();
+        [&](int n, int* returned, cudnnConvolutionBwdFilterAlgoPerf_t* r) {
+          TS_CUDA_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, d.x.get(), d.y.get(), d.conv.get(), d.w.get(),
+                                                                      n, returned, r));
         },
-        [&](int n, int* returned, cudnnConvolutionBwdFilterAlgoPerf_t* r, void* ws,
-            size_t bytes) -> absl::Status {
-          RETURN_IF_CUDA_ERROR(cudnnFindConvolutionBackwardFilterAlgorithmEx(
+        [&](int n, int* returned, cudnnConvolutionBwdFilterAlgoPerf_t* r, void* ws, size_t bytes) {
+          TS_CUDA_CHECK(cudnnFindConvolutionBackwardFilterAlgorithmEx(
               h, d.x.get(), x.raw_data(), d.y.get(), grad_out.raw_data(), d.conv.get(), d.w.get(),
               grad_weight.raw_data(), n, returned, r, ws, bytes));
-          return absl::OkStatus();
         },
-        [&](int algo, void* ws, size_t bytes) -> absl::Status {
-          RETURN_IF_CUDA_ERROR(cudnnConvolutionBackwardFilter(
-              h, s.one(), d.x.get(), x.raw_data(), d.y.get(), grad_out.raw_data(), d.conv.get(),
-              static_cast<cudnnConvolutionBwdFilterAlgo_t>(algo), ws, bytes, s.zero(), d.w.get(),
-              grad_weight.raw_data()));
-          return absl::OkStatus();
-        }));
+        [&](int algo, void* ws, size_t bytes) {
+          TS_CUDA_CHECK(cudnnConvolutionBackwardFilter(h, s.one(), d.x.get(), x.raw_data(), d.y.get(),
+                                                       grad_out.raw_data(), d.conv.get(),
+                                                       static_cast<cudnnConvolutionBwdFilterAlgo_t>(algo), ws, bytes,
+                                                       s.zero(), d.w.get(), grad_weight.raw_data()));
+        });
   }
-  return absl::OkStatus();
 }
 
 }  // namespace ts::nn::functional

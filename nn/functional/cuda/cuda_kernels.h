@@ -8,26 +8,23 @@ namespace ts::nn::functional {
 
 class CudaKernels final : public LayerKernels {
  public:
-  absl::Status conv2d_forward(const Conv2dGeometry& g, const Tensor& x, const Tensor& weight,
-                              const Tensor& bias, const Tensor& out) const override;
-  absl::Status conv2d_backward(const Conv2dGeometry& g, const Tensor& x, const Tensor& weight,
-                               const Tensor& grad_out, const Tensor& grad_x,
-                               const Tensor& grad_weight) const override;
-  absl::Status batch_norm_forward_training(const Tensor& x, const Tensor& weight, const Tensor& bias,
-                                           const Tensor& running_mean, const Tensor& running_var,
-                                           double momentum, double eps, const Tensor& y,
-                                           const Tensor& save_mean, const Tensor& save_invstd) const override;
-  absl::Status batch_norm_backward_training(const Tensor& x, const Tensor& grad_y, const Tensor& weight,
-                                            const Tensor& save_mean, const Tensor& save_invstd, double eps,
-                                            const Tensor& grad_x, const Tensor& grad_weight,
-                                            const Tensor& grad_bias) const override;
-  absl::Status max_pool2d_forward(const Pool2dGeometry& g, const Tensor& x, const Tensor& out,
-                                  const Tensor& indices) const override;
-  absl::Status max_pool2d_backward(const Pool2dGeometry& g, const Tensor& grad_out, const Tensor& indices,
-                                   const Tensor& grad_x) const override;
-  absl::Status avg_pool2d_forward(const Pool2dGeometry& g, const Tensor& x, const Tensor& out) const override;
-  absl::Status avg_pool2d_backward(const Pool2dGeometry& g, const Tensor& grad_out,
-                                   const Tensor& grad_x) const override;
+  void conv2d_forward(const Conv2dGeometry& g, const Tensor& x, const Tensor& weight, const Tensor& bias,
+                      const Tensor& out) const override;
+  void conv2d_backward(const Conv2dGeometry& g, const Tensor& x, const Tensor& weight, const Tensor& grad_out,
+                       const Tensor& grad_x, const Tensor& grad_weight) const override;
+  void batch_norm_forward_training(const Tensor& x, const Tensor& weight, const Tensor& bias,
+                                   const Tensor& running_mean, const Tensor& running_var, double momentum, double eps,
+                                   const Tensor& y, const Tensor& save_mean, const Tensor& save_invstd) const override;
+  void batch_norm_backward_training(const Tensor& x, const Tensor& grad_y, const Tensor& weight,
+                                    const Tensor& save_mean, const Tensor& save_invstd, double eps,
+                                    const Tensor& grad_x, const Tensor& grad_weight,
+                                    const Tensor& grad_bias) const override;
+  void max_pool2d_forward(const Pool2dGeometry& g, const Tensor& x, const Tensor& out,
+                          const Tensor& indices) const override;
+  void max_pool2d_backward(const Pool2dGeometry& g, const Tensor& grad_out, const Tensor& indices,
+                           const Tensor& grad_x) const override;
+  void avg_pool2d_forward(const Pool2dGeometry& g, const Tensor& x, const Tensor& out) const override;
+  void avg_pool2d_backward(const Pool2dGeometry& g, const Tensor& grad_out, const Tensor& grad_x) const override;
 };
 
 }  // namespace ts::nn::functional

@@ -2,25 +2,24 @@
 
 #include <vector>
 
-#include "absl/strings/str_cat.h"
+#include "base/error.h"
 #include "tensor/cuda/caching_allocator.h"
 #include "tensor/cuda/device.h"
 #include "tensor/cuda/stream.h"
-#include "tensor/status_macros.h"
 
 namespace ts::nn::functional::cudnn {
 
-absl::StatusOr<cudnnHandle_t> handle(int device) {
+cudnnHandle_t handle(int device) {
   // Never destroyed: worker threads live as long as the process, and
   // destroying handles during exit races with the driver's own teardown.
   thread_local std::vector<cudnnHandle_t> handles;
-  RETURN_IF_ERROR(ts::cuda::check_device(device));
+  throw_if_error(ts::cuda::check_device(device));
   if (static_cast<int>(handles.size()) <= device) handles.resize(device + 1, nullptr);
   if (handles[device] == nullptr) {
     ts::cuda::DeviceGuard guard(device);
-    RETURN_IF_CUDA_ERROR(cudnnCreate(&handles[device]));
+    TS_CUDA_CHECK(cudnnCreate(&handles[device]));
   }
-  RETURN_IF_CUDA_ERROR(cudnnSetStream(handles[device], ts::cuda::current_stream(device)));
+  TS_CUDA_CHECK(cudnnSetStream(handles[device], ts::cuda::current_stream(device)));
   return handles[device];
 }
 
@@ -37,24 +36,17 @@ cudnnDataType_t data_type(DType dtype) {
   }
 }
 
-absl::StatusOr<TensorDescriptor> nchw(DType dtype, int64_t n, int64_t c, int64_t h, int64_t w) {
-  ASSIGN_OR_RETURN(TensorDescriptor d, TensorDescriptor::create());
-  RETURN_IF_CUDA_ERROR(cudnnSetTensor4dDescriptor(d.get(), CUDNN_TENSOR_NCHW, data_type(dtype),
-                                                  static_cast<int>(n), static_cast<int>(c),
-                                                  static_cast<int>(h), static_cast<int>(w)));
+TensorDescriptor nchw(DType dtype, int64_t n, int64_t c, int64_t h, int64_t w) {
+  TensorDescriptor d;
+  TS_CUDA_CHECK(cudnnSetTensor4dDescriptor(d.get(), CUDNN_TENSOR_NCHW, data_type(dtype), static_cast<int>(n),
+                                           static_cast<int>(c), static_cast<int>(h), static_cast<int>(w)));
   return d;
 }
 
-absl::StatusOr<Workspace> Workspace::allocate(int device, size_t bytes) {
-  ASSIGN_OR_RETURN(void* ptr,
-                   ts::cuda::caching_allocator(device).allocate(bytes, ts::cuda::current_stream(device)));
-  return Workspace(device, ptr, bytes);
-}
-
-Workspace::Workspace(Workspace&& other) noexcept
-    : device_(other.device_), ptr_(other.ptr_), bytes_(other.bytes_) {
-  other.ptr_ = nullptr;
-}
+Workspace::Workspace(int device, size_t bytes)
+    : device_(device),
+      ptr_(value_or_throw(ts::cuda::caching_allocator(device).allocate(bytes, ts::cuda::current_stream(device)))),
+      bytes_(bytes) {}
 
 Workspace::~Workspace() {
   if (ptr_ != nullptr) ts::cuda::caching_allocator(device_).deallocate(ptr_);

@@ -1,6 +1,7 @@
 // cuDNN plumbing for the layer kernels: a handle per thread and device bound
 // to the current stream, owning descriptor wrappers, dtype mapping, and
-// workspace from the caching allocator.
+// workspace from the caching allocator. Failed cuDNN calls throw ts::Error
+// (TS_CUDA_CHECK).
 #pragma once
 
 #include <cudnn.h>
@@ -8,7 +9,6 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "absl/status/statusor.h"
 #include "tensor/cuda/cudnn_check.h"
 #include "tensor/dtype.h"
 
@@ -16,7 +16,7 @@ namespace ts::nn::functional::cudnn {
 
 // The calling thread's handle for `device` (a handle must not be used by two
 // threads at once), set to the device's current stream.
-absl::StatusOr<cudnnHandle_t> handle(int device);
+cudnnHandle_t handle(int device);
 
 cudnnDataType_t data_type(DType dtype);
 
@@ -31,15 +31,11 @@ struct Scaling {
   float one_f = 1, zero_f = 0;
 };
 
-// An owned cuDNN descriptor.
+// An owned cuDNN descriptor, created by the constructor.
 template <typename T, cudnnStatus_t (*Create)(T*), cudnnStatus_t (*Destroy)(T)>
 class Descriptor {
  public:
-  static absl::StatusOr<Descriptor> create() {
-    Descriptor d;
-    RETURN_IF_CUDA_ERROR(Create(&d.desc_));
-    return d;
-  }
+  Descriptor() { TS_CUDA_CHECK(Create(&desc_)); }
   Descriptor(Descriptor&& other) noexcept : desc_(other.desc_) { other.desc_ = nullptr; }
   Descriptor& operator=(Descriptor&&) = delete;
   Descriptor(const Descriptor&) = delete;
@@ -49,27 +45,24 @@ class Descriptor {
   T get() const { return desc_; }
 
  private:
-  Descriptor() = default;
   T desc_ = nullptr;
 };
 
-using TensorDescriptor =
-    Descriptor<cudnnTensorDescriptor_t, cudnnCreateTensorDescriptor, cudnnDestroyTensorDescriptor>;
-using FilterDescriptor =
-    Descriptor<cudnnFilterDescriptor_t, cudnnCreateFilterDescriptor, cudnnDestroyFilterDescriptor>;
-using ConvolutionDescriptor = Descriptor<cudnnConvolutionDescriptor_t, cudnnCreateConvolutionDescriptor,
-                                         cudnnDestroyConvolutionDescriptor>;
+using TensorDescriptor = Descriptor<cudnnTensorDescriptor_t, cudnnCreateTensorDescriptor, cudnnDestroyTensorDescriptor>;
+using FilterDescriptor = Descriptor<cudnnFilterDescriptor_t, cudnnCreateFilterDescriptor, cudnnDestroyFilterDescriptor>;
+using ConvolutionDescriptor =
+    Descriptor<cudnnConvolutionDescriptor_t, cudnnCreateConvolutionDescriptor, cudnnDestroyConvolutionDescriptor>;
 
 // A contiguous NCHW tensor descriptor.
-absl::StatusOr<TensorDescriptor> nchw(DType dtype, int64_t n, int64_t c, int64_t h, int64_t w);
+TensorDescriptor nchw(DType dtype, int64_t n, int64_t c, int64_t h, int64_t w);
 
 // Device memory from the caching allocator on the current stream, returned
 // when this goes out of scope (after the work using it was enqueued, which
 // the allocator's stream ordering makes safe).
 class Workspace {
  public:
-  static absl::StatusOr<Workspace> allocate(int device, size_t bytes);
-  Workspace(Workspace&& other) noexcept;
+  Workspace(int device, size_t bytes);
+  Workspace(Workspace&&) = delete;
   Workspace& operator=(Workspace&&) = delete;
   Workspace(const Workspace&) = delete;
   ~Workspace();
@@ -77,7 +70,6 @@ class Workspace {
   size_t size() const { return bytes_; }
 
  private:
-  Workspace(int device, void* ptr, size_t bytes) : device_(device), ptr_(ptr), bytes_(bytes) {}
   int device_;
   void* ptr_;
   size_t bytes_;

@@ -7,13 +7,12 @@
 
 #include <type_traits>
 
-#include "absl/strings/str_cat.h"
+#include "base/error.h"
 #include "nn/functional/cuda/cuda_kernels.h"
 #include "tensor/cuda/check.h"
 #include "tensor/cuda/device.h"
 #include "tensor/cuda/stream.h"
 #include "tensor/ops.h"
-#include "tensor/status_macros.h"
 
 namespace ts::nn::functional {
 namespace {
@@ -43,9 +42,8 @@ __device__ __forceinline__ T store(Acc<T> v) {
   }
 }
 
-#define TS_GRID_STRIDE(i, n)                                                \
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < (n); \
-       i += int64_t{gridDim.x} * blockDim.x)
+#define TS_GRID_STRIDE(i, n) \
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < (n); i += int64_t{gridDim.x} * blockDim.x)
 
 template <typename T>
 __global__ void max_forward(Pool2dGeometry g, const T* x, T* out, int32_t* indices) {
@@ -121,7 +119,7 @@ int blocks_for(int64_t n) {
 
 // Calls f(T{}) with the kernel element type of `dtype`.
 template <typename F>
-absl::Status visit_float(DType dtype, F f) {
+void visit_float(DType dtype, F f) {
   switch (dtype) {
     case DType::kF16:
       return f(__half{});
@@ -132,74 +130,66 @@ absl::Status visit_float(DType dtype, F f) {
     case DType::kF64:
       return f(double{});
     default:
-      return absl::InternalError(absl::StrCat("pooling: no CUDA kernel for ", dtype_name(dtype)));
+      throw_error(absl::StatusCode::kInternal, "pooling: no CUDA kernel for ", dtype_name(dtype));
   }
 }
 
 // Runs a scatter-style backward: `launch(acc_ptr, stream)` accumulates into
 // a zeroed buffer of the accumulation type, which then becomes grad_x.
 template <typename T, typename Launch>
-absl::Status scatter_backward(const Tensor& grad_x, Launch launch) {
+void scatter_backward(const Tensor& grad_x, Launch launch) {
   const int device = grad_x.device().index;
   cudaStream_t stream = ts::cuda::current_stream(device);
   const DType acc = std::is_same_v<T, double> ? DType::kF64 : DType::kF32;
-  Tensor buffer = grad_x;
-  if (grad_x.dtype() != acc) {
-    ASSIGN_OR_RETURN(buffer, Tensor::allocate(grad_x.shape(), acc, grad_x.device()));
-  }
-  RETURN_IF_CUDA_ERROR(cudaMemsetAsync(buffer.raw_data(), 0, buffer.numel() * buffer.itemsize(), stream));
+  const Tensor buffer = grad_x.dtype() == acc ? grad_x : Tensor::allocate(grad_x.shape(), acc, grad_x.device());
+  TS_CUDA_CHECK(cudaMemsetAsync(buffer.raw_data(), 0, buffer.numel() * buffer.itemsize(), stream));
   launch(static_cast<Acc<T>*>(buffer.raw_data()), stream);
-  RETURN_IF_CUDA_ERROR(cudaGetLastError());
-  if (buffer.shares_storage_with(grad_x)) return absl::OkStatus();
-  return ts::copy_(grad_x, buffer);
+  TS_CUDA_CHECK(cudaGetLastError());
+  if (!buffer.shares_storage_with(grad_x)) ts::copy_(grad_x, buffer);
 }
 
 }  // namespace
 
-absl::Status CudaKernels::max_pool2d_forward(const Pool2dGeometry& g, const Tensor& x, const Tensor& out,
-                                             const Tensor& indices) const {
-  return visit_float(x.dtype(), [&](auto tag) -> absl::Status {
+void CudaKernels::max_pool2d_forward(const Pool2dGeometry& g, const Tensor& x, const Tensor& out,
+                                     const Tensor& indices) const {
+  visit_float(x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     ts::cuda::DeviceGuard guard(x.device().index);
     max_forward<T><<<blocks_for(out.numel()), kThreads, 0, ts::cuda::current_stream(x.device().index)>>>(
         g, static_cast<const T*>(x.raw_data()), static_cast<T*>(out.raw_data()), indices.data<int32_t>());
-    RETURN_IF_CUDA_ERROR(cudaGetLastError());
-    return absl::OkStatus();
+    TS_CUDA_CHECK(cudaGetLastError());
   });
 }
 
-absl::Status CudaKernels::max_pool2d_backward(const Pool2dGeometry& g, const Tensor& grad_out,
-                                              const Tensor& indices, const Tensor& grad_x) const {
-  return visit_float(grad_x.dtype(), [&](auto tag) -> absl::Status {
+void CudaKernels::max_pool2d_backward(const Pool2dGeometry& g, const Tensor& grad_out, const Tensor& indices,
+                                      const Tensor& grad_x) const {
+  visit_float(grad_x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     ts::cuda::DeviceGuard guard(grad_x.device().index);
-    return scatter_backward<T>(grad_x, [&](Acc<T>* acc, cudaStream_t stream) {
+    scatter_backward<T>(grad_x, [&](Acc<T>* acc, cudaStream_t stream) {
       max_backward<T><<<blocks_for(grad_out.numel()), kThreads, 0, stream>>>(
           g, static_cast<const T*>(grad_out.raw_data()), indices.data<int32_t>(), acc);
     });
   });
 }
 
-absl::Status CudaKernels::avg_pool2d_forward(const Pool2dGeometry& g, const Tensor& x,
-                                             const Tensor& out) const {
-  return visit_float(x.dtype(), [&](auto tag) -> absl::Status {
+void CudaKernels::avg_pool2d_forward(const Pool2dGeometry& g, const Tensor& x, const Tensor& out) const {
+  visit_float(x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     ts::cuda::DeviceGuard guard(x.device().index);
     avg_forward<T><<<blocks_for(out.numel()), kThreads, 0, ts::cuda::current_stream(x.device().index)>>>(
         g, static_cast<const T*>(x.raw_data()), static_cast<T*>(out.raw_data()));
-    RETURN_IF_CUDA_ERROR(cudaGetLastError());
-    return absl::OkStatus();
+    TS_CUDA_CHECK(cudaGetLastError());
   });
 }
 
-absl::Status CudaKernels::avg_pool2d_backward(const Pool2dGeometry& g, const Tensor& grad_out,
-                                              const Tensor& grad_x) const {
-  return visit_float(grad_x.dtype(), [&](auto tag) -> absl::Status {
+void CudaKernels::avg_pool2d_backward(const Pool2dGeometry& g, const Tensor& grad_out, const Tensor& grad_x) const {
+  visit_float(grad_x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     ts::cuda::DeviceGuard guard(grad_x.device().index);
-    return scatter_backward<T>(grad_x, [&](Acc<T>* acc, cudaStream_t stream) {
-      avg_backward<T><<<blocks_for(grad_out.numel()), kThreads, 0, stream>>>(
-          g, static_cast<const T*>(grad_out.raw_data()), acc);
+    scatter_backward<T>(grad_x, [&](Acc<T>* acc, cudaStream_t stream) {
+      avg_backward<T>
+          <<<blocks_for(grad_out.numel()), kThreads, 0, stream>>>(g, static_cast<const T*>(grad_out.raw_data()), acc);
     });
   });
 }

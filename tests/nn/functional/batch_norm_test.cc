@@ -19,7 +19,6 @@ using autograd::Variable;
 using ::ts::testing::random_tensor;
 using ::ts::testing::Ref;
 using ::ts::testing::ref_of;
-using ::ts::testing::value_or_die;
 
 // The reference: per channel, normalize with (mean, var), then scale/shift.
 struct RefStats {
@@ -42,8 +41,8 @@ RefStats batch_stats(const Ref& x) {
   return s;
 }
 
-Ref normalize(const Ref& x, const std::vector<double>& mean, const std::vector<double>& var, const Ref* w,
-              const Ref* b, double eps) {
+Ref normalize(const Ref& x, const std::vector<double>& mean, const std::vector<double>& var, const Ref* w, const Ref* b,
+              double eps) {
   const int64_t n = x.shape[0], c = x.shape[1], plane = x.numel() / (n * c);
   Ref y = x;
   for (int64_t i = 0; i < n; ++i)
@@ -69,15 +68,13 @@ TEST_F(BatchNormTest, TrainingMatchesReferenceAndUpdatesRunningStats) {
         const Tensor rm = random_tensor(rng(), {c}, dtype), rv = random_tensor(rng(), {c}, dtype, 0.5, 2);
         const Ref rm0 = ref_of(rm), rv0 = ref_of(rv);
         const double momentum = 0.3, eps = 1e-3;
-        ASSERT_OK_AND_ASSIGN(const Variable y,
-                             batch_norm(Variable(x), rm, rv, affine ? Variable(w) : Variable(),
-                                        affine ? Variable(b) : Variable(), true, momentum, eps));
+        const Variable y = batch_norm(Variable(x), rm, rv, affine ? Variable(w) : Variable(),
+                                      affine ? Variable(b) : Variable(), true, momentum, eps);
         const Ref xr = ref_of(x), wr = ref_of(w), br = ref_of(b);
         const RefStats s = batch_stats(xr);
         const double tol = ts::testing::tolerance(dtype);
         ts::testing::expect_close(
-            y.data(), normalize(xr, s.mean, s.var, affine ? &wr : nullptr, affine ? &br : nullptr, eps), tol,
-            1.0);
+            y.data(), normalize(xr, s.mean, s.var, affine ? &wr : nullptr, affine ? &br : nullptr, eps), tol, 1.0);
         Ref want_rm = rm0, want_rv = rv0;
         for (int64_t ch = 0; ch < c; ++ch) {
           want_rm.v[ch] = (1 - momentum) * rm0.v[ch] + momentum * s.mean[ch];
@@ -92,22 +89,22 @@ TEST_F(BatchNormTest, TrainingMatchesReferenceAndUpdatesRunningStats) {
 
 TEST_F(BatchNormTest, RunningStatsByHand) {
   // One channel holding 1, 2, 3, 4: mean 2.5, unbiased variance 5/3.
-  const Tensor x = value_or_die(from_vector<float>({1, 2, 3, 4}, {2, 1, 2, 1}));
-  const Tensor rm = value_or_die(zeros({1})), rv = value_or_die(ones({1}));
-  ASSERT_OK(batch_norm(Variable(x), rm, rv, Variable(), Variable(), true, 0.1, 1e-5).status());
-  EXPECT_NEAR(value_or_die(item<double>(rm)), 0.25, 1e-7);
-  EXPECT_NEAR(value_or_die(item<double>(rv)), 0.9 + 0.1 * 5.0 / 3.0, 1e-7);
+  const Tensor x = from_vector<float>({1, 2, 3, 4}, {2, 1, 2, 1});
+  const Tensor rm = zeros({1}), rv = ones({1});
+  batch_norm(Variable(x), rm, rv, Variable(), Variable(), true, 0.1, 1e-5);
+  EXPECT_NEAR(item<double>(rm), 0.25, 1e-7);
+  EXPECT_NEAR(item<double>(rv), 0.9 + 0.1 * 5.0 / 3.0, 1e-7);
   // A second step moves them again from there.
-  ASSERT_OK(batch_norm(Variable(x), rm, rv, Variable(), Variable(), true, 0.1, 1e-5).status());
-  EXPECT_NEAR(value_or_die(item<double>(rm)), 0.9 * 0.25 + 0.25, 1e-7);
+  batch_norm(Variable(x), rm, rv, Variable(), Variable(), true, 0.1, 1e-5);
+  EXPECT_NEAR(item<double>(rm), 0.9 * 0.25 + 0.25, 1e-7);
 }
 
 TEST_F(BatchNormTest, RunningStatsInAnotherDtypeAreUpdated) {
   const Tensor x = random_tensor(rng(), {4, 2, 3, 3}, DType::kF32);
-  const Tensor rm = value_or_die(zeros({2}, {DType::kF64})), rv = value_or_die(ones({2}, {DType::kF64}));
-  ASSERT_OK(batch_norm(Variable(x), rm, rv, Variable(), Variable(), true, 1.0, 1e-5).status());
+  const Tensor rm = zeros({2}, {DType::kF64}), rv = ones({2}, {DType::kF64});
+  batch_norm(Variable(x), rm, rv, Variable(), Variable(), true, 1.0, 1e-5);
   const RefStats s = batch_stats(ref_of(x));
-  EXPECT_NEAR(value_or_die(to_vector<double>(rm))[1], s.mean[1], 1e-6);
+  EXPECT_NEAR(to_vector<double>(rm)[1], s.mean[1], 1e-6);
 }
 
 TEST_F(BatchNormTest, EvalUsesRunningStats) {
@@ -117,8 +114,7 @@ TEST_F(BatchNormTest, EvalUsesRunningStats) {
     const Tensor w = random_tensor(rng(), {4}, dtype), b = random_tensor(rng(), {4}, dtype);
     const Tensor rm = random_tensor(rng(), {4}, dtype), rv = random_tensor(rng(), {4}, dtype, 0.5, 2);
     const Ref rm0 = ref_of(rm);
-    ASSERT_OK_AND_ASSIGN(const Variable y,
-                         batch_norm(Variable(x), rm, rv, Variable(w), Variable(b), false, 0.1, 1e-5));
+    const Variable y = batch_norm(Variable(x), rm, rv, Variable(w), Variable(b), false, 0.1, 1e-5);
     const Ref wr = ref_of(w), br = ref_of(b);
     ts::testing::expect_close(y.data(), normalize(ref_of(x), rm0.v, ref_of(rv).v, &wr, &br, 1e-5),
                               ts::testing::tolerance(dtype), 1.0);
@@ -136,15 +132,13 @@ TEST_F(BatchNormTest, Gradcheck) {
       EXPECT_OK(autograd::gradcheck(
           [&](const std::vector<Variable>& v) {
             // Fresh copies: each evaluation would otherwise move the stats.
-            return batch_norm(v[0], value_or_die(clone(rm)), value_or_die(clone(rv)), v[1], v[2], training,
-                              0.1, 1e-5);
+            return batch_norm(v[0], clone(rm), clone(rv), v[1], v[2], training, 0.1, 1e-5);
           },
           {random_tensor(rng(), shape, DType::kF64), random_tensor(rng(), {c}, DType::kF64),
            random_tensor(rng(), {c}, DType::kF64)}));
       EXPECT_OK(autograd::gradcheck(
           [&](const std::vector<Variable>& v) {
-            return batch_norm(v[0], value_or_die(clone(rm)), value_or_die(clone(rv)), Variable(), Variable(),
-                              training, 0.1, 1e-5);
+            return batch_norm(v[0], clone(rm), clone(rv), Variable(), Variable(), training, 0.1, 1e-5);
           },
           {random_tensor(rng(), shape, DType::kF64)}));
     }
@@ -167,8 +161,7 @@ TEST_F(BatchNormTest, Float32IsExactForValuesFarFromZero) {
     const Tensor rv = random_tensor(rng(), {c}, DType::kF32, 0.2, 0.5);
     const nn::testing::LayerFn fn = [&](const std::vector<Variable>& v) {
       const DType dtype = v[0].dtype();
-      return batch_norm(v[0], value_or_die(to(rm, dtype)), value_or_die(to(rv, dtype)), v[1], v[2], training,
-                        0.1, 1e-5);
+      return batch_norm(v[0], to(rm, dtype), to(rv, dtype), v[1], v[2], training, 0.1, 1e-5);
     };
     const Tensor grad_out = random_tensor(rng(), shape, DType::kF64);
     nn::testing::expect_matches_f64(fn, inputs, grad_out, DType::kF32, Device::cpu(),
@@ -177,32 +170,30 @@ TEST_F(BatchNormTest, Float32IsExactForValuesFarFromZero) {
 }
 
 TEST_F(BatchNormTest, BadInputsAreErrors) {
-  using ts::testing::expect_error;
+  using ts::testing::expect_throws;
   const auto kInvalid = absl::StatusCode::kInvalidArgument;
   const Tensor x = random_tensor(rng(), {2, 3, 4, 4}, DType::kF32);
-  const Tensor c3 = value_or_die(ones({3})), c4 = value_or_die(ones({4}));
-  expect_error(batch_norm(Variable(x), c3, c3, Variable(c4), Variable(), true).status(), kInvalid,
-               {"batch_norm", "weight", "f32[4]", "[2, 3, 4, 4]"});
-  expect_error(batch_norm(Variable(x), c4, c3, Variable(), Variable(), true).status(), kInvalid,
-               {"batch_norm", "running_mean", "[3]"});
-  expect_error(batch_norm(Variable(x), Tensor(), Tensor(), Variable(), Variable(), false).status(), kInvalid,
-               {"batch_norm", "eval", "running_mean"});
+  const Tensor c3 = ones({3}), c4 = ones({4});
+  expect_throws(kInvalid, {"batch_norm", "weight", "f32[4]", "[2, 3, 4, 4]"},
+                [&] { batch_norm(Variable(x), c3, c3, Variable(c4), Variable(), true); });
+  expect_throws(kInvalid, {"batch_norm", "running_mean", "[3]"},
+                [&] { batch_norm(Variable(x), c4, c3, Variable(), Variable(), true); });
+  expect_throws(kInvalid, {"batch_norm", "eval", "running_mean"},
+                [&] { batch_norm(Variable(x), Tensor(), Tensor(), Variable(), Variable(), false); });
   const Tensor single = random_tensor(rng(), {1, 3, 1, 1}, DType::kF32);
-  expect_error(batch_norm(Variable(single), c3, c3, Variable(), Variable(), true).status(), kInvalid,
-               {"batch_norm", "more than one value", "[1, 3, 1, 1]"});
-  expect_error(batch_norm(Variable(value_or_die(ones({3}))), c3, c3, Variable(), Variable(), true).status(),
-               kInvalid, {"batch_norm", "[N, C, ...]", "[3]"});
-  expect_error(batch_norm(Variable(x), c3, c3, Variable(), Variable(), true, 0.1, 0).status(), kInvalid,
-               {"batch_norm", "eps"});
+  expect_throws(kInvalid, {"batch_norm", "more than one value", "[1, 3, 1, 1]"},
+                [&] { batch_norm(Variable(single), c3, c3, Variable(), Variable(), true); });
+  expect_throws(kInvalid, {"batch_norm", "[N, C, ...]", "[3]"},
+                [&] { batch_norm(Variable(ones({3})), c3, c3, Variable(), Variable(), true); });
+  expect_throws(kInvalid, {"batch_norm", "eps"},
+                [&] { batch_norm(Variable(x), c3, c3, Variable(), Variable(), true, 0.1, 0); });
 }
 
 TEST_F(BatchNormTest, TrainingWithoutRunningStats) {
   const Tensor x = random_tensor(rng(), {4, 2, 3}, DType::kF64);
-  ASSERT_OK_AND_ASSIGN(const Variable y,
-                       batch_norm(Variable(x), Tensor(), Tensor(), Variable(), Variable(), true));
+  const Variable y = batch_norm(Variable(x), Tensor(), Tensor(), Variable(), Variable(), true);
   const RefStats s = batch_stats(ref_of(x));
-  ts::testing::expect_close(y.data(), normalize(ref_of(x), s.mean, s.var, nullptr, nullptr, 1e-5), 1e-12,
-                            1.0);
+  ts::testing::expect_close(y.data(), normalize(ref_of(x), s.mean, s.var, nullptr, nullptr, 1e-5), 1e-12, 1.0);
 }
 
 TEST_F(BatchNormTest, CudaMatchesCpu) {
@@ -211,15 +202,12 @@ TEST_F(BatchNormTest, CudaMatchesCpu) {
     for (const DType dtype : {DType::kF32, DType::kF16, DType::kBF16, DType::kF64}) {
       SCOPED_TRACE(absl::StrCat(training ? "training " : "eval ", dtype_name(dtype)));
       const Shape shape = {6, 5, 7, 9};
-      const Tensor rm = random_tensor(rng(), {5}, DType::kF32),
-                   rv = random_tensor(rng(), {5}, DType::kF32, 0.5, 2);
+      const Tensor rm = random_tensor(rng(), {5}, DType::kF32), rv = random_tensor(rng(), {5}, DType::kF32, 0.5, 2);
       const DType pt = dtype == DType::kF64 ? DType::kF64 : DType::kF32;
       nn::testing::expect_cuda_matches_cpu(
           [&](const std::vector<Variable>& v) {
             // Running stats live on the input's device, in the parameter dtype.
-            return batch_norm(v[0], value_or_die(to(value_or_die(to(rm, pt)), v[0].device())),
-                              value_or_die(to(value_or_die(to(rv, pt)), v[0].device())), v[1], v[2],
-                              training);
+            return batch_norm(v[0], to(to(rm, pt), v[0].device()), to(to(rv, pt), v[0].device()), v[1], v[2], training);
           },
           {random_tensor(rng(), shape, dtype, -2, 2), random_tensor(rng(), {5}, dtype),
            random_tensor(rng(), {5}, dtype)},
@@ -232,12 +220,10 @@ TEST_F(BatchNormTest, CudaMatchesCpu) {
       const Tensor x = random_tensor(rng(), shape, dtype, -2, 2);
       std::vector<Tensor> updated;
       for (const Device device : {Device::cpu(), Device::cuda(0)}) {
-        const Tensor m = value_or_die(to(value_or_die(to(rm, pt)), device));
-        const Tensor var = value_or_die(to(value_or_die(to(rv, pt)), device));
-        ASSERT_OK(
-            batch_norm(Variable(value_or_die(to(x, device))), m, var, Variable(), Variable(), true, 0.2, 1e-5)
-                .status());
-        updated.push_back(value_or_die(cat({m, var}, 0)));
+        const Tensor m = to(to(rm, pt), device);
+        const Tensor var = to(to(rv, pt), device);
+        batch_norm(Variable(to(x, device)), m, var, Variable(), Variable(), true, 0.2, 1e-5);
+        updated.push_back(cat({m, var}, 0));
       }
       ts::testing::expect_close(updated[1], ref_of(updated[0]), 1e-5, 1.0, "running stats");
     }

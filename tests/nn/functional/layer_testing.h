@@ -5,28 +5,27 @@
 #include <functional>
 #include <vector>
 
-#include "absl/status/statusor.h"
 #include "autograd/variable.h"
 #include "tensor/tensor.h"
 
 namespace ts::nn::testing {
 
-using LayerFn = std::function<absl::StatusOr<autograd::Variable>(const std::vector<autograd::Variable>&)>;
+using LayerFn = std::function<autograd::Variable(const std::vector<autograd::Variable>&)>;
 
 // Moves `inputs` to `device` as leaves requiring gradients (undefined ones
 // stay undefined), runs fn, backpropagates `grad_out` and returns the output
 // followed by each input's gradient, all on the CPU.
-std::vector<Tensor> forward_backward(const LayerFn& fn, const std::vector<Tensor>& inputs,
-                                     const Tensor& grad_out, Device device);
+std::vector<Tensor> forward_backward(const LayerFn& fn, const std::vector<Tensor>& inputs, const Tensor& grad_out,
+                                     Device device);
 
 // Expects fn on `device` with inputs converted to `dtype` to match fn on the
 // CPU in f64, output and gradients, within `tol` relative to each result's
 // largest magnitude. `grad_out` gives the output's shape and values.
-void expect_matches_f64(const LayerFn& fn, const std::vector<Tensor>& inputs, const Tensor& grad_out,
-                        DType dtype, Device device, double tol);
+void expect_matches_f64(const LayerFn& fn, const std::vector<Tensor>& inputs, const Tensor& grad_out, DType dtype,
+                        Device device, double tol);
 
 // expect_matches_f64 on CUDA device 0.
-void expect_cuda_matches_cpu(const LayerFn& fn, const std::vector<Tensor>& inputs, const Tensor& grad_out,
-                             DType dtype, double tol);
+void expect_cuda_matches_cpu(const LayerFn& fn, const std::vector<Tensor>& inputs, const Tensor& grad_out, DType dtype,
+                             double tol);
 
 }  // namespace ts::nn::testing

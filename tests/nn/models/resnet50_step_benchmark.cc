@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -23,6 +24,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "autograd/variable.h"
+#include "base/error.h"
 #include "nn/losses.h"
 #include "nn/models/resnet.h"
 #include "optim/sgd.h"
@@ -30,7 +32,6 @@
 #include "tensor/device.h"
 #include "tensor/ops.h"
 #include "tensor/precision.h"
-#include "tensor/status_macros.h"
 
 namespace ts::nn::models {
 namespace {
@@ -49,32 +50,30 @@ struct Settings {
 }
 
 // The PyTorch peer's recipe (torch.optim.SGD with these arguments).
-absl::StatusOr<std::vector<double>> time_steps(const Settings& s) {
-  ASSIGN_OR_RETURN(std::shared_ptr<Module> model, resnet50());
-  RETURN_IF_ERROR(model->to(s.device));
+std::vector<double> time_steps(const Settings& s) {
+  const std::shared_ptr<ResNet> model = resnet50();
+  model->to(s.device);
   model->train();
   optim::SgdOptions options;
   options.lr = 0.1;
   options.momentum = 0.9;
   options.nesterov = true;
   options.weight_decay = 1e-4;
-  ASSIGN_OR_RETURN(optim::Sgd sgd, optim::Sgd::create(model->named_parameters(), options));
-  ASSIGN_OR_RETURN(Tensor images, randn({s.batch, 3, 224, 224}, {DType::kF32, s.device}));
+  optim::Sgd sgd(model->named_parameters(), options);
+  const Tensor images = randn({s.batch, 3, 224, 224}, {DType::kF32, s.device});
   // Spread over the 1000 classes (a uniform draw cast to an integer could
   // round up to 1000).
   std::vector<int64_t> classes(s.batch);
   for (int64_t i = 0; i < s.batch; ++i) classes[i] = (i * 7919) % 1000;
-  ASSIGN_OR_RETURN(Tensor labels_on_host, from_vector<int64_t>(classes, {s.batch}));
-  ASSIGN_OR_RETURN(Tensor labels, to(labels_on_host, s.device));
+  const Tensor labels = to(from_vector<int64_t>(classes, {s.batch}), s.device);
   std::vector<double> times;
   for (int i = 0; i < s.warmup + s.steps; ++i) {
     const auto start = std::chrono::steady_clock::now();
     sgd.zero_grad();
-    ASSIGN_OR_RETURN(autograd::Variable logits, model->forward(autograd::Variable(images)));
-    ASSIGN_OR_RETURN(autograd::Variable loss, cross_entropy(logits, labels));
-    RETURN_IF_ERROR(loss.backward());
-    RETURN_IF_ERROR(sgd.step());
-    ASSIGN_OR_RETURN(Tensor loss_on_host, to(loss.data(), Device::cpu()));
+    const autograd::Variable loss = cross_entropy(model->forward(autograd::Variable(images)), labels);
+    loss.backward();
+    sgd.step();
+    const Tensor loss_on_host = to(loss.data(), Device::cpu());
     benchmark::DoNotOptimize(loss_on_host.raw_data());
     if (i >= s.warmup) {
       times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
@@ -87,7 +86,7 @@ void BM_ResNet50TrainStep(benchmark::State& state, Settings settings) {
   set_allow_tf32(settings.tf32);
   std::vector<double> times;
   for (auto _ : state) {
-    absl::StatusOr<std::vector<double>> run = time_steps(settings);
+    absl::StatusOr<std::vector<double>> run = capture([&] { return time_steps(settings); });
     if (!run.ok()) die(run.status());
     times = *std::move(run);
     state.SetIterationTime(std::accumulate(times.begin(), times.end(), 0.0));
