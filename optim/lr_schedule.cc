@@ -7,23 +7,19 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "tensor/status_macros.h"
+#include "base/error.h"
+#include "base/status_macros.h"
+#include "tensor/ops.h"
 
 namespace ts::optim {
 namespace {
 
-absl::Status check_lr(const char* schedule, const char* field, double lr) {
-  if (!std::isfinite(lr) || lr < 0) {
-    return absl::InvalidArgumentError(absl::StrCat(schedule, ": ", field, " must be finite and >= 0, got ", lr));
-  }
-  return absl::OkStatus();
+void check_lr(const char* schedule, const char* field, double lr) {
+  TS_CHECK(std::isfinite(lr) && lr >= 0, schedule, ": ", field, " must be finite and >= 0, got ", lr);
 }
 
-absl::Status check_gamma(const char* schedule, double gamma) {
-  if (!std::isfinite(gamma) || gamma <= 0) {
-    return absl::InvalidArgumentError(absl::StrCat(schedule, ": gamma must be finite and > 0, got ", gamma));
-  }
-  return absl::OkStatus();
+void check_gamma(const char* schedule, double gamma) {
+  TS_CHECK(std::isfinite(gamma) && gamma > 0, schedule, ": gamma must be finite and > 0, got ", gamma);
 }
 
 // The linear warm-up shared by linear_warmup and the plateau schedule.
@@ -43,8 +39,7 @@ class ConstantLr final : public LrSchedule {
 
 class StepLr final : public LrSchedule {
  public:
-  StepLr(double base_lr, int64_t step_size, double gamma)
-      : base_lr_(base_lr), step_size_(step_size), gamma_(gamma) {}
+  StepLr(double base_lr, int64_t step_size, double gamma) : base_lr_(base_lr), step_size_(step_size), gamma_(gamma) {}
   double get_lr(int64_t t) const override {
     return base_lr_ * std::pow(gamma_, static_cast<double>(std::max<int64_t>(t, 0) / step_size_));
   }
@@ -106,57 +101,46 @@ class LinearWarmup final : public LrSchedule {
 
 std::unique_ptr<LrSchedule> constant_lr(double lr) { return std::make_unique<ConstantLr>(lr); }
 
-absl::StatusOr<std::unique_ptr<LrSchedule>> step_lr(double base_lr, int64_t step_size, double gamma) {
-  RETURN_IF_ERROR(check_lr("step_lr", "base_lr", base_lr));
-  RETURN_IF_ERROR(check_gamma("step_lr", gamma));
-  if (step_size <= 0) {
-    return absl::InvalidArgumentError(absl::StrCat("step_lr: step_size must be > 0, got ", step_size));
-  }
+std::unique_ptr<LrSchedule> step_lr(double base_lr, int64_t step_size, double gamma) {
+  check_lr("step_lr", "base_lr", base_lr);
+  check_gamma("step_lr", gamma);
+  TS_CHECK(step_size > 0, "step_lr: step_size must be > 0, got ", step_size);
   return std::make_unique<StepLr>(base_lr, step_size, gamma);
 }
 
-absl::StatusOr<std::unique_ptr<LrSchedule>> multi_step_lr(double base_lr, std::vector<int64_t> milestones,
-                                                          double gamma) {
-  RETURN_IF_ERROR(check_lr("multi_step_lr", "base_lr", base_lr));
-  RETURN_IF_ERROR(check_gamma("multi_step_lr", gamma));
-  if (!std::is_sorted(milestones.begin(), milestones.end())) {
-    return absl::InvalidArgumentError("multi_step_lr: milestones must be non-decreasing");
-  }
+std::unique_ptr<LrSchedule> multi_step_lr(double base_lr, std::vector<int64_t> milestones, double gamma) {
+  check_lr("multi_step_lr", "base_lr", base_lr);
+  check_gamma("multi_step_lr", gamma);
+  TS_CHECK(std::is_sorted(milestones.begin(), milestones.end()), "multi_step_lr: milestones must be non-decreasing");
   return std::make_unique<MultiStepLr>(base_lr, std::move(milestones), gamma);
 }
 
-absl::StatusOr<std::unique_ptr<LrSchedule>> cosine_lr(double base_lr, int64_t start, int64_t end,
-                                                      double min_lr) {
-  RETURN_IF_ERROR(check_lr("cosine_lr", "base_lr", base_lr));
-  RETURN_IF_ERROR(check_lr("cosine_lr", "min_lr", min_lr));
-  if (start < 0 || end <= start) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("cosine_lr: needs 0 <= start < end, got start ", start, " and end ", end));
-  }
+std::unique_ptr<LrSchedule> cosine_lr(double base_lr, int64_t start, int64_t end, double min_lr) {
+  check_lr("cosine_lr", "base_lr", base_lr);
+  check_lr("cosine_lr", "min_lr", min_lr);
+  TS_CHECK(start >= 0 && end > start, "cosine_lr: needs 0 <= start < end, got start ", start, " and end ", end);
   return std::make_unique<CosineLr>(base_lr, start, end, min_lr);
 }
 
-absl::StatusOr<std::unique_ptr<LrSchedule>> linear_warmup(double start_lr, int64_t length,
-                                                          std::unique_ptr<LrSchedule> main) {
-  RETURN_IF_ERROR(check_lr("linear_warmup", "start_lr", start_lr));
-  if (length < 0) {
-    return absl::InvalidArgumentError(absl::StrCat("linear_warmup: length must be >= 0, got ", length));
-  }
-  if (main == nullptr) return absl::InvalidArgumentError("linear_warmup: no main schedule");
+std::unique_ptr<LrSchedule> linear_warmup(double start_lr, int64_t length, std::unique_ptr<LrSchedule> main) {
+  check_lr("linear_warmup", "start_lr", start_lr);
+  TS_CHECK(length >= 0, "linear_warmup: length must be >= 0, got ", length);
+  TS_CHECK(main != nullptr, "linear_warmup: no main schedule");
   return std::make_unique<LinearWarmup>(start_lr, length, std::move(main));
 }
 
-absl::StatusOr<double> scale_lr(double base_lr, int64_t workers, LrScaling rule) {
-  RETURN_IF_ERROR(check_lr("scale_lr", "base_lr", base_lr));
-  if (workers < 1) {
-    return absl::InvalidArgumentError(absl::StrCat("scale_lr: workers must be >= 1, got ", workers));
-  }
+double scale_lr(double base_lr, int64_t workers, LrScaling rule) {
+  check_lr("scale_lr", "base_lr", base_lr);
+  TS_CHECK(workers >= 1, "scale_lr: workers must be >= 1, got ", workers);
   switch (rule) {
-    case LrScaling::kNone: return base_lr;
-    case LrScaling::kLinear: return base_lr * static_cast<double>(workers);
-    case LrScaling::kSqrt: return base_lr * std::sqrt(static_cast<double>(workers));
+    case LrScaling::kNone:
+      return base_lr;
+    case LrScaling::kLinear:
+      return base_lr * static_cast<double>(workers);
+    case LrScaling::kSqrt:
+      return base_lr * std::sqrt(static_cast<double>(workers));
   }
-  return absl::InvalidArgumentError("scale_lr: unknown rule");
+  throw_error(absl::StatusCode::kInvalidArgument, "scale_lr: unknown rule ", static_cast<int>(rule));
 }
 
 int64_t mlbench_warmup_epochs(int64_t workers) {
@@ -170,37 +154,24 @@ int64_t mlbench_warmup_epochs(int64_t workers) {
 
 // ---- ReduceLrOnPlateau
 
-absl::StatusOr<ReduceLrOnPlateau> ReduceLrOnPlateau::create(double lr, PlateauOptions options,
-                                                            PlateauWarmup warmup) {
-  const char* name = "ReduceLrOnPlateau";
-  RETURN_IF_ERROR(check_lr(name, "lr", lr));
-  RETURN_IF_ERROR(check_lr(name, "min_lr", options.min_lr));
-  if (!(options.factor > 0 && options.factor < 1)) {
-    return absl::InvalidArgumentError(absl::StrCat(name, ": factor must be in (0, 1), got ", options.factor));
-  }
-  if (options.patience < 0 || options.cooldown < 0) {
-    return absl::InvalidArgumentError(absl::StrCat(name, ": patience and cooldown must be >= 0, got ",
-                                                   options.patience, " and ", options.cooldown));
-  }
-  if (!std::isfinite(options.threshold) || options.threshold < 0 || !std::isfinite(options.eps) ||
-      options.eps < 0) {
-    return absl::InvalidArgumentError(absl::StrCat(name, ": threshold and eps must be finite and >= 0, got ",
-                                                   options.threshold, " and ", options.eps));
-  }
-  if (warmup.epochs < 0) {
-    return absl::InvalidArgumentError(absl::StrCat(name, ": warmup epochs must be >= 0, got ", warmup.epochs));
-  }
-  RETURN_IF_ERROR(check_lr(name, "warmup start_lr", warmup.start_lr));
-  return ReduceLrOnPlateau(lr, options, warmup);
-}
-
 ReduceLrOnPlateau::ReduceLrOnPlateau(double lr, PlateauOptions options, PlateauWarmup warmup)
     : options_(options),
       warmup_(warmup),
       target_lr_(lr),
       lr_(warmup.epochs > 0 ? warmup.start_lr : lr),
       best_(options.mode == PlateauOptions::Mode::kMin ? std::numeric_limits<double>::infinity()
-                                                       : -std::numeric_limits<double>::infinity()) {}
+                                                       : -std::numeric_limits<double>::infinity()) {
+  const char* name = "ReduceLrOnPlateau";
+  check_lr(name, "lr", lr);
+  check_lr(name, "min_lr", options.min_lr);
+  TS_CHECK(options.factor > 0 && options.factor < 1, name, ": factor must be in (0, 1), got ", options.factor);
+  TS_CHECK(options.patience >= 0 && options.cooldown >= 0, name, ": patience and cooldown must be >= 0, got ",
+           options.patience, " and ", options.cooldown);
+  TS_CHECK(std::isfinite(options.threshold) && options.threshold >= 0 && std::isfinite(options.eps) && options.eps >= 0,
+           name, ": threshold and eps must be finite and >= 0, got ", options.threshold, " and ", options.eps);
+  TS_CHECK(warmup.epochs >= 0, name, ": warmup epochs must be >= 0, got ", warmup.epochs);
+  check_lr(name, "warmup start_lr", warmup.start_lr);
+}
 
 bool ReduceLrOnPlateau::is_better(double metric) const {
   const bool rel = options_.threshold_mode == PlateauOptions::ThresholdMode::kRel;
@@ -235,17 +206,15 @@ double ReduceLrOnPlateau::step(double metric) {
   return lr_;
 }
 
-absl::StatusOr<NamedTensors> ReduceLrOnPlateau::state() const {
+NamedTensors ReduceLrOnPlateau::state() const {
   NamedTensors out;
   for (auto [name, value] : {std::pair<const char*, double>{"lr", lr_}, {"best", best_}}) {
-    ASSIGN_OR_RETURN(Tensor t, scalar_f64(value));
-    out.emplace_back(name, std::move(t));
+    out.emplace_back(name, scalar_tensor(value, {DType::kF64}));
   }
   for (auto [name, value] : {std::pair<const char*, int64_t>{"epochs", epochs_},
                              {"num_bad_epochs", num_bad_epochs_},
                              {"cooldown_counter", cooldown_counter_}}) {
-    ASSIGN_OR_RETURN(Tensor t, scalar_i64(value));
-    out.emplace_back(name, std::move(t));
+    out.emplace_back(name, scalar_tensor(value, {DType::kI64}));
   }
   return out;
 }
@@ -258,7 +227,10 @@ absl::Status ReduceLrOnPlateau::load_state(const NamedTensors& state) {
   ASSIGN_OR_RETURN(const int64_t num_bad_epochs, reader.take_i64("num_bad_epochs"));
   ASSIGN_OR_RETURN(const int64_t cooldown_counter, reader.take_i64("cooldown_counter"));
   RETURN_IF_ERROR(reader.finish());
-  RETURN_IF_ERROR(check_lr("ReduceLrOnPlateau.load_state", "entry \"lr\"", lr));
+  if (!std::isfinite(lr) || lr < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("ReduceLrOnPlateau.load_state: entry \"lr\" must be finite and >= 0, got ", lr));
+  }
   if (epochs < 0 || num_bad_epochs < 0 || cooldown_counter < 0) {
     return absl::InvalidArgumentError("ReduceLrOnPlateau.load_state: negative counter in the state");
   }

@@ -4,6 +4,11 @@
 // plateau follows a validation metric, so it carries state to save. The
 // scaling rules say what lr k workers use (Goyal et al.'s linear rule, or the
 // square-root rule of MLBench's LSTM task).
+//
+// Errors: as everywhere in optim/, invalid arguments throw ts::Error naming
+// the schedule and the field, though they often come from a config file:
+// config code that needs a Status wraps the construction in ts::capture.
+// Only load_state, whose input is read from a checkpoint, returns a Status.
 #pragma once
 
 #include <cstdint>
@@ -11,7 +16,6 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "absl/status/statusor.h"
 #include "optim/named_state.h"
 
 namespace ts::optim {
@@ -23,29 +27,26 @@ class LrSchedule {
   virtual double get_lr(int64_t t) const = 0;
 };
 
-// Factories check their arguments; errors name the schedule and the field.
+// constant_lr takes any lr; the other factories check their arguments.
 std::unique_ptr<LrSchedule> constant_lr(double lr);
 // base_lr * gamma^floor(t / step_size), as torch's StepLR.
-absl::StatusOr<std::unique_ptr<LrSchedule>> step_lr(double base_lr, int64_t step_size, double gamma);
+std::unique_ptr<LrSchedule> step_lr(double base_lr, int64_t step_size, double gamma);
 // base_lr * gamma^(number of milestones <= t), as torch's MultiStepLR;
 // milestones non-decreasing (a repeated one decays twice, as in torch).
-absl::StatusOr<std::unique_ptr<LrSchedule>> multi_step_lr(double base_lr, std::vector<int64_t> milestones,
-                                                          double gamma);
+std::unique_ptr<LrSchedule> multi_step_lr(double base_lr, std::vector<int64_t> milestones, double gamma);
 // base_lr until `start`, then half a cosine down to min_lr at `end`, min_lr
 // after: min_lr + (base_lr - min_lr) * (1 + cos(pi * (t - start) / (end - start))) / 2.
-absl::StatusOr<std::unique_ptr<LrSchedule>> cosine_lr(double base_lr, int64_t start, int64_t end,
-                                                      double min_lr = 0);
+std::unique_ptr<LrSchedule> cosine_lr(double base_lr, int64_t start, int64_t end, double min_lr = 0);
 // Linear warm-up over [0, length): start_lr + (target - start_lr) * t / length
 // with target = main->get_lr(length); main->get_lr(t) from t = length on.
 // `main` sees the absolute t (milestones and cosine bounds count from 0, so
 // cosine-with-warm-up is linear_warmup(0, W, cosine_lr(lr, W, T))).
-absl::StatusOr<std::unique_ptr<LrSchedule>> linear_warmup(double start_lr, int64_t length,
-                                                          std::unique_ptr<LrSchedule> main);
+std::unique_ptr<LrSchedule> linear_warmup(double start_lr, int64_t length, std::unique_ptr<LrSchedule> main);
 
 enum class LrScaling { kNone, kLinear, kSqrt };
-// The lr for `workers` workers from the single-worker lr: base_lr,
+// The lr for `workers` (>= 1) workers from the single-worker lr: base_lr,
 // base_lr * workers or base_lr * sqrt(workers).
-absl::StatusOr<double> scale_lr(double base_lr, int64_t workers, LrScaling rule);
+double scale_lr(double base_lr, int64_t workers, LrScaling rule);
 // MLBench's warm-up length for the linear scaling rule: floor(log2(workers))
 // epochs (its int(math.log(world_size, 2)), exact here for powers of two).
 int64_t mlbench_warmup_epochs(int64_t workers);
@@ -55,7 +56,7 @@ struct PlateauOptions {
   enum class ThresholdMode { kRel, kAbs };
   // torch.optim.lr_scheduler.ReduceLROnPlateau's defaults.
   Mode mode = Mode::kMin;
-  double factor = 0.1;  // new lr = max(lr * factor, min_lr); in (0, 1)
+  double factor = 0.1;    // new lr = max(lr * factor, min_lr); in (0, 1)
   int64_t patience = 10;  // epochs without improvement tolerated; the next one reduces
   double threshold = 1e-4;
   ThresholdMode threshold_mode = ThresholdMode::kRel;
@@ -76,15 +77,15 @@ struct PlateauWarmup {
 // ignore their metric and move it linearly to `lr` (after call e it is
 // start_lr + (lr - start_lr) * e / epochs); the calls after that run the
 // plateau rule. MLBench's ResNet-20 recipe for k workers is
-//   create(0.02 * k, {factor 0.5, patience 1, threshold 0.01 abs, min_lr 0.02},
+//   ReduceLrOnPlateau(0.02 * k, {factor 0.5, patience 1, threshold 0.01 abs, min_lr 0.02},
 //          {mlbench_warmup_epochs(k), 0.02})
 // with step(validation loss) after each epoch. (Its docs say "a plateau for
 // 2 consecutive epochs": torch reduces once num_bad_epochs > patience, so
 // patience 1 is that rule.)
 class ReduceLrOnPlateau {
  public:
-  static absl::StatusOr<ReduceLrOnPlateau> create(double lr, PlateauOptions options,
-                                                  PlateauWarmup warmup = {});
+  // Throws on invalid options, naming the field.
+  ReduceLrOnPlateau(double lr, PlateauOptions options, PlateauWarmup warmup = {});
 
   // The lr for the coming epoch.
   double lr() const { return lr_; }
@@ -94,11 +95,10 @@ class ReduceLrOnPlateau {
 
   // Entries "lr", "best" (f64 []), "epochs", "num_bad_epochs",
   // "cooldown_counter" (i64 []); load_state checks all before taking any.
-  absl::StatusOr<NamedTensors> state() const;
+  NamedTensors state() const;
   absl::Status load_state(const NamedTensors& state);
 
  private:
-  ReduceLrOnPlateau(double lr, PlateauOptions options, PlateauWarmup warmup);
   bool is_better(double metric) const;
 
   PlateauOptions options_;

@@ -2,18 +2,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/status_macros.h"
 #include "tensor/ops.h"
-#include "tensor/status_macros.h"
 
 namespace ts::optim {
-
-absl::StatusOr<Tensor> scalar_f64(double value) {
-  return from_vector<double>(absl::MakeConstSpan(&value, 1), {});
-}
-
-absl::StatusOr<Tensor> scalar_i64(int64_t value) {
-  return from_vector<int64_t>(absl::MakeConstSpan(&value, 1), {});
-}
 
 absl::StatusOr<StateReader> StateReader::create(const NamedTensors& state, std::string what) {
   std::map<std::string, Tensor> entries;
@@ -38,13 +30,11 @@ absl::StatusOr<Tensor> StateReader::take(const std::string& name) {
   return t;
 }
 
-absl::StatusOr<Tensor> StateReader::take_tensor(const std::string& name, const Shape& shape,
-                                                DType dtype) {
+absl::StatusOr<Tensor> StateReader::take_tensor(const std::string& name, const Shape& shape, DType dtype) {
   ASSIGN_OR_RETURN(Tensor t, take(name));
   if (t.shape() != shape || t.dtype() != dtype) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(what_, ": entry \"", name, "\" is ", t.describe(), ", expected ",
-                     dtype_name(dtype), shape_str(shape)));
+    return absl::InvalidArgumentError(absl::StrCat(what_, ": entry \"", name, "\" is ", t.describe(), ", expected ",
+                                                   dtype_name(dtype), shape_str(shape)));
   }
   return t;
 }
@@ -77,8 +67,7 @@ absl::Status StateReader::finish() const {
     }
     names.push_back(absl::StrCat("\"", name, "\""));
   }
-  return absl::InvalidArgumentError(absl::StrCat(what_, ": unexpected entries ",
-                                                 absl::StrJoin(names, ", ")));
+  return absl::InvalidArgumentError(absl::StrCat(what_, ": unexpected entries ", absl::StrJoin(names, ", ")));
 }
 
 }  // namespace ts::optim

@@ -1,7 +1,9 @@
 // Optimizer and schedule state as named tensors, the form a checkpoint stores
 // (nn/checkpoint.h writes any list of named tensors), and the checks that make
 // loading one strict: every expected entry present, with the expected shape
-// and dtype, and nothing left over. Errors name the entry.
+// and dtype, and nothing left over. Errors name the entry. Loading is where
+// failure is an expected outcome (the state comes from a file), so the reader
+// returns absl::Status rather than throwing like the rest of optim/.
 #pragma once
 
 #include <cstdint>
@@ -17,11 +19,8 @@
 
 namespace ts::optim {
 
+// Scalar entries (counters, rates) are 0-dim CPU tensors (ts::scalar_tensor).
 using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
-
-// One-element CPU tensors (shape []) for scalar state: counters and rates.
-absl::StatusOr<Tensor> scalar_f64(double value);
-absl::StatusOr<Tensor> scalar_i64(int64_t value);
 
 // Reads a NamedTensors in any order; `what` ("Sgd.load_state") prefixes every
 // error. take_* remove the entries they read, so finish() can report entries

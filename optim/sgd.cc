@@ -1,17 +1,17 @@
 #include "optim/sgd.h"
 
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
 #include <map>
 #include <set>
 #include <type_traits>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "autograd/grad_mode.h"
+#include "base/error.h"
+#include "base/status_macros.h"
 #include "optim/cuda/fused_sgd.h"
 #include "tensor/ops.h"
-#include "tensor/status_macros.h"
 
 namespace ts::optim {
 namespace {
@@ -42,97 +42,81 @@ void cpu_sgd(const SgdUpdate& u) {
 
 void cpu_sgd_step(const SgdUpdate& u) {
   switch (u.param.dtype()) {
-    case DType::kF32: return cpu_sgd<float>(u);
-    case DType::kF64: return cpu_sgd<double>(u);
-    case DType::kF16: return cpu_sgd<Half>(u);
-    case DType::kBF16: return cpu_sgd<BFloat16>(u);
-    default: return;  // parameters are checked to be floating at creation
+    case DType::kF32:
+      return cpu_sgd<float>(u);
+    case DType::kF64:
+      return cpu_sgd<double>(u);
+    case DType::kF16:
+      return cpu_sgd<Half>(u);
+    case DType::kBF16:
+      return cpu_sgd<BFloat16>(u);
+    default:
+      return;  // parameters are checked to be floating at creation
   }
 }
 
-absl::Status check_non_negative(const char* field, double value) {
-  if (!std::isfinite(value) || value < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("Sgd: ", field, " must be finite and >= 0, got ", value));
-  }
-  return absl::OkStatus();
+void check_non_negative(absl::string_view where, const char* field, double value) {
+  TS_CHECK(std::isfinite(value) && value >= 0, where, ": ", field, " must be finite and >= 0, got ", value);
 }
 
-}  // namespace
-
-absl::Status validate(const SgdOptions& options) {
-  RETURN_IF_ERROR(check_non_negative("lr", options.lr));
-  RETURN_IF_ERROR(check_non_negative("momentum", options.momentum));
-  RETURN_IF_ERROR(check_non_negative("weight_decay", options.weight_decay));
-  if (!std::isfinite(options.dampening)) {
-    return absl::InvalidArgumentError(absl::StrCat("Sgd: dampening must be finite, got ", options.dampening));
-  }
-  if (options.nesterov && (options.momentum <= 0 || options.dampening != 0)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("Sgd: nesterov momentum requires momentum > 0 and dampening 0, got momentum ",
-                     options.momentum, " and dampening ", options.dampening));
-  }
-  return absl::OkStatus();
+// `where` names the options' owner ("Sgd", "Sgd: parameter group 1").
+void check_options(const SgdOptions& options, absl::string_view where) {
+  check_non_negative(where, "lr", options.lr);
+  check_non_negative(where, "momentum", options.momentum);
+  check_non_negative(where, "weight_decay", options.weight_decay);
+  TS_CHECK(std::isfinite(options.dampening), where, ": dampening must be finite, got ", options.dampening);
+  TS_CHECK(!options.nesterov || (options.momentum > 0 && options.dampening == 0), where,
+           ": nesterov momentum requires momentum > 0 and dampening 0, got momentum ", options.momentum,
+           " and dampening ", options.dampening);
 }
 
-absl::StatusOr<Sgd> Sgd::create(std::vector<autograd::Variable> params, SgdOptions options) {
-  return create({SgdParamGroup{std::move(params), {}, options}});
-}
-
-absl::StatusOr<Sgd> Sgd::create(std::vector<std::pair<std::string, autograd::Variable>> named_params,
-                                SgdOptions options) {
+SgdParamGroup group_of(std::vector<std::pair<std::string, autograd::Variable>> named_params,
+                       const SgdOptions& options) {
   SgdParamGroup group{{}, {}, options};
   for (auto& [name, param] : named_params) {
     group.names.push_back(std::move(name));
     group.params.push_back(std::move(param));
   }
-  return create({std::move(group)});
+  return group;
 }
 
-absl::StatusOr<Sgd> Sgd::create(std::vector<SgdParamGroup> param_groups) {
-  if (param_groups.empty()) return absl::InvalidArgumentError("Sgd: no parameter groups");
-  std::vector<Group> groups;
+}  // namespace
+
+void validate(const SgdOptions& options) { check_options(options, "Sgd"); }
+
+Sgd::Sgd(std::vector<autograd::Variable> params, SgdOptions options)
+    : Sgd(std::vector<SgdParamGroup>{SgdParamGroup{std::move(params), {}, options}}) {}
+
+Sgd::Sgd(std::vector<std::pair<std::string, autograd::Variable>> named_params, SgdOptions options)
+    : Sgd(std::vector<SgdParamGroup>{group_of(std::move(named_params), options)}) {}
+
+Sgd::Sgd(std::vector<SgdParamGroup> param_groups) {
+  TS_CHECK(!param_groups.empty(), "Sgd: no parameter groups");
   std::set<const void*> seen_params;
   std::set<std::string> seen_names;
   for (size_t gi = 0; gi < param_groups.size(); ++gi) {
     SgdParamGroup& pg = param_groups[gi];
     const std::string where = absl::StrCat("Sgd: parameter group ", gi);
-    if (absl::Status s = validate(pg.options); !s.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat(where, ": ", s.message()));
-    }
-    if (!pg.names.empty() && pg.names.size() != pg.params.size()) {
-      return absl::InvalidArgumentError(absl::StrCat(where, " has ", pg.params.size(), " parameters but ",
-                                                     pg.names.size(), " names"));
-    }
+    check_options(pg.options, where);
+    TS_CHECK(pg.names.empty() || pg.names.size() == pg.params.size(), where, " has ", pg.params.size(),
+             " parameters but ", pg.names.size(), " names");
     Group group{pg.options, {}};
     for (size_t i = 0; i < pg.params.size(); ++i) {
       const autograd::Variable& param = pg.params[i];
-      std::string name = pg.names.empty() ? absl::StrCat(gi, ".", i) : pg.names[i];
-      if (name.empty()) {
-        return absl::InvalidArgumentError(absl::StrCat(where, ": parameter ", i, " has an empty name"));
-      }
-      if (!param.defined()) {
-        return absl::InvalidArgumentError(absl::StrCat(where, ": parameter \"", name, "\" is undefined"));
-      }
-      if (!is_floating(param.dtype())) {
-        return absl::InvalidArgumentError(absl::StrCat(where, ": parameter \"", name, "\" is ",
-                                                       param.data().describe(), ", not floating-point"));
-      }
-      if (!seen_params.insert(param.id()).second) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(where, ": parameter \"", name, "\" appears more than once"));
-      }
-      if (!seen_names.insert(name).second) {
-        return absl::InvalidArgumentError(absl::StrCat(where, ": name \"", name, "\" is used twice"));
-      }
+      std::string name = pg.names.empty() ? absl::StrCat(gi, ".", i) : std::move(pg.names[i]);
+      TS_CHECK(!name.empty(), where, ": parameter ", i, " has an empty name");
+      TS_CHECK(param.defined(), where, ": parameter \"", name, "\" is undefined");
+      TS_CHECK(is_floating(param.dtype()), where, ": parameter \"", name, "\" is ", param.data().describe(),
+               ", not floating-point");
+      TS_CHECK(seen_params.insert(param.id()).second, where, ": parameter \"", name, "\" appears more than once");
+      TS_CHECK(seen_names.insert(name).second, where, ": name \"", name, "\" is used twice");
       group.slots.push_back(Slot{param, std::move(name), Tensor(), 0});
     }
-    groups.push_back(std::move(group));
+    groups_.push_back(std::move(group));
   }
-  return Sgd(std::move(groups));
 }
 
-absl::Status Sgd::step() {
+void Sgd::step() {
   autograd::NoGradGuard no_grad;
   struct Work {
     Slot* slot;
@@ -145,11 +129,9 @@ absl::Status Sgd::step() {
       const Tensor& grad = slot.param.grad();
       if (!grad.defined()) continue;
       const Tensor& param = slot.param.data();
-      if (grad.shape() != param.shape() || grad.dtype() != param.dtype() || !(grad.device() == param.device())) {
-        return absl::InvalidArgumentError(absl::StrCat("Sgd.step: parameter \"", slot.name, "\" is ",
-                                                       param.describe(), " but its gradient is ",
-                                                       grad.describe()));
-      }
+      TS_CHECK(grad.shape() == param.shape() && grad.dtype() == param.dtype() && grad.device() == param.device(),
+               "Sgd.step: parameter \"", slot.name, "\" is ", param.describe(), " but its gradient is ",
+               grad.describe());
       const bool first = !slot.momentum_buffer.defined();
       work.push_back({&slot, SgdUpdate{param, grad, slot.momentum_buffer, first, group.options}, Tensor()});
     }
@@ -161,11 +143,11 @@ absl::Status Sgd::step() {
     SgdUpdate& u = w.update;
     if (!u.param.is_contiguous()) {
       w.write_back = u.param;
-      ASSIGN_OR_RETURN(u.param, contiguous(u.param));
+      u.param = contiguous(u.param);
     }
-    ASSIGN_OR_RETURN(u.grad, contiguous(u.grad));
+    u.grad = contiguous(u.grad);
     if (u.options.momentum != 0 && u.first) {
-      ASSIGN_OR_RETURN(u.momentum_buffer, Tensor::allocate(u.param.shape(), u.param.dtype(), u.param.device()));
+      u.momentum_buffer = Tensor::allocate(u.param.shape(), u.param.dtype(), u.param.device());
     }
   }
   std::map<std::pair<int, DType>, std::vector<SgdUpdate>> cuda_batches;
@@ -179,17 +161,16 @@ absl::Status Sgd::step() {
   }
   for (const auto& [key, updates] : cuda_batches) {
     if (fused_) {
-      RETURN_IF_ERROR(cuda::fused_sgd_step(updates));
+      cuda::fused_sgd_step(updates);
     } else {
-      for (const SgdUpdate& u : updates) RETURN_IF_ERROR(cuda::fused_sgd_step({u}));
+      for (const SgdUpdate& u : updates) cuda::fused_sgd_step({u});
     }
   }
   for (Work& w : work) {
-    if (w.write_back.defined()) RETURN_IF_ERROR(copy_(w.write_back, w.update.param));
+    if (w.write_back.defined()) copy_(w.write_back, w.update.param);
     w.slot->momentum_buffer = w.update.momentum_buffer;
     ++w.slot->steps;
   }
-  return absl::OkStatus();
 }
 
 void Sgd::zero_grad() {
@@ -198,22 +179,25 @@ void Sgd::zero_grad() {
   }
 }
 
-const Sgd::Group& Sgd::group(int index) const {
-  if (index < 0 || index >= num_groups()) {
-    std::fprintf(stderr, "Sgd: parameter group %d out of range [0, %d)\n", index, num_groups());
-    std::abort();
-  }
-  return groups_[index];
+void Sgd::check_group(int index) const {
+  TS_CHECK_INDEX(index >= 0 && index < num_groups(), "Sgd: parameter group ", index, " out of range [0, ", num_groups(),
+                 ")");
 }
 
-double Sgd::lr(int group_index) const { return group(group_index).options.lr; }
-
-void Sgd::set_lr(int group_index, double lr) {
-  group(group_index);  // range check
-  groups_[group_index].options.lr = lr;
+double Sgd::lr(int group) const {
+  check_group(group);
+  return groups_[group].options.lr;
 }
 
-const SgdOptions& Sgd::options(int group_index) const { return group(group_index).options; }
+void Sgd::set_lr(int group, double lr) {
+  check_group(group);
+  groups_[group].options.lr = lr;
+}
+
+const SgdOptions& Sgd::options(int group) const {
+  check_group(group);
+  return groups_[group].options;
+}
 
 namespace {
 std::string lr_key(size_t group) { return absl::StrCat("param_groups.", group, ".lr"); }
@@ -221,20 +205,15 @@ std::string step_key(const std::string& name) { return absl::StrCat("state.", na
 std::string buffer_key(const std::string& name) { return absl::StrCat("state.", name, ".momentum_buffer"); }
 }  // namespace
 
-absl::StatusOr<NamedTensors> Sgd::state() const {
+NamedTensors Sgd::state() const {
   NamedTensors out;
   for (size_t gi = 0; gi < groups_.size(); ++gi) {
-    ASSIGN_OR_RETURN(Tensor lr, scalar_f64(groups_[gi].options.lr));
-    out.emplace_back(lr_key(gi), std::move(lr));
+    out.emplace_back(lr_key(gi), scalar_tensor(groups_[gi].options.lr, {DType::kF64}));
   }
   for (const Group& group : groups_) {
     for (const Slot& slot : group.slots) {
-      ASSIGN_OR_RETURN(Tensor steps, scalar_i64(slot.steps));
-      out.emplace_back(step_key(slot.name), std::move(steps));
-      if (slot.momentum_buffer.defined()) {
-        ASSIGN_OR_RETURN(Tensor buffer, clone(slot.momentum_buffer));
-        out.emplace_back(buffer_key(slot.name), std::move(buffer));
-      }
+      out.emplace_back(step_key(slot.name), scalar_tensor(slot.steps, {DType::kI64}));
+      if (slot.momentum_buffer.defined()) out.emplace_back(buffer_key(slot.name), clone(slot.momentum_buffer));
     }
   }
   return out;
@@ -252,36 +231,45 @@ absl::Status Sgd::load_state(const NamedTensors& state) {
     lrs.push_back(lr);
   }
   struct Loaded {
+    Slot* slot;
     int64_t steps;
-    Tensor buffer;
+    Tensor buffer;  // the checked entry, then its copy on the parameter's device
   };
-  std::vector<std::vector<Loaded>> loaded(groups_.size());
-  for (size_t gi = 0; gi < groups_.size(); ++gi) {
-    for (const Slot& slot : groups_[gi].slots) {
+  std::vector<Loaded> loaded;
+  for (Group& group : groups_) {
+    for (Slot& slot : group.slots) {
       ASSIGN_OR_RETURN(int64_t steps, reader.take_i64(step_key(slot.name)));
       if (steps < 0) {
         return absl::InvalidArgumentError(
             absl::StrCat("Sgd.load_state: entry \"", step_key(slot.name), "\" is negative: ", steps));
       }
-      Tensor buffer;
+      Tensor saved;
       // A buffer exists exactly when the parameter has taken a step with
       // momentum; an unexpected one is reported by finish().
-      if (steps > 0 && groups_[gi].options.momentum != 0) {
+      if (steps > 0 && group.options.momentum != 0) {
         const Tensor& param = slot.param.data();
-        ASSIGN_OR_RETURN(Tensor saved, reader.take_tensor(buffer_key(slot.name), param.shape(), param.dtype()));
-        ASSIGN_OR_RETURN(buffer, Tensor::allocate(param.shape(), param.dtype(), param.device()));
-        RETURN_IF_ERROR(copy_(buffer, saved));
+        ASSIGN_OR_RETURN(saved, reader.take_tensor(buffer_key(slot.name), param.shape(), param.dtype()));
       }
-      loaded[gi].push_back({steps, std::move(buffer)});
+      loaded.push_back({&slot, steps, std::move(saved)});
     }
   }
   RETURN_IF_ERROR(reader.finish());
-  for (size_t gi = 0; gi < groups_.size(); ++gi) {
-    groups_[gi].options.lr = lrs[gi];
-    for (size_t i = 0; i < groups_[gi].slots.size(); ++i) {
-      groups_[gi].slots[i].steps = loaded[gi][i].steps;
-      groups_[gi].slots[i].momentum_buffer = std::move(loaded[gi][i].buffer);
+  // Every entry checked: copying the buffers can only fail for want of
+  // memory, an Error of the op surface, returned as this Status. Fresh
+  // copies, so the live buffers never alias the caller's state.
+  RETURN_IF_ERROR(capture([&] {
+    for (Loaded& l : loaded) {
+      if (!l.buffer.defined()) continue;
+      const Tensor& param = l.slot->param.data();
+      Tensor copy = Tensor::allocate(param.shape(), param.dtype(), param.device());
+      copy_(copy, l.buffer);
+      l.buffer = std::move(copy);
     }
+  }));
+  for (size_t gi = 0; gi < groups_.size(); ++gi) groups_[gi].options.lr = lrs[gi];
+  for (Loaded& l : loaded) {
+    l.slot->steps = l.steps;
+    l.slot->momentum_buffer = std::move(l.buffer);
   }
   return absl::OkStatus();
 }

@@ -10,7 +10,6 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "absl/status/statusor.h"
 #include "autograd/variable.h"
 #include "optim/optimizer.h"
 #include "optim/sgd_rule.h"
@@ -27,22 +26,25 @@ struct SgdParamGroup {
   SgdOptions options;
 };
 
-// OK when the options are valid for torch.optim.SGD: lr, momentum and
-// weight_decay non-negative and finite, Nesterov only with momentum > 0 and
-// dampening 0. Errors name the field.
-absl::Status validate(const SgdOptions& options);
+// Throws (kInvalidArgument, naming the field) unless the options are valid
+// for torch.optim.SGD: lr, momentum and weight_decay non-negative and finite,
+// dampening finite, Nesterov only with momentum > 0 and dampening 0. Sgd's
+// constructors check every group with it; config code can check options
+// before any parameter exists.
+void validate(const SgdOptions& options);
 
 class Sgd final : public Optimizer {
  public:
-  // Every parameter must be a defined floating-point Variable, and appear once.
-  static absl::StatusOr<Sgd> create(std::vector<autograd::Variable> params, SgdOptions options);
-  static absl::StatusOr<Sgd> create(
-      std::vector<std::pair<std::string, autograd::Variable>> named_params, SgdOptions options);
-  static absl::StatusOr<Sgd> create(std::vector<SgdParamGroup> groups);
+  // Throws unless every group's options are valid and every parameter is a
+  // defined floating-point Variable that appears once, under a unique,
+  // non-empty name; the error names the group and the field or parameter.
+  Sgd(std::vector<autograd::Variable> params, SgdOptions options);
+  Sgd(std::vector<std::pair<std::string, autograd::Variable>> named_params, SgdOptions options);
+  explicit Sgd(std::vector<SgdParamGroup> groups);
 
-  // Fails, before changing anything, when a gradient does not match its
+  // Throws, before changing anything, when a gradient does not match its
   // parameter's shape, dtype or device; the error names the parameter.
-  absl::Status step() override;
+  void step() override;
   void zero_grad() override;
 
   int num_groups() const override { return static_cast<int>(groups_.size()); }
@@ -62,7 +64,7 @@ class Sgd final : public Optimizer {
   // in (buffers to their parameter's device) after checking all of them: a
   // missing, extra or mis-shaped entry is an error naming it, and nothing is
   // loaded then.
-  absl::StatusOr<NamedTensors> state() const override;
+  NamedTensors state() const override;
   absl::Status load_state(const NamedTensors& state) override;
 
  private:
@@ -77,8 +79,8 @@ class Sgd final : public Optimizer {
     std::vector<Slot> slots;
   };
 
-  explicit Sgd(std::vector<Group> groups) : groups_(std::move(groups)) {}
-  const Group& group(int index) const;
+  // Throws kOutOfRange unless 0 <= index < num_groups().
+  void check_group(int index) const;
 
   std::vector<Group> groups_;
   bool fused_ = true;

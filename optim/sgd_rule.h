@@ -25,8 +25,10 @@ struct SgdOptions {
 template <typename C>
 TS_HOST_DEVICE C mul_rn(C a, C b) {
 #if defined(__CUDA_ARCH__)
-  if constexpr (std::is_same_v<C, float>) return __fmul_rn(a, b);
-  else return __dmul_rn(a, b);
+  if constexpr (std::is_same_v<C, float>)
+    return __fmul_rn(a, b);
+  else
+    return __dmul_rn(a, b);
 #else
   return a * b;
 #endif
@@ -34,8 +36,10 @@ TS_HOST_DEVICE C mul_rn(C a, C b) {
 template <typename C>
 TS_HOST_DEVICE C add_rn(C a, C b) {
 #if defined(__CUDA_ARCH__)
-  if constexpr (std::is_same_v<C, float>) return __fadd_rn(a, b);
-  else return __dadd_rn(a, b);
+  if constexpr (std::is_same_v<C, float>)
+    return __fadd_rn(a, b);
+  else
+    return __dadd_rn(a, b);
 #else
   return a + b;
 #endif

@@ -12,13 +12,12 @@
 #include <type_traits>
 #include <vector>
 
-#include "absl/strings/str_cat.h"
+#include "base/error.h"
 #include "optim/cuda/fused_sgd.h"
 #include "tensor/cuda/check.h"
 #include "tensor/cuda/device.h"
 #include "tensor/cuda/stream.h"
 #include "tensor/ops.h"
-#include "tensor/status_macros.h"
 
 namespace ts::optim::cuda {
 namespace {
@@ -50,16 +49,22 @@ using Compute = std::conditional_t<std::is_same_v<T, double>, double, float>;
 
 template <typename T>
 __device__ __forceinline__ Compute<T> load(T x) {
-  if constexpr (std::is_same_v<T, __half>) return __half2float(x);
-  else if constexpr (std::is_same_v<T, __nv_bfloat16>) return __bfloat162float(x);
-  else return x;
+  if constexpr (std::is_same_v<T, __half>)
+    return __half2float(x);
+  else if constexpr (std::is_same_v<T, __nv_bfloat16>)
+    return __bfloat162float(x);
+  else
+    return x;
 }
 
 template <typename T>
 __device__ __forceinline__ T store(Compute<T> v) {
-  if constexpr (std::is_same_v<T, __half>) return __float2half_rn(v);
-  else if constexpr (std::is_same_v<T, __nv_bfloat16>) return __float2bfloat16_rn(v);
-  else return v;
+  if constexpr (std::is_same_v<T, __half>)
+    return __float2half_rn(v);
+  else if constexpr (std::is_same_v<T, __nv_bfloat16>)
+    return __float2bfloat16_rn(v);
+  else
+    return v;
 }
 
 template <typename T>
@@ -99,48 +104,39 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-absl::Status check_update(const SgdUpdate& u, size_t index, const Tensor& first_param) {
-  const auto fail = [&](const std::string& why) {
-    return absl::InvalidArgumentError(absl::StrCat("fused_sgd_step: update ", index, ": ", why));
-  };
+void check_update(const SgdUpdate& u, size_t index, const Tensor& first_param) {
   const Tensor& p = u.param;
-  if (!p.defined() || !u.grad.defined()) return fail("undefined param or grad");
-  if (!p.device().is_cuda()) return fail(absl::StrCat("param is ", p.describe(), ", not on CUDA"));
-  if (!is_floating(p.dtype())) return fail(absl::StrCat("param is ", p.describe(), ", not floating"));
-  if (!(p.device() == first_param.device()) || p.dtype() != first_param.dtype()) {
-    return fail(absl::StrCat("param is ", p.describe(), " but update 0's is ", first_param.describe(),
-                             "; one launch takes one device and dtype"));
-  }
+  const char* what = "fused_sgd_step: update ";
+  TS_CHECK(p.defined() && u.grad.defined(), what, index, ": undefined param or grad");
+  TS_CHECK(p.device().is_cuda(), what, index, ": param is ", p.describe(), ", not on CUDA");
+  TS_CHECK(is_floating(p.dtype()), what, index, ": param is ", p.describe(), ", not floating");
+  TS_CHECK(p.device() == first_param.device() && p.dtype() == first_param.dtype(), what, index, ": param is ",
+           p.describe(), " but update 0's is ", first_param.describe(), "; one launch takes one device and dtype");
   const auto matches = [&](const Tensor& t) {
     return t.shape() == p.shape() && t.dtype() == p.dtype() && t.device() == p.device() && t.is_contiguous();
   };
-  if (!p.is_contiguous()) return fail(absl::StrCat("param ", p.describe(), " is not contiguous"));
-  if (!matches(u.grad)) {
-    return fail(absl::StrCat("grad ", u.grad.describe(), " is not a contiguous match of param ", p.describe()));
-  }
-  if (u.options.momentum != 0 && !(u.momentum_buffer.defined() && matches(u.momentum_buffer))) {
-    return fail(absl::StrCat("momentum buffer ",
-                             u.momentum_buffer.defined() ? u.momentum_buffer.describe() : "undefined",
-                             " is not a contiguous match of param ", p.describe()));
-  }
-  return absl::OkStatus();
+  TS_CHECK(p.is_contiguous(), what, index, ": param ", p.describe(), " is not contiguous");
+  TS_CHECK(matches(u.grad), what, index, ": grad ", u.grad.describe(), " is not a contiguous match of param ",
+           p.describe());
+  TS_CHECK(u.options.momentum == 0 || (u.momentum_buffer.defined() && matches(u.momentum_buffer)), what, index,
+           ": momentum buffer ", u.momentum_buffer.defined() ? u.momentum_buffer.describe() : "undefined",
+           " is not a contiguous match of param ", p.describe());
 }
 
 template <typename T>
-absl::Status launch(const void* table, int64_t num_tensors, int64_t num_tasks, int device) {
+void launch(const void* table, int64_t num_tensors, int64_t num_tasks, int device) {
   const auto* tensors = static_cast<const TensorEntry*>(table);
   const auto* tasks = reinterpret_cast<const ChunkTask*>(tensors + num_tensors);
-  fused_sgd_kernel<T><<<static_cast<unsigned>(num_tasks), kThreads, 0, ts::cuda::current_stream(device)>>>(
-      tensors, tasks);
-  RETURN_IF_CUDA_ERROR(cudaGetLastError());
-  return absl::OkStatus();
+  fused_sgd_kernel<T>
+      <<<static_cast<unsigned>(num_tasks), kThreads, 0, ts::cuda::current_stream(device)>>>(tensors, tasks);
+  TS_CUDA_CHECK(cudaGetLastError());
 }
 
 }  // namespace
 
-absl::Status fused_sgd_step(absl::Span<const SgdUpdate> updates) {
-  if (updates.empty()) return absl::OkStatus();
-  for (size_t i = 0; i < updates.size(); ++i) RETURN_IF_ERROR(check_update(updates[i], i, updates[0].param));
+void fused_sgd_step(absl::Span<const SgdUpdate> updates) {
+  if (updates.empty()) return;
+  for (size_t i = 0; i < updates.size(); ++i) check_update(updates[i], i, updates[0].param);
 
   std::vector<TensorEntry> tensors;
   std::vector<ChunkTask> tasks;
@@ -148,20 +144,17 @@ absl::Status fused_sgd_step(absl::Span<const SgdUpdate> updates) {
     const int64_t n = u.param.numel();
     if (n == 0) continue;
     const int64_t chunks = (n + kChunk - 1) / kChunk;
-    if (tensors.size() >= INT32_MAX || chunks > INT32_MAX) {
-      return absl::InvalidArgumentError("fused_sgd_step: too many tensors or elements for one launch");
-    }
+    TS_CHECK(tensors.size() < INT32_MAX && chunks <= INT32_MAX,
+             "fused_sgd_step: too many tensors or elements for one launch");
     const bool momentum = u.options.momentum != 0;
     for (int64_t c = 0; c < chunks; ++c) {
       tasks.push_back({static_cast<int32_t>(tensors.size()), static_cast<int32_t>(c)});
     }
-    tensors.push_back({u.param.raw_data(), u.grad.raw_data(), momentum ? u.momentum_buffer.raw_data() : nullptr,
-                       n, u.options, u.first ? 1 : 0});
+    tensors.push_back({u.param.raw_data(), u.grad.raw_data(), momentum ? u.momentum_buffer.raw_data() : nullptr, n,
+                       u.options, u.first ? 1 : 0});
   }
-  if (tasks.empty()) return absl::OkStatus();
-  if (tasks.size() > INT32_MAX) {
-    return absl::InvalidArgumentError("fused_sgd_step: too many chunks for one launch");
-  }
+  if (tasks.empty()) return;
+  TS_CHECK(tasks.size() <= INT32_MAX, "fused_sgd_step: too many chunks for one launch");
 
   // One buffer: the tensor table, then the tasks (TensorEntry's alignment,
   // 8, suits ChunkTask too).
@@ -174,19 +167,22 @@ absl::Status fused_sgd_step(absl::Span<const SgdUpdate> updates) {
   // Allocated and filled on the current stream, so the kernel queued after
   // it reads it in order, and its memory goes back to the stream's pool only
   // for work queued later.
-  ASSIGN_OR_RETURN(Tensor table,
-                   from_vector<uint8_t>(host, {static_cast<int64_t>(host.size())}, device));
+  const Tensor table = from_vector<uint8_t>(host, {static_cast<int64_t>(host.size())}, device);
 
   const int64_t num_tensors = static_cast<int64_t>(tensors.size());
   const int64_t num_tasks = static_cast<int64_t>(tasks.size());
   switch (updates[0].param.dtype()) {
-    case DType::kF32: return launch<float>(table.raw_data(), num_tensors, num_tasks, device.index);
-    case DType::kF64: return launch<double>(table.raw_data(), num_tensors, num_tasks, device.index);
-    case DType::kF16: return launch<__half>(table.raw_data(), num_tensors, num_tasks, device.index);
-    case DType::kBF16: return launch<__nv_bfloat16>(table.raw_data(), num_tensors, num_tasks, device.index);
-    default: break;
+    case DType::kF32:
+      return launch<float>(table.raw_data(), num_tensors, num_tasks, device.index);
+    case DType::kF64:
+      return launch<double>(table.raw_data(), num_tensors, num_tasks, device.index);
+    case DType::kF16:
+      return launch<__half>(table.raw_data(), num_tensors, num_tasks, device.index);
+    case DType::kBF16:
+      return launch<__nv_bfloat16>(table.raw_data(), num_tensors, num_tasks, device.index);
+    default:
+      throw_error(absl::StatusCode::kInternal, "fused_sgd_step: unreachable dtype");  // checked above
   }
-  return absl::InvalidArgumentError("fused_sgd_step: unreachable dtype");  // checked above
 }
 
 }  // namespace ts::optim::cuda

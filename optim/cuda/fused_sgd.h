@@ -5,7 +5,6 @@
 // block updates one chunk of one tensor with the rule in optim/sgd_rule.h.
 #pragma once
 
-#include "absl/status/status.h"
 #include "absl/types/span.h"
 #include "optim/sgd_rule.h"
 
@@ -15,7 +14,8 @@ namespace ts::optim::cuda {
 // must be on one CUDA device, of one floating dtype (f32, f64, f16, bf16;
 // f16/bf16 compute in f32), contiguous, each grad (and momentum buffer, when
 // options.momentum != 0) of its param's shape; otherwise an error naming the
-// first tensor at fault, and nothing runs.
-absl::Status fused_sgd_step(absl::Span<const SgdUpdate> updates);
+// first tensor at fault is thrown (ts::Error), and nothing runs. A failed
+// launch throws too, naming the call.
+void fused_sgd_step(absl::Span<const SgdUpdate> updates);
 
 }  // namespace ts::optim::cuda

@@ -15,23 +15,22 @@ namespace ts::optim {
 namespace {
 
 using autograd::Variable;
-using ::ts::testing::expect_error;
+using ::ts::testing::expect_throws;
 using ::ts::testing::random_tensor;
-using ::ts::testing::value_or_die;
 
 Variable with_grad(std::vector<double> grad, DType dtype = DType::kF64) {
   const Shape shape{static_cast<int64_t>(grad.size())};
-  Variable v(value_or_die(zeros(shape, {dtype})), true);
-  v.set_grad(value_or_die(to(value_or_die(from_vector<double>(grad, shape)), dtype)));
+  Variable v(zeros(shape, {dtype}), true);
+  v.set_grad(to(from_vector<double>(grad, shape), dtype));
   return v;
 }
 
-std::vector<double> grad_of(const Variable& v) { return value_or_die(to_vector<double>(v.grad())); }
+std::vector<double> grad_of(const Variable& v) { return to_vector<double>(v.grad()); }
 
 TEST(ClipGradNormTest, TwoNormClipsToMaxNorm) {
   // |(3, 4, 12)| = 13; coef = 6.5 / (13 + 1e-6).
   std::vector<Variable> params = {with_grad({3, 4}), with_grad({12})};
-  ASSERT_OK_AND_ASSIGN(double norm, clip_grad_norm_(params, 6.5));
+  const double norm = clip_grad_norm_(params, 6.5);
   EXPECT_NEAR(norm, 13, 1e-12);
   const double coef = 6.5 / (13 + 1e-6);
   EXPECT_NEAR(grad_of(params[0])[0], 3 * coef, 1e-12);
@@ -41,21 +40,21 @@ TEST(ClipGradNormTest, TwoNormClipsToMaxNorm) {
 
 TEST(ClipGradNormTest, BelowMaxNormNothingChanges) {
   std::vector<Variable> params = {with_grad({3, 4}), with_grad({12})};
-  ASSERT_OK_AND_ASSIGN(double norm, clip_grad_norm_(params, 13));  // coef just below 1? 13 / (13 + 1e-6) < 1
+  const double norm = clip_grad_norm_(params, 13);  // coef just below 1? 13 / (13 + 1e-6) < 1
   EXPECT_NEAR(norm, 13, 1e-12);
   EXPECT_LT(grad_of(params[1])[0], 12);  // torch clips here too: the 1e-6 makes coef < 1
   std::vector<Variable> loose = {with_grad({3, 4})};
-  ASSERT_OK(clip_grad_norm_(loose, 5.01).status());
+  clip_grad_norm_(loose, 5.01);
   EXPECT_EQ(grad_of(loose[0]), (std::vector<double>{3, 4}));
 }
 
 TEST(ClipGradNormTest, InfinityAndOneNorms) {
   std::vector<Variable> params = {with_grad({3, -4}), with_grad({2})};
-  ASSERT_OK_AND_ASSIGN(double inf_norm, clip_grad_norm_(params, 2, std::numeric_limits<double>::infinity()));
+  const double inf_norm = clip_grad_norm_(params, 2, std::numeric_limits<double>::infinity());
   EXPECT_EQ(inf_norm, 4);
   EXPECT_NEAR(grad_of(params[0])[1], -4 * 2 / (4 + 1e-6), 1e-12);
   std::vector<Variable> more = {with_grad({3, -4}), with_grad({2})};
-  ASSERT_OK_AND_ASSIGN(double one_norm, clip_grad_norm_(more, 100, 1));
+  const double one_norm = clip_grad_norm_(more, 100, 1);
   EXPECT_NEAR(one_norm, 9, 1e-12);
 }
 
@@ -67,14 +66,14 @@ TEST_F(ClipReferenceTest, MatchesFloat64ReferenceOnRandomGradients) {
     double sum = 0;
     std::vector<std::vector<double>> before;
     for (const Shape& shape : {Shape{5, 7}, Shape{13}, Shape{2, 3, 4}}) {
-      Variable v(value_or_die(zeros(shape, {DType::kF32})), true);
+      Variable v(zeros(shape, {DType::kF32}), true);
       v.set_grad(random_tensor(rng(), shape, DType::kF32, -3, 3));
       before.push_back(grad_of(v));
       for (double g : before.back()) sum += std::pow(std::abs(g), p);
       params.push_back(v);
     }
     const double expected = std::pow(sum, 1 / p);
-    ASSERT_OK_AND_ASSIGN(double norm, clip_grad_norm_(params, 1.0, p));
+    const double norm = clip_grad_norm_(params, 1.0, p);
     EXPECT_NEAR(norm, expected, 1e-5 * expected) << "p = " << p;
     const double coef = 1.0 / (expected + 1e-6);
     for (size_t i = 0; i < params.size(); ++i) {
@@ -89,39 +88,35 @@ TEST_F(ClipReferenceTest, MatchesFloat64ReferenceOnRandomGradients) {
 TEST(ClipGradNormTest, HalfGradientsDoNotOverflowTheNorm) {
   // Each element fits f16 (max 65504); their 2-norm, 84852.8, does not.
   std::vector<Variable> params = {with_grad({60000, 60000}, DType::kF16)};
-  ASSERT_OK_AND_ASSIGN(double norm, clip_grad_norm_(params, 1e9));
+  const double norm = clip_grad_norm_(params, 1e9);
   EXPECT_NEAR(norm, 60000 * std::sqrt(2.0), 1);
 }
 
 TEST(ClipGradNormTest, ParametersWithoutGradientsAreSkipped) {
-  Variable no_grad(value_or_die(zeros({3})), true);
+  Variable no_grad(zeros({3}), true);
   std::vector<Variable> params = {no_grad, with_grad({3, 4})};
-  ASSERT_OK_AND_ASSIGN(double norm, clip_grad_norm_(params, 100));
-  EXPECT_NEAR(norm, 5, 1e-12);
-  ASSERT_OK_AND_ASSIGN(double none, clip_grad_norm_(std::vector<Variable>{no_grad}, 1));
-  EXPECT_EQ(none, 0);
+  EXPECT_NEAR(clip_grad_norm_(params, 100), 5, 1e-12);
+  EXPECT_EQ(clip_grad_norm_(std::vector<Variable>{no_grad}, 1), 0);
 }
 
 TEST(ClipGradNormTest, NonFiniteNorms) {
   const double inf = std::numeric_limits<double>::infinity();
   std::vector<Variable> params = {with_grad({1, inf})};
-  expect_error(clip_grad_norm_(params, 1, 2, /*error_if_nonfinite=*/true).status(),
-               absl::StatusCode::kInvalidArgument, {"clip_grad_norm_", "inf"});
+  expect_throws(absl::StatusCode::kInvalidArgument, {"clip_grad_norm_", "inf"},
+                [&] { clip_grad_norm_(params, 1, 2, /*error_if_nonfinite=*/true); });
   EXPECT_EQ(grad_of(params[0])[0], 1);  // the error changed nothing
   // As torch: an infinite norm scales by 0; a NaN one leaves the gradients be.
-  ASSERT_OK_AND_ASSIGN(double norm, clip_grad_norm_(params, 1));
-  EXPECT_EQ(norm, inf);
+  EXPECT_EQ(clip_grad_norm_(params, 1), inf);
   EXPECT_EQ(grad_of(params[0])[0], 0);
   std::vector<Variable> nan_params = {with_grad({1, std::nan("")})};
-  ASSERT_OK_AND_ASSIGN(double nan_norm, clip_grad_norm_(nan_params, 1));
-  EXPECT_TRUE(std::isnan(nan_norm));
+  EXPECT_TRUE(std::isnan(clip_grad_norm_(nan_params, 1)));
   EXPECT_EQ(grad_of(nan_params[0])[0], 1);
 }
 
 TEST(ClipGradNormTest, InvalidArgumentsAreErrors) {
   std::vector<Variable> params = {with_grad({1})};
-  expect_error(clip_grad_norm_(params, 1, 0).status(), absl::StatusCode::kInvalidArgument, {"norm_type"});
-  expect_error(clip_grad_norm_(params, -1).status(), absl::StatusCode::kInvalidArgument, {"max_norm"});
+  expect_throws(absl::StatusCode::kInvalidArgument, {"norm_type"}, [&] { clip_grad_norm_(params, 1, 0); });
+  expect_throws(absl::StatusCode::kInvalidArgument, {"max_norm"}, [&] { clip_grad_norm_(params, -1); });
 }
 
 TEST(ClipGradNormTest, CudaGradientsMatchTheCpu) {
@@ -129,12 +124,12 @@ TEST(ClipGradNormTest, CudaGradientsMatchTheCpu) {
   std::vector<Variable> cpu = {with_grad({3, 4}, DType::kF32), with_grad({12}, DType::kF32)};
   std::vector<Variable> gpu;
   for (const Variable& v : cpu) {
-    Variable g(value_or_die(to(v.data(), Device::cuda(0))), true);
-    g.set_grad(value_or_die(to(v.grad(), Device::cuda(0))));
+    Variable g(to(v.data(), Device::cuda(0)), true);
+    g.set_grad(to(v.grad(), Device::cuda(0)));
     gpu.push_back(g);
   }
-  ASSERT_OK_AND_ASSIGN(double cpu_norm, clip_grad_norm_(cpu, 6.5));
-  ASSERT_OK_AND_ASSIGN(double gpu_norm, clip_grad_norm_(gpu, 6.5));
+  const double cpu_norm = clip_grad_norm_(cpu, 6.5);
+  const double gpu_norm = clip_grad_norm_(gpu, 6.5);
   EXPECT_NEAR(gpu_norm, cpu_norm, 1e-5);
   for (size_t i = 0; i < cpu.size(); ++i) {
     const std::vector<double> a = grad_of(cpu[i]), b = grad_of(gpu[i]);

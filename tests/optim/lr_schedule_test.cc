@@ -14,34 +14,36 @@ namespace ts::optim {
 namespace {
 
 using ::ts::testing::expect_error;
+using ::ts::testing::expect_throws;
 
 constexpr double kEps = 1e-15;
 
 TEST(LrScheduleTest, StepLrDecaysEveryStepSize) {
-  ASSERT_OK_AND_ASSIGN(auto s, step_lr(0.1, 30, 0.1));
+  auto s = step_lr(0.1, 30, 0.1);
   EXPECT_NEAR(s->get_lr(0), 0.1, kEps);
   EXPECT_NEAR(s->get_lr(29), 0.1, kEps);
   EXPECT_NEAR(s->get_lr(30), 0.01, kEps);
   EXPECT_NEAR(s->get_lr(60), 0.001, kEps);
   EXPECT_NEAR(s->get_lr(-5), 0.1, kEps);
-  expect_error(step_lr(0.1, 0, 0.1).status(), absl::StatusCode::kInvalidArgument, {"step_lr", "step_size"});
-  expect_error(step_lr(0.1, 10, 0).status(), absl::StatusCode::kInvalidArgument, {"step_lr", "gamma"});
+  expect_throws(absl::StatusCode::kInvalidArgument, {"step_lr", "step_size"}, [] { step_lr(0.1, 0, 0.1); });
+  expect_throws(absl::StatusCode::kInvalidArgument, {"step_lr", "gamma"}, [] { step_lr(0.1, 10, 0); });
 }
 
 TEST(LrScheduleTest, MultiStepLrCountsMilestonesReached) {
-  ASSERT_OK_AND_ASSIGN(auto s, multi_step_lr(0.1, {2, 5, 5}, 0.5));
+  auto s = multi_step_lr(0.1, {2, 5, 5}, 0.5);
   EXPECT_NEAR(s->get_lr(1), 0.1, kEps);
   EXPECT_NEAR(s->get_lr(2), 0.05, kEps);
   EXPECT_NEAR(s->get_lr(4), 0.05, kEps);
   EXPECT_NEAR(s->get_lr(5), 0.0125, kEps);  // 5 listed twice: two decays, as torch's Counter
   EXPECT_NEAR(s->get_lr(100), 0.0125, kEps);
-  expect_error(multi_step_lr(0.1, {5, 2}, 0.5).status(), absl::StatusCode::kInvalidArgument,
-               {"multi_step_lr", "non-decreasing"});
-  expect_error(multi_step_lr(-0.1, {2}, 0.5).status(), absl::StatusCode::kInvalidArgument, {"base_lr"});
+  expect_throws(absl::StatusCode::kInvalidArgument, {"multi_step_lr", "non-decreasing"}, [] {
+    multi_step_lr(0.1, {5, 2}, 0.5);
+  });
+  expect_throws(absl::StatusCode::kInvalidArgument, {"base_lr"}, [] { multi_step_lr(-0.1, {2}, 0.5); });
 }
 
 TEST(LrScheduleTest, CosineLrHalfCosineBetweenStartAndEnd) {
-  ASSERT_OK_AND_ASSIGN(auto s, cosine_lr(1.0, 2, 6, 0.1));
+  auto s = cosine_lr(1.0, 2, 6, 0.1);
   EXPECT_NEAR(s->get_lr(0), 1.0, kEps);
   EXPECT_NEAR(s->get_lr(2), 1.0, kEps);
   // t = 3: a quarter of the way, cos(pi/4) = 0.7071...: 0.1 + 0.9 * 0.853553 = 0.868198
@@ -49,41 +51,39 @@ TEST(LrScheduleTest, CosineLrHalfCosineBetweenStartAndEnd) {
   EXPECT_NEAR(s->get_lr(4), 0.55, 1e-15);  // half way: the mean of 1 and 0.1
   EXPECT_NEAR(s->get_lr(6), 0.1, kEps);
   EXPECT_NEAR(s->get_lr(50), 0.1, kEps);
-  expect_error(cosine_lr(1.0, 6, 6).status(), absl::StatusCode::kInvalidArgument, {"cosine_lr", "start < end"});
+  expect_throws(absl::StatusCode::kInvalidArgument, {"cosine_lr", "start < end"}, [] { cosine_lr(1.0, 6, 6); });
 }
 
 TEST(LrScheduleTest, LinearWarmupRampsToTheMainScheduleThenHandsOver) {
   // MLBench's linear scaling rule for k = 8 workers: 0.02 to 0.16 over 3 epochs.
-  ASSERT_OK_AND_ASSIGN(auto s, linear_warmup(0.02, 3, constant_lr(0.16)));
+  auto s = linear_warmup(0.02, 3, constant_lr(0.16));
   EXPECT_NEAR(s->get_lr(0), 0.02, kEps);
   EXPECT_NEAR(s->get_lr(1), 0.02 + 0.14 / 3, 1e-15);
   EXPECT_NEAR(s->get_lr(2), 0.02 + 0.28 / 3, 1e-15);
   EXPECT_NEAR(s->get_lr(3), 0.16, kEps);
   EXPECT_NEAR(s->get_lr(100), 0.16, kEps);
   // Cosine with warm-up: 0 to 1 over two steps, then the cosine from 1 to 0 by step 6.
-  ASSERT_OK_AND_ASSIGN(auto cosine, cosine_lr(1.0, 2, 6));
-  ASSERT_OK_AND_ASSIGN(auto warm_cosine, linear_warmup(0, 2, std::move(cosine)));
+  auto warm_cosine = linear_warmup(0, 2, cosine_lr(1.0, 2, 6));
   EXPECT_NEAR(warm_cosine->get_lr(0), 0, kEps);
   EXPECT_NEAR(warm_cosine->get_lr(1), 0.5, kEps);
   EXPECT_NEAR(warm_cosine->get_lr(2), 1.0, kEps);
   EXPECT_NEAR(warm_cosine->get_lr(4), 0.5, 1e-15);
   EXPECT_NEAR(warm_cosine->get_lr(6), 0, kEps);
   // A warm-up in front of milestones counted from 0.
-  ASSERT_OK_AND_ASSIGN(auto steps, multi_step_lr(0.4, {5}, 0.1));
-  ASSERT_OK_AND_ASSIGN(auto warm_steps, linear_warmup(0.1, 2, std::move(steps)));
+  auto warm_steps = linear_warmup(0.1, 2, multi_step_lr(0.4, {5}, 0.1));
   EXPECT_NEAR(warm_steps->get_lr(1), 0.25, kEps);
   EXPECT_NEAR(warm_steps->get_lr(4), 0.4, kEps);
   EXPECT_NEAR(warm_steps->get_lr(5), 0.04, 1e-15);
-  expect_error(linear_warmup(0.1, -1, constant_lr(1)).status(), absl::StatusCode::kInvalidArgument,
-               {"linear_warmup", "length"});
-  expect_error(linear_warmup(0.1, 2, nullptr).status(), absl::StatusCode::kInvalidArgument, {"no main"});
+  expect_throws(absl::StatusCode::kInvalidArgument, {"linear_warmup", "length"},
+                [] { linear_warmup(0.1, -1, constant_lr(1)); });
+  expect_throws(absl::StatusCode::kInvalidArgument, {"no main"}, [] { linear_warmup(0.1, 2, nullptr); });
 }
 
 TEST(LrScheduleTest, ScalingRules) {
-  EXPECT_NEAR(scale_lr(0.02, 8, LrScaling::kLinear).value(), 0.16, kEps);
-  EXPECT_NEAR(scale_lr(30, 4, LrScaling::kSqrt).value(), 60, kEps);
-  EXPECT_NEAR(scale_lr(4, 16, LrScaling::kNone).value(), 4, kEps);
-  expect_error(scale_lr(0.1, 0, LrScaling::kLinear).status(), absl::StatusCode::kInvalidArgument, {"workers"});
+  EXPECT_NEAR(scale_lr(0.02, 8, LrScaling::kLinear), 0.16, kEps);
+  EXPECT_NEAR(scale_lr(30, 4, LrScaling::kSqrt), 60, kEps);
+  EXPECT_NEAR(scale_lr(4, 16, LrScaling::kNone), 4, kEps);
+  expect_throws(absl::StatusCode::kInvalidArgument, {"workers"}, [] { scale_lr(0.1, 0, LrScaling::kLinear); });
   EXPECT_EQ(mlbench_warmup_epochs(1), 0);
   EXPECT_EQ(mlbench_warmup_epochs(2), 1);
   EXPECT_EQ(mlbench_warmup_epochs(6), 2);
@@ -92,12 +92,12 @@ TEST(LrScheduleTest, ScalingRules) {
 }
 
 TEST(PlateauTest, PatienceAndRelativeThresholdAsTorch) {
-  ASSERT_OK_AND_ASSIGN(auto p, ReduceLrOnPlateau::create(1.0, {.patience = 2}));
+  ReduceLrOnPlateau p(1.0, {.patience = 2});
   EXPECT_EQ(p.lr(), 1.0);
-  EXPECT_EQ(p.step(10), 1.0);  // best 10
-  EXPECT_EQ(p.step(9), 1.0);   // 9 < 10 * (1 - 1e-4): best 9
-  EXPECT_EQ(p.step(9), 1.0);   // bad 1
-  EXPECT_EQ(p.step(9), 1.0);   // bad 2: not yet more than the patience
+  EXPECT_EQ(p.step(10), 1.0);         // best 10
+  EXPECT_EQ(p.step(9), 1.0);          // 9 < 10 * (1 - 1e-4): best 9
+  EXPECT_EQ(p.step(9), 1.0);          // bad 1
+  EXPECT_EQ(p.step(9), 1.0);          // bad 2: not yet more than the patience
   EXPECT_NEAR(p.step(9), 0.1, kEps);  // bad 3 > 2: reduce, counter reset
   // 8.9995 is lower, but not by the relative threshold (9 * 0.9999 = 8.9991).
   EXPECT_NEAR(p.step(8.9995), 0.1, kEps);
@@ -109,16 +109,19 @@ TEST(PlateauTest, PatienceAndRelativeThresholdAsTorch) {
 }
 
 TEST(PlateauTest, MaxModeCooldownAndMinLr) {
-  ASSERT_OK_AND_ASSIGN(auto p, ReduceLrOnPlateau::create(
-                                   1.0, {.mode = PlateauOptions::Mode::kMax, .factor = 0.5, .patience = 0,
-                                         .threshold = 0.01, .threshold_mode = PlateauOptions::ThresholdMode::kAbs,
-                                         .cooldown = 1, .min_lr = 0.3}));
-  EXPECT_EQ(p.step(0.5), 1.0);  // accuracy: best 0.5
+  ReduceLrOnPlateau p(1.0, {.mode = PlateauOptions::Mode::kMax,
+                            .factor = 0.5,
+                            .patience = 0,
+                            .threshold = 0.01,
+                            .threshold_mode = PlateauOptions::ThresholdMode::kAbs,
+                            .cooldown = 1,
+                            .min_lr = 0.3});
+  EXPECT_EQ(p.step(0.5), 1.0);    // accuracy: best 0.5
   EXPECT_EQ(p.step(0.505), 0.5);  // not 0.01 better: bad 1 > 0, reduce; cooldown 1
-  EXPECT_EQ(p.step(0.4), 0.5);  // bad, but in cooldown: not counted
-  EXPECT_EQ(p.step(0.4), 0.3);  // bad again: 0.25 floors at min_lr
-  EXPECT_EQ(p.step(0.4), 0.3);  // cooldown
-  EXPECT_EQ(p.step(0.4), 0.3);  // at min_lr: nothing left to reduce
+  EXPECT_EQ(p.step(0.4), 0.5);    // bad, but in cooldown: not counted
+  EXPECT_EQ(p.step(0.4), 0.3);    // bad again: 0.25 floors at min_lr
+  EXPECT_EQ(p.step(0.4), 0.3);    // cooldown
+  EXPECT_EQ(p.step(0.4), 0.3);    // at min_lr: nothing left to reduce
   EXPECT_EQ(p.step(0.6), 0.3);
 }
 
@@ -126,16 +129,17 @@ TEST(PlateauTest, MlbenchResnet20RecipeForFourWorkers) {
   // lr 0.02 scaled to 0.08 over log2(4) = 2 epochs, then the plateau rule
   // with factor 0.5, patience 1, absolute threshold 0.01, floor 0.02.
   const int64_t workers = 4;
-  ASSERT_OK_AND_ASSIGN(const double scaled, scale_lr(0.02, workers, LrScaling::kLinear));
-  ASSERT_OK_AND_ASSIGN(
-      auto p, ReduceLrOnPlateau::create(scaled,
-                                        {.factor = 0.5, .patience = 1, .threshold = 0.01,
-                                         .threshold_mode = PlateauOptions::ThresholdMode::kAbs, .min_lr = 0.02},
-                                        {.epochs = mlbench_warmup_epochs(workers), .start_lr = 0.02}));
-  EXPECT_EQ(p.lr(), 0.02);              // epoch 0
-  EXPECT_NEAR(p.step(5.0), 0.05, kEps);  // epoch 1: half way; the metric is ignored
-  EXPECT_NEAR(p.step(9.0), 0.08, kEps);  // epoch 2: warm-up done, metric still ignored
-  EXPECT_NEAR(p.step(2.0), 0.08, kEps);  // first plateau step: best 2.0
+  ReduceLrOnPlateau p(scale_lr(0.02, workers, LrScaling::kLinear),
+                      {.factor = 0.5,
+                       .patience = 1,
+                       .threshold = 0.01,
+                       .threshold_mode = PlateauOptions::ThresholdMode::kAbs,
+                       .min_lr = 0.02},
+                      {.epochs = mlbench_warmup_epochs(workers), .start_lr = 0.02});
+  EXPECT_EQ(p.lr(), 0.02);                 // epoch 0
+  EXPECT_NEAR(p.step(5.0), 0.05, kEps);    // epoch 1: half way; the metric is ignored
+  EXPECT_NEAR(p.step(9.0), 0.08, kEps);    // epoch 2: warm-up done, metric still ignored
+  EXPECT_NEAR(p.step(2.0), 0.08, kEps);    // first plateau step: best 2.0
   EXPECT_NEAR(p.step(1.995), 0.08, kEps);  // within 0.01: bad 1
   EXPECT_NEAR(p.step(1.995), 0.04, kEps);  // bad 2 > 1: halve
   EXPECT_NEAR(p.step(1.5), 0.04, kEps);
@@ -149,34 +153,29 @@ TEST(PlateauTest, StateRoundTripContinuesIdentically) {
   const PlateauOptions options{.factor = 0.5, .patience = 1, .cooldown = 1};
   const PlateauWarmup warmup{.epochs = 2, .start_lr = 0.1};
   const std::vector<double> metrics = {3, 2, 1, 1, 1, 1, 0.5, 0.5, 0.5, 0.5, 0.5};
-  ASSERT_OK_AND_ASSIGN(auto straight, ReduceLrOnPlateau::create(0.4, options, warmup));
-  ASSERT_OK_AND_ASSIGN(auto first, ReduceLrOnPlateau::create(0.4, options, warmup));
+  ReduceLrOnPlateau straight(0.4, options, warmup);
+  ReduceLrOnPlateau first(0.4, options, warmup);
   for (size_t i = 0; i < 5; ++i) {
     straight.step(metrics[i]);
     first.step(metrics[i]);
   }
-  ASSERT_OK_AND_ASSIGN(NamedTensors saved, first.state());
+  const NamedTensors saved = first.state();
   EXPECT_EQ(saved.size(), 5u);
-  ASSERT_OK_AND_ASSIGN(auto resumed, ReduceLrOnPlateau::create(0.4, options, warmup));
+  ReduceLrOnPlateau resumed(0.4, options, warmup);
   ASSERT_OK(resumed.load_state(saved));
   EXPECT_EQ(resumed.lr(), straight.lr());
   for (size_t i = 5; i < metrics.size(); ++i) {
     EXPECT_EQ(resumed.step(metrics[i]), straight.step(metrics[i])) << "epoch " << i;
   }
   NamedTensors missing(saved.begin() + 1, saved.end());
-  expect_error(resumed.load_state(missing), absl::StatusCode::kNotFound,
-               {"ReduceLrOnPlateau.load_state", "\"lr\""});
+  expect_error(resumed.load_state(missing), absl::StatusCode::kNotFound, {"ReduceLrOnPlateau.load_state", "\"lr\""});
 }
 
 TEST(PlateauTest, InvalidOptionsAreErrors) {
-  expect_error(ReduceLrOnPlateau::create(0.1, {.factor = 1.0}).status(), absl::StatusCode::kInvalidArgument,
-               {"factor"});
-  expect_error(ReduceLrOnPlateau::create(0.1, {.patience = -1}).status(), absl::StatusCode::kInvalidArgument,
-               {"patience"});
-  expect_error(ReduceLrOnPlateau::create(0.1, {.min_lr = -1}).status(), absl::StatusCode::kInvalidArgument,
-               {"min_lr"});
-  expect_error(ReduceLrOnPlateau::create(0.1, {}, {.epochs = -2}).status(), absl::StatusCode::kInvalidArgument,
-               {"warmup"});
+  expect_throws(absl::StatusCode::kInvalidArgument, {"factor"}, [] { ReduceLrOnPlateau p(0.1, {.factor = 1.0}); });
+  expect_throws(absl::StatusCode::kInvalidArgument, {"patience"}, [] { ReduceLrOnPlateau p(0.1, {.patience = -1}); });
+  expect_throws(absl::StatusCode::kInvalidArgument, {"min_lr"}, [] { ReduceLrOnPlateau p(0.1, {.min_lr = -1}); });
+  expect_throws(absl::StatusCode::kInvalidArgument, {"warmup"}, [] { ReduceLrOnPlateau p(0.1, {}, {.epochs = -2}); });
 }
 
 }  // namespace

@@ -17,21 +17,19 @@ namespace {
 
 using autograd::Variable;
 using ::ts::testing::expect_close;
-using ::ts::testing::expect_error;
+using ::ts::testing::expect_throws;
 using ::ts::testing::random_tensor;
 using ::ts::testing::Ref;
-using ::ts::testing::value_or_die;
 
 Variable param_of(std::vector<double> values, Dims shape, DType dtype = DType::kF64) {
-  Tensor t = value_or_die(to(value_or_die(from_vector<double>(values, shape)), dtype));
-  return Variable(t, true);
+  return Variable(to(from_vector<double>(values, shape), dtype), true);
 }
 
 void set_grad(const Variable& v, std::vector<double> values) {
-  v.set_grad(value_or_die(to(value_or_die(from_vector<double>(values, v.shape())), v.dtype())));
+  v.set_grad(to(from_vector<double>(values, v.shape()), v.dtype()));
 }
 
-std::vector<double> values(const Tensor& t) { return value_or_die(to_vector<double>(t)); }
+std::vector<double> values(const Tensor& t) { return to_vector<double>(t); }
 
 TEST(SgdTest, NesterovWithWeightDecayMatchesAWorkedExample) {
   // p0 = 1, lr 0.1, momentum 0.9, weight decay 0.01, Nesterov; gradients
@@ -44,12 +42,12 @@ TEST(SgdTest, NesterovWithWeightDecayMatchesAWorkedExample) {
   //      d = g + 0.9*b = 2.09384901809; p = 0.90757411 - 0.209384901809 = 0.698189208191
   Variable p = param_of({1.0}, {1});
   const SgdOptions options{.lr = 0.1, .momentum = 0.9, .weight_decay = 0.01, .nesterov = true};
-  ASSERT_OK_AND_ASSIGN(Sgd sgd, Sgd::create({p}, options));
+  Sgd sgd({p}, options);
   const double grads[] = {0.5, -0.25, 1.0};
   const double expected[] = {0.9031, 0.90757411, 0.698189208191};
   for (int step = 0; step < 3; ++step) {
     set_grad(p, {grads[step]});
-    ASSERT_OK(sgd.step());
+    sgd.step();
     EXPECT_NEAR(values(p.data())[0], expected[step], 1e-14) << "step " << step + 1;
   }
 }
@@ -84,8 +82,11 @@ std::vector<SgdOptions> every_valid_combination() {
       for (double weight_decay : {0.0, 0.01}) {
         for (bool nesterov : {false, true}) {
           if (nesterov && (momentum == 0 || dampening != 0)) continue;
-          out.push_back({.lr = 0.1, .momentum = momentum, .dampening = dampening,
-                         .weight_decay = weight_decay, .nesterov = nesterov});
+          out.push_back({.lr = 0.1,
+                         .momentum = momentum,
+                         .dampening = dampening,
+                         .weight_decay = weight_decay,
+                         .nesterov = nesterov});
         }
       }
     }
@@ -94,8 +95,8 @@ std::vector<SgdOptions> every_valid_combination() {
 }
 
 std::string describe(const SgdOptions& o) {
-  return "momentum " + std::to_string(o.momentum) + " dampening " + std::to_string(o.dampening) +
-         " weight_decay " + std::to_string(o.weight_decay) + (o.nesterov ? " nesterov" : "");
+  return "momentum " + std::to_string(o.momentum) + " dampening " + std::to_string(o.dampening) + " weight_decay " +
+         std::to_string(o.weight_decay) + (o.nesterov ? " nesterov" : "");
 }
 
 class SgdReferenceTest : public ::ts::testing::SeededTest {};
@@ -113,13 +114,13 @@ TEST_F(SgdReferenceTest, EveryOptionCombinationMatchesFloat64ForThreeSteps) {
         params.emplace_back(random_tensor(rng(), shape, dtype), true);
         refs.push_back({values(params.back().data()), std::vector<double>(shape_numel(shape)), false});
       }
-      ASSERT_OK_AND_ASSIGN(Sgd sgd, Sgd::create(params, options));
+      Sgd sgd(params, options);
       for (int step = 0; step < 3; ++step) {
         for (size_t i = 0; i < params.size(); ++i) {
           params[i].set_grad(random_tensor(rng(), shapes[i], dtype));
           refs[i].step(values(params[i].grad()), options, dtype);
         }
-        ASSERT_OK(sgd.step());
+        sgd.step();
         for (size_t i = 0; i < params.size(); ++i) {
           // Parameters and gradients are drawn from [-1, 1], so an update that
           // cancels to near zero is judged at that scale (floor 1e-3 failed an
@@ -138,8 +139,7 @@ TEST_F(SgdReferenceTest, GroupsKeepTheirOwnOptions) {
   Variable bn(random_tensor(rng(), {4}, DType::kF64), true);
   const SgdOptions with_decay{.lr = 0.1, .momentum = 0.9, .weight_decay = 1e-2, .nesterov = true};
   const SgdOptions no_decay{.lr = 0.05, .momentum = 0.9, .nesterov = true};
-  ASSERT_OK_AND_ASSIGN(Sgd sgd, Sgd::create({SgdParamGroup{{conv}, {"conv.weight"}, with_decay},
-                                             SgdParamGroup{{bn}, {"bn.weight"}, no_decay}}));
+  Sgd sgd({SgdParamGroup{{conv}, {"conv.weight"}, with_decay}, SgdParamGroup{{bn}, {"bn.weight"}, no_decay}});
   Reference conv_ref{values(conv.data()), std::vector<double>(12)};
   Reference bn_ref{values(bn.data()), std::vector<double>(4)};
   for (int step = 0; step < 3; ++step) {
@@ -147,7 +147,7 @@ TEST_F(SgdReferenceTest, GroupsKeepTheirOwnOptions) {
     bn.set_grad(random_tensor(rng(), {4}, DType::kF64));
     conv_ref.step(values(conv.grad()), with_decay, DType::kF64);
     bn_ref.step(values(bn.grad()), no_decay, DType::kF64);
-    ASSERT_OK(sgd.step());
+    sgd.step();
   }
   expect_close(conv.data(), Ref{{4, 3}, conv_ref.p}, 1e-12);
   expect_close(bn.data(), Ref{{4}, bn_ref.p}, 1e-12);
@@ -162,23 +162,23 @@ TEST_F(SgdReferenceTest, GroupsKeepTheirOwnOptions) {
 TEST_F(SgdReferenceTest, ParametersWithoutGradientsAreSkippedAndStartTheirBufferLater) {
   Variable a = param_of({1, 2}, {2}), b = param_of({3}, {1});
   const SgdOptions options{.lr = 0.5, .momentum = 0.9};
-  ASSERT_OK_AND_ASSIGN(Sgd sgd, Sgd::create({a, b}, options));
+  Sgd sgd({a, b}, options);
   Reference a_ref{{1, 2}, {0, 0}}, b_ref{{3}, {0}};
   set_grad(a, {1, 1});
   a_ref.step({1, 1}, options, DType::kF64);
-  ASSERT_OK(sgd.step());
+  sgd.step();
   EXPECT_EQ(values(b.data()), (std::vector<double>{3}));
   // b's first step takes its gradient as the buffer, whatever a has done.
   set_grad(b, {2});
   b_ref.step({2}, options, DType::kF64);
   a_ref.step({1, 1}, options, DType::kF64);
-  ASSERT_OK(sgd.step());
+  sgd.step();
   EXPECT_EQ(values(a.data()), a_ref.p);
   EXPECT_EQ(values(b.data()), b_ref.p);
   sgd.zero_grad();
   EXPECT_FALSE(a.grad().defined());
   EXPECT_FALSE(b.grad().defined());
-  ASSERT_OK(sgd.step());  // nothing to do
+  sgd.step();  // nothing to do
   EXPECT_EQ(values(a.data()), a_ref.p);
 }
 
@@ -188,12 +188,12 @@ TEST_F(SgdReferenceTest, StridedParameterIsUpdatedInPlace) {
   Variable p(storage_view, true);
   const std::vector<double> before = values(p.data());
   const SgdOptions options{.lr = 0.1, .momentum = 0.9};
-  ASSERT_OK_AND_ASSIGN(Sgd sgd, Sgd::create({p}, options));
+  Sgd sgd({p}, options);
   Reference ref{before, std::vector<double>(12)};
   for (int step = 0; step < 2; ++step) {
     p.set_grad(random_tensor(rng(), {3, 4}, DType::kF32));
     ref.step(values(p.grad()), options, DType::kF32);
-    ASSERT_OK(sgd.step());
+    sgd.step();
   }
   EXPECT_TRUE(p.data().shares_storage_with(storage_view));
   expect_close(storage_view, Ref{{3, 4}, ref.p}, 1e-5);
@@ -203,54 +203,63 @@ TEST(SgdTest, StepsOnGradientsFromBackward) {
   // loss = sum(w * x): dloss/dw = x.
   Variable w = param_of({1, 2, 3}, {3}, DType::kF32);
   Variable x = param_of({0.5, -1, 2}, {3}, DType::kF32);
-  ASSERT_OK(x.set_requires_grad(false));
-  ASSERT_OK_AND_ASSIGN(Variable wx, autograd::mul(w, x));
-  ASSERT_OK_AND_ASSIGN(Variable loss, autograd::sum(wx));
-  ASSERT_OK(loss.backward());
-  ASSERT_OK_AND_ASSIGN(Sgd sgd, Sgd::create({w}, {.lr = 0.1}));
-  ASSERT_OK(sgd.step());
+  x.set_requires_grad(false);
+  autograd::sum(w * x).backward();
+  Sgd sgd({w}, {.lr = 0.1});
+  sgd.step();
   EXPECT_EQ(values(w.data()), (std::vector<double>{1 - 0.1f * 0.5f, 2 + 0.1f, 3 - 0.1f * 2}));
   EXPECT_FALSE(w.grad_fn());  // the update recorded no graph
 }
 
 TEST(SgdTest, InvalidOptionsAreErrorsNamingTheField) {
   Variable p = param_of({1}, {1});
-  expect_error(Sgd::create({p}, {.lr = 0.1, .momentum = 0, .nesterov = true}).status(),
-               absl::StatusCode::kInvalidArgument, {"nesterov", "momentum > 0", "dampening 0"});
-  expect_error(Sgd::create({p}, {.lr = 0.1, .momentum = 0.9, .dampening = 0.1, .nesterov = true}).status(),
-               absl::StatusCode::kInvalidArgument, {"nesterov", "dampening 0.1"});
-  expect_error(Sgd::create({p}, {.lr = -1}).status(), absl::StatusCode::kInvalidArgument, {"lr", "-1"});
-  expect_error(Sgd::create({p}, {.lr = 0.1, .momentum = -0.5}).status(), absl::StatusCode::kInvalidArgument,
-               {"momentum"});
-  expect_error(Sgd::create({p}, {.lr = 0.1, .weight_decay = -1}).status(), absl::StatusCode::kInvalidArgument,
-               {"weight_decay"});
+  expect_throws(absl::StatusCode::kInvalidArgument, {"nesterov", "momentum > 0", "dampening 0"},
+                [&] { Sgd sgd({p}, {.lr = 0.1, .momentum = 0, .nesterov = true}); });
+  expect_throws(absl::StatusCode::kInvalidArgument, {"nesterov", "dampening 0.1"},
+                [&] { Sgd sgd({p}, {.lr = 0.1, .momentum = 0.9, .dampening = 0.1, .nesterov = true}); });
+  expect_throws(absl::StatusCode::kInvalidArgument, {"parameter group 0", "lr", "-1"},
+                [&] { Sgd sgd({p}, {.lr = -1}); });
+  expect_throws(absl::StatusCode::kInvalidArgument, {"momentum"}, [&] { Sgd sgd({p}, {.lr = 0.1, .momentum = -0.5}); });
+  expect_throws(absl::StatusCode::kInvalidArgument, {"weight_decay"},
+                [&] { Sgd sgd({p}, {.lr = 0.1, .weight_decay = -1}); });
+  // The same check, before any parameter exists.
+  expect_throws(absl::StatusCode::kInvalidArgument, {"Sgd: lr", "-1"}, [] { validate({.lr = -1}); });
+  validate({.lr = 0.1, .momentum = 0.9, .nesterov = true});
 }
 
 TEST(SgdTest, InvalidParameterListsAreErrors) {
   Variable p = param_of({1}, {1});
-  expect_error(Sgd::create({p, p}, {}).status(), absl::StatusCode::kInvalidArgument,
-               {"\"0.1\"", "more than once"});
-  expect_error(Sgd::create({{"w", p}, {"w", param_of({1}, {1})}}, {}).status(),
-               absl::StatusCode::kInvalidArgument, {"\"w\"", "used twice"});
-  expect_error(Sgd::create({Variable()}, {}).status(), absl::StatusCode::kInvalidArgument, {"undefined"});
-  Variable ints(value_or_die(from_vector<int32_t>(std::vector<int32_t>{1}, {1})), false);
-  expect_error(Sgd::create({{"steps", ints}}, {}).status(), absl::StatusCode::kInvalidArgument,
-               {"\"steps\"", "i32", "not floating-point"});
-  expect_error(Sgd::create({SgdParamGroup{{p}, {"a", "b"}, {}}}).status(), absl::StatusCode::kInvalidArgument,
-               {"1 parameters but 2 names"});
-  expect_error(Sgd::create(std::vector<SgdParamGroup>{}).status(), absl::StatusCode::kInvalidArgument,
-               {"no parameter groups"});
+  expect_throws(absl::StatusCode::kInvalidArgument, {"\"0.1\"", "more than once"}, [&] { Sgd sgd({p, p}, {}); });
+  expect_throws(absl::StatusCode::kInvalidArgument, {"\"w\"", "used twice"}, [&] {
+    Sgd sgd({{"w", p}, {"w", param_of({1}, {1})}}, {});
+  });
+  expect_throws(absl::StatusCode::kInvalidArgument, {"undefined"}, [] { Sgd sgd({Variable()}, {}); });
+  Variable ints(from_vector<int32_t>(std::vector<int32_t>{1}, {1}), false);
+  expect_throws(absl::StatusCode::kInvalidArgument, {"\"steps\"", "i32", "not floating-point"}, [&] {
+    Sgd sgd({{"steps", ints}}, {});
+  });
+  expect_throws(absl::StatusCode::kInvalidArgument, {"1 parameters but 2 names"}, [&] {
+    Sgd sgd({SgdParamGroup{{p}, {"a", "b"}, {}}});
+  });
+  expect_throws(absl::StatusCode::kInvalidArgument, {"no parameter groups"},
+                [] { Sgd sgd(std::vector<SgdParamGroup>{}); });
+}
+
+TEST(SgdTest, GroupIndexOutOfRangeIsAnError) {
+  Sgd sgd({param_of({1}, {1})}, {.lr = 0.1});
+  expect_throws(absl::StatusCode::kOutOfRange, {"parameter group 1", "[0, 1)"}, [&] { sgd.lr(1); });
+  expect_throws(absl::StatusCode::kOutOfRange, {"parameter group -1"}, [&] { sgd.set_lr(-1, 0.5); });
+  EXPECT_EQ(sgd.lr(0), 0.1);
 }
 
 TEST(SgdTest, MismatchedGradientFailsTheStepBeforeAnyUpdate) {
   Variable a = param_of({1, 2}, {2}), b = param_of({3, 4}, {2});
-  ASSERT_OK_AND_ASSIGN(Sgd sgd, Sgd::create({{"a", a}, {"b", b}}, {.lr = 0.1, .momentum = 0.9}));
+  Sgd sgd({{"a", a}, {"b", b}}, {.lr = 0.1, .momentum = 0.9});
   set_grad(a, {1, 1});
-  b.set_grad(value_or_die(from_vector<double>(std::vector<double>{1, 1, 1}, {3})));
-  expect_error(sgd.step(), absl::StatusCode::kInvalidArgument, {"\"b\"", "f64[2]", "f64[3]"});
+  b.set_grad(from_vector<double>(std::vector<double>{1, 1, 1}, {3}));
+  expect_throws(absl::StatusCode::kInvalidArgument, {"\"b\"", "f64[2]", "f64[3]"}, [&] { sgd.step(); });
   EXPECT_EQ(values(a.data()), (std::vector<double>{1, 2}));  // a untouched
-  ASSERT_OK_AND_ASSIGN(NamedTensors state, sgd.state());
-  for (const auto& [name, tensor] : state) EXPECT_EQ(name.find("momentum_buffer"), std::string::npos) << name;
+  for (const auto& [name, tensor] : sgd.state()) EXPECT_EQ(name.find("momentum_buffer"), std::string::npos) << name;
 }
 
 }  // namespace

@@ -1,0 +1,48 @@
+#include "optim/lr_control.h"
+
+#include <utility>
+
+namespace ts::optim {
+
+LrControl::LrControl(const LrControlOptions& o) {
+  const double lr = scale_lr(o.lr, o.world_size, o.scaling);
+  int64_t warmup = static_cast<int64_t>(o.warmup_epochs);
+  if (warmup == 0 && o.scaling == LrScaling::kLinear) warmup = mlbench_warmup_epochs(o.world_size);
+  using Schedule = LrControlOptions::Schedule;
+  if (o.schedule == Schedule::kPlateau) {
+    PlateauOptions plateau;
+    plateau.factor = o.decay_factor;
+    plateau.patience = o.patience;
+    plateau.min_lr = o.min_lr;
+    plateau_.emplace(lr, plateau, PlateauWarmup{warmup, o.lr});
+    return;
+  }
+  switch (o.schedule) {
+    case Schedule::kStep:
+      schedule_ = step_lr(lr, o.step_epochs, o.decay_factor);
+      break;
+    case Schedule::kMultiStep:
+      schedule_ = multi_step_lr(lr, o.milestones, o.decay_factor);
+      break;
+    case Schedule::kCosine:
+      schedule_ = cosine_lr(lr, warmup, o.epochs, o.min_lr);
+      break;
+    default:
+      schedule_ = constant_lr(lr);
+  }
+  if (warmup > 0) schedule_ = linear_warmup(o.lr, warmup, std::move(schedule_));
+}
+
+double LrControl::lr(int epoch) const { return plateau_ ? plateau_->lr() : schedule_->get_lr(epoch); }
+
+void LrControl::end_epoch(double validation_loss) {
+  if (plateau_) plateau_->step(validation_loss);
+}
+
+NamedTensors LrControl::state() const { return plateau_ ? plateau_->state() : NamedTensors{}; }
+
+absl::Status LrControl::load_state(const NamedTensors& state) {
+  return plateau_ ? plateau_->load_state(state) : absl::OkStatus();
+}
+
+}  // namespace ts::optim

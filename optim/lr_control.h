@@ -1,0 +1,57 @@
+// The learning rate of a training run, epoch by epoch: the per-worker lr
+// scaled to the world size, an optional linear warm-up, then a schedule -
+// closed-form (constant, step, multi-step, cosine) or MLBench's
+// reduce-on-plateau with its warm-up, stepped with the validation loss.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "optim/lr_schedule.h"
+#include "optim/named_state.h"
+
+namespace ts::optim {
+
+struct LrControlOptions {
+  enum class Schedule { kConstant, kStep, kMultiStep, kCosine, kPlateau };
+
+  double lr = 0.1;  // per worker
+  int world_size = 1;
+  LrScaling scaling = LrScaling::kLinear;
+  // Linear warm-up from the per-worker lr to the scaled one, in whole
+  // epochs; 0 means MLBench's floor(log2(world_size)) epochs under linear
+  // scaling and none otherwise.
+  double warmup_epochs = 0;
+  int epochs = 1;  // the run's length (the cosine's end)
+  Schedule schedule = Schedule::kConstant;
+  double decay_factor = 0.1;        // step, multi-step, plateau
+  int64_t step_epochs = 30;         // step
+  std::vector<int64_t> milestones;  // multi-step
+  int64_t patience = 10;            // plateau
+  double min_lr = 0;                // cosine, plateau
+};
+
+class LrControl {
+ public:
+  // Throws an Error for options the schedules reject, naming the field.
+  explicit LrControl(const LrControlOptions& options);
+
+  // The lr for epoch `epoch` (0-based).
+  double lr(int epoch) const;
+  // After an epoch's evaluation (plateau only; the others ignore it).
+  void end_epoch(double validation_loss);
+
+  // The plateau's state (none for closed-form schedules: their only state is
+  // the epoch, which the trainer restores).
+  NamedTensors state() const;
+  absl::Status load_state(const NamedTensors& state);
+
+ private:
+  std::unique_ptr<LrSchedule> schedule_;
+  std::optional<ReduceLrOnPlateau> plateau_;
+};
+
+}  // namespace ts::optim
