@@ -4,8 +4,8 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "tensor/ops.h"
-#include "tensor/status_macros.h"
 
 namespace ts::data {
 namespace {
@@ -80,13 +80,12 @@ absl::StatusOr<std::vector<Tensor>> collate(absl::Span<const Example> examples, 
     const int64_t row_bytes = (shape_numel(shape) / shape[0]) * dtype_size(dtype);
     char* dst = static_cast<char*>(batch.raw_data());
     for (size_t e = 0; e < examples.size(); ++e) {
-      ASSIGN_OR_RETURN(Tensor src, contiguous(examples[e].fields[f]));
+      const Tensor src = contiguous(examples[e].fields[f]);
       const int64_t bytes = src.numel() * src.itemsize();
       if (bytes > 0) std::memcpy(dst + e * row_bytes, src.raw_data(), bytes);
       if (padded && bytes < row_bytes) {
-        ASSIGN_OR_RETURN(Tensor row, batch.select(0, static_cast<int64_t>(e)));
-        ASSIGN_OR_RETURN(Tensor tail, row.narrow(0, src.size(0), shape[1] - src.size(0)));
-        RETURN_IF_ERROR(fill_(tail, options.pad_value));
+        fill_(batch.select(0, static_cast<int64_t>(e)).narrow(0, src.size(0), shape[1] - src.size(0)),
+              options.pad_value);
       }
     }
     out.push_back(std::move(batch));

@@ -5,11 +5,12 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/error.h"
+#include "base/status_macros.h"
 #include "tensor/cuda/caching_allocator.h"
 #include "tensor/cuda/check.h"
 #include "tensor/cuda/device.h"
 #include "tensor/ops.h"
-#include "tensor/status_macros.h"
 
 namespace ts::data {
 
@@ -46,7 +47,7 @@ absl::Status DevicePrefetcher::start_epoch(int64_t epoch) {
 
 absl::Status DevicePrefetcher::enqueue_copies(Staged& staged) {
   for (const Tensor& field : staged.host) {
-    ASSIGN_OR_RETURN(Tensor on_device, empty(field.shape(), {field.dtype(), device_}));
+    Tensor on_device = empty(field.shape(), {field.dtype(), device_});
     const int64_t bytes = field.numel() * field.itemsize();
     if (bytes > 0) {
       RETURN_IF_CUDA_ERROR(
@@ -68,7 +69,9 @@ absl::StatusOr<std::optional<DevicePrefetcher::Staged>> DevicePrefetcher::stage(
   // consumer's stream is recorded on it in next() before it is handed out.
   cuda::StreamGuard stream_guard(stream_);
   Staged staged{Batch{host->index, host->sample_indices, {}}, std::move(host->fields), std::nullopt};
-  absl::Status enqueued = enqueue_copies(staged);
+  // Device allocation throws when the device is out of memory; captured, the
+  // error waits in staged_ for the next() it belongs to, like a loader error.
+  absl::Status enqueued = capture([&] { return enqueue_copies(staged); });
   if (!enqueued.ok()) {
     // Copies already queued still read the host buffers about to be freed.
     (void)stream_.synchronize();

@@ -7,7 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "tensor/status_macros.h"
+#include "base/status_macros.h"
 
 namespace ts::data {
 

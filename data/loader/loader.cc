@@ -1,10 +1,10 @@
 #include "data/loader/loader.h"
 
-#include <exception>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "tensor/status_macros.h"
+#include "base/error.h"
+#include "base/status_macros.h"
 
 namespace ts::data {
 namespace {
@@ -14,16 +14,20 @@ absl::Status annotate(const absl::Status& status, int64_t position, int64_t samp
                       absl::StrCat("loader: batch ", position, ", sample ", sample, ": ", status.message()));
 }
 
-// Runs f, turning a C++ exception into an Internal status that names `what`.
+// Runs user code (Dataset::get, the transform) that may throw as well as
+// return an error: a ts::Error from a tensor op keeps its code, any other
+// exception becomes kInternal (ts::capture), and the message says that `what`
+// threw rather than returned it.
 template <typename F>
-auto guarded(const char* what, F&& f) -> decltype(f()) {
-  try {
-    return f();
-  } catch (const std::exception& e) {
-    return absl::InternalError(absl::StrCat(what, " threw: ", e.what()));
-  } catch (...) {
-    return absl::InternalError(absl::StrCat(what, " threw a non-standard exception"));
-  }
+absl::StatusOr<Example> call_user_code(const char* what, F&& f) {
+  bool returned = false;
+  absl::StatusOr<Example> result = capture([&] {
+    absl::StatusOr<Example> example = f();
+    returned = true;
+    return example;
+  });
+  if (returned) return result;
+  return absl::Status(result.status().code(), absl::StrCat(what, " threw: ", result.status().message()));
 }
 
 }  // namespace
@@ -69,7 +73,11 @@ int64_t DataLoader::epoch() const {
   return epoch_;
 }
 
-absl::Status DataLoader::start_epoch(int64_t epoch) {
+absl::Status DataLoader::start_epoch(int64_t epoch, int64_t first_batch) {
+  if (first_batch < 0 || first_batch > num_batches()) {
+    return absl::OutOfRangeError(absl::StrCat("DataLoader::start_epoch: first batch ", first_batch, " of an epoch of ",
+                                              num_batches(), " batches"));
+  }
   std::unique_lock<std::mutex> lock(mu_);
   ++generation_;
   idle_cv_.wait(lock, [&] { return in_flight_ == 0; });
@@ -77,8 +85,8 @@ absl::Status DataLoader::start_epoch(int64_t epoch) {
   batch_sampler_.set_epoch(epoch);
   batches_ = batch_sampler_.batches();
   epoch_ = epoch;
-  next_claim_ = 0;
-  delivered_ = 0;
+  next_claim_ = first_batch;
+  delivered_ = first_batch;
   started_ = true;
   lock.unlock();
   work_cv_.notify_all();
@@ -101,7 +109,9 @@ void DataLoader::worker_loop() {
     const int64_t epoch = epoch_;
     ++in_flight_;
     lock.unlock();
-    absl::StatusOr<Batch> batch = make_batch(position, indices, epoch, generation);
+    // No exception may end a worker (std::terminate): what make_batch throws
+    // becomes this batch's error, which next() returns.
+    absl::StatusOr<Batch> batch = capture([&] { return make_batch(position, indices, epoch, generation); });
     lock.lock();
     --in_flight_;
     if (generation == generation_) {
@@ -120,11 +130,11 @@ absl::StatusOr<Batch> DataLoader::make_batch(int64_t position, const std::vector
     if (generation_.load(std::memory_order_relaxed) != generation) {
       return absl::CancelledError("loader: batch abandoned");
     }
-    absl::StatusOr<Example> example = guarded("Dataset::get", [&] { return dataset_->get(index); });
+    absl::StatusOr<Example> example = call_user_code("Dataset::get", [&] { return dataset_->get(index); });
     if (!example.ok()) return annotate(example.status(), position, index);
     if (options_.transform) {
       RandomStream rng = RandomStream::for_sample(options_.seed, static_cast<uint64_t>(epoch), index);
-      example = guarded("transform", [&] { return options_.transform(*std::move(example), rng); });
+      example = call_user_code("transform", [&] { return options_.transform(*std::move(example), rng); });
       if (!example.ok()) return annotate(example.status(), position, index);
     }
     examples.push_back(*std::move(example));
@@ -148,7 +158,7 @@ absl::StatusOr<std::optional<Batch>> DataLoader::next() {
     const int64_t epoch = epoch_;
     const uint64_t generation = generation_;
     lock.unlock();
-    ASSIGN_OR_RETURN(Batch batch, make_batch(position, indices, epoch, generation));
+    ASSIGN_OR_RETURN(Batch batch, capture([&] { return make_batch(position, indices, epoch, generation); }));
     return batch;
   }
   ready_cv_.wait(lock, [&] { return ready_.count(position) > 0; });

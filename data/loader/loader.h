@@ -1,8 +1,10 @@
 // The data loader: worker threads fetch examples (Dataset::get), transform
 // them and collate each batch into host memory (pinned when a GPU is
 // present), at most prefetch_depth batches ahead of the consumer, and hand
-// the batches out in sampler order. Errors (Status or C++ exceptions) from a
-// worker reach the caller through next() for the batch they broke.
+// the batches out in sampler order. Errors from a worker - a failed Status,
+// or an exception such as the ts::Error a tensor op in a transform throws -
+// reach the caller through next() for the batch they broke; no exception
+// leaves a worker thread.
 // One thread consumes a loader (start_epoch, next, the destructor); the
 // workers are internal.
 #pragma once
@@ -59,8 +61,11 @@ class DataLoader {
   DataLoader& operator=(const DataLoader&) = delete;
 
   // Begins epoch `epoch` (the sampler's order and the transforms' random
-  // streams depend on it), abandoning what is left of the current one.
-  absl::Status start_epoch(int64_t epoch);
+  // streams depend on it), abandoning what is left of the current one. With
+  // `first_batch`, the epoch starts at that batch, the ones before it never
+  // made (a resumed run continues mid-epoch with the batches it would have
+  // had: they depend only on the seed, the epoch and their position).
+  absl::Status start_epoch(int64_t epoch, int64_t first_batch = 0);
   // The epoch's next batch, in order; nullopt once the epoch is exhausted.
   // A batch whose making failed comes back as its error (naming the batch
   // and the sample), and the following call moves on to the next batch.

@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include "tensor/status_macros.h"
+#include "base/status_macros.h"
 
 namespace ts::data {
 

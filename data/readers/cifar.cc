@@ -3,9 +3,9 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "data/readers/file_io.h"
 #include "tensor/ops.h"
-#include "tensor/status_macros.h"
 
 namespace ts::data {
 
@@ -29,14 +29,14 @@ absl::StatusOr<CifarSet> parse_cifar(absl::string_view bytes, absl::string_view 
   const int64_t label_bytes = record - kCifarImageBytes;
   std::vector<int64_t> fine(n), coarse(kind == CifarKind::k100 ? n : 0);
   CifarSet set;
-  ASSIGN_OR_RETURN(set.images, Tensor::allocate({n, 3, 32, 32}, DType::kU8, Device::cpu()));
+  set.images = Tensor::allocate({n, 3, 32, 32}, DType::kU8, Device::cpu());
   auto* pixels = static_cast<char*>(set.images.raw_data());
   for (int64_t i = 0; i < n; ++i) {
     const auto* r = reinterpret_cast<const unsigned char*>(bytes.data() + i * record);
     fine[i] = r[label_bytes - 1];
     if (fine[i] >= cifar_num_classes(kind)) {
-      return absl::InvalidArgumentError(absl::StrCat(name, ": record ", i, " has label ", fine[i],
-                                                     ", outside [0, ", cifar_num_classes(kind), ")"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(name, ": record ", i, " has label ", fine[i], ", outside [0, ", cifar_num_classes(kind), ")"));
     }
     if (kind == CifarKind::k100) {
       coarse[i] = r[0];
@@ -47,15 +47,13 @@ absl::StatusOr<CifarSet> parse_cifar(absl::string_view bytes, absl::string_view 
     }
     std::memcpy(pixels + i * kCifarImageBytes, r + label_bytes, kCifarImageBytes);
   }
-  ASSIGN_OR_RETURN(set.labels, from_vector<int64_t>(fine, {n}));
-  if (kind == CifarKind::k100) {
-    ASSIGN_OR_RETURN(set.coarse_labels, from_vector<int64_t>(coarse, {n}));
-  }
+  set.labels = from_vector<int64_t>(fine, {n});
+  if (kind == CifarKind::k100) set.coarse_labels = from_vector<int64_t>(coarse, {n});
   return set;
 }
 
-absl::StatusOr<std::unique_ptr<CifarDataset>> CifarDataset::open(const std::vector<std::string>& paths,
-                                                                 CifarKind kind, bool coarse_labels) {
+absl::StatusOr<std::unique_ptr<CifarDataset>> CifarDataset::open(const std::vector<std::string>& paths, CifarKind kind,
+                                                                 bool coarse_labels) {
   if (paths.empty()) return absl::InvalidArgumentError("CifarDataset::open: no batch files given");
   if (coarse_labels && kind != CifarKind::k100) {
     return absl::InvalidArgumentError("CifarDataset::open: coarse labels exist only in CIFAR-100");
@@ -64,29 +62,22 @@ absl::StatusOr<std::unique_ptr<CifarDataset>> CifarDataset::open(const std::vect
   std::vector<CifarSet> parts;
   int64_t total = 0;
   for (const std::string& path : paths) {
-    ASSIGN_OR_RETURN(const std::string bytes, read_file(path));
+    ASSIGN_OR_RETURN(const std::string bytes, read_inflated(path));
     ASSIGN_OR_RETURN(CifarSet part, parse_cifar(bytes, path, kind));
     total += part.labels.numel();
     parts.push_back(std::move(part));
   }
   if (parts.size() == 1) return std::make_unique<CifarDataset>(std::move(parts[0]), coarse_labels);
   CifarSet set;
-  ASSIGN_OR_RETURN(set.images, Tensor::allocate({total, 3, 32, 32}, DType::kU8, Device::cpu()));
-  ASSIGN_OR_RETURN(set.labels, Tensor::allocate({total}, DType::kI64, Device::cpu()));
-  if (kind == CifarKind::k100) {
-    ASSIGN_OR_RETURN(set.coarse_labels, Tensor::allocate({total}, DType::kI64, Device::cpu()));
-  }
+  set.images = Tensor::allocate({total, 3, 32, 32}, DType::kU8, Device::cpu());
+  set.labels = Tensor::allocate({total}, DType::kI64, Device::cpu());
+  if (kind == CifarKind::k100) set.coarse_labels = Tensor::allocate({total}, DType::kI64, Device::cpu());
   int64_t at = 0;
   for (const CifarSet& part : parts) {
     const int64_t n = part.labels.numel();
-    ASSIGN_OR_RETURN(Tensor images, set.images.narrow(0, at, n));
-    RETURN_IF_ERROR(copy_(images, part.images));
-    ASSIGN_OR_RETURN(Tensor labels, set.labels.narrow(0, at, n));
-    RETURN_IF_ERROR(copy_(labels, part.labels));
-    if (kind == CifarKind::k100) {
-      ASSIGN_OR_RETURN(Tensor coarse, set.coarse_labels.narrow(0, at, n));
-      RETURN_IF_ERROR(copy_(coarse, part.coarse_labels));
-    }
+    copy_(set.images.narrow(0, at, n), part.images);
+    copy_(set.labels.narrow(0, at, n), part.labels);
+    if (kind == CifarKind::k100) copy_(set.coarse_labels.narrow(0, at, n), part.coarse_labels);
     at += n;
   }
   return std::make_unique<CifarDataset>(std::move(set), coarse_labels);
@@ -96,11 +87,8 @@ absl::StatusOr<Example> CifarDataset::get(int64_t index) const {
   if (index < 0 || index >= size()) {
     return absl::OutOfRangeError(absl::StrCat("CifarDataset::get: index ", index, " outside [0, ", size(), ")"));
   }
-  ASSIGN_OR_RETURN(Tensor view, set_.images.select(0, index));
-  ASSIGN_OR_RETURN(Tensor image, clone(view));
-  ASSIGN_OR_RETURN(Tensor label_view, (coarse_ ? set_.coarse_labels : set_.labels).select(0, index));
-  ASSIGN_OR_RETURN(Tensor label, clone(label_view));
-  return Example{{std::move(image), std::move(label)}};
+  const Tensor& labels = coarse_ ? set_.coarse_labels : set_.labels;
+  return Example{{clone(set_.images.select(0, index)), clone(labels.select(0, index))}};
 }
 
 }  // namespace ts::data

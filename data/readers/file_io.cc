@@ -2,21 +2,12 @@
 
 #include <zlib.h>
 
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "base/files.h"
 
 namespace ts::data {
-namespace {
-
-absl::Status io_error(absl::string_view path, absl::string_view what) {
-  return absl::NotFoundError(absl::StrCat(path, ": ", what, ": ", std::strerror(errno)));
-}
-
-}  // namespace
 
 absl::StatusOr<std::string> gunzip(absl::string_view bytes, absl::string_view name, int64_t max_bytes) {
   z_stream z{};
@@ -36,8 +27,8 @@ absl::StatusOr<std::string> gunzip(absl::string_view bytes, absl::string_view na
     z.avail_in = static_cast<uInt>(in_step);
     if (produced == out.size()) {
       if (static_cast<int64_t>(out.size()) >= max_bytes) {
-        status = absl::ResourceExhaustedError(
-            absl::StrCat(name, ": gzip data inflates to more than ", max_bytes, " bytes"));
+        status =
+            absl::ResourceExhaustedError(absl::StrCat(name, ": gzip data inflates to more than ", max_bytes, " bytes"));
         break;
       }
       out.resize(std::min<int64_t>(max_bytes, out.size() * 2));
@@ -62,8 +53,8 @@ absl::StatusOr<std::string> gunzip(absl::string_view bytes, absl::string_view na
       break;
     }
     if (rc != Z_OK && rc != Z_BUF_ERROR) {
-      status = absl::DataLossError(
-          absl::StrCat(name, ": corrupt gzip data: ", z.msg != nullptr ? z.msg : "inflate failed"));
+      status =
+          absl::DataLossError(absl::StrCat(name, ": corrupt gzip data: ", z.msg != nullptr ? z.msg : "inflate failed"));
       break;
     }
   }
@@ -73,23 +64,16 @@ absl::StatusOr<std::string> gunzip(absl::string_view bytes, absl::string_view na
   return out;
 }
 
-absl::StatusOr<std::string> read_file(const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) return io_error(path, "cannot open");
-  std::string bytes;
-  char buffer[1 << 16];
-  size_t n;
-  while ((n = std::fread(buffer, 1, sizeof buffer, f)) > 0) bytes.append(buffer, n);
-  const bool failed = std::ferror(f);
-  std::fclose(f);
-  if (failed) return io_error(path, "read failed");
-  if (is_gzip(bytes)) return gunzip(bytes, path);
+absl::StatusOr<std::string> read_inflated(const std::string& path) {
+  absl::StatusOr<std::string> bytes = ts::read_file(path);
+  if (bytes.ok() && is_gzip(*bytes)) return gunzip(*bytes, path);
   return bytes;
 }
 
 absl::StatusOr<std::unique_ptr<ChunkReader>> ChunkReader::open(const std::string& path) {
   gzFile f = gzopen(path.c_str(), "rb");
-  if (f == nullptr) return io_error(path, "cannot open");
+  // gzopen fails only in open() or malloc, both of which set errno.
+  if (f == nullptr) return errno_error("cannot open", path);
   gzbuffer(f, 1 << 20);
   return std::unique_ptr<ChunkReader>(new ChunkReader(path, f));
 }
@@ -110,15 +94,6 @@ absl::StatusOr<int64_t> ChunkReader::read(std::string& out, int64_t max_bytes) {
   }
   out.resize(old + n);
   return n;
-}
-
-absl::Status write_file(const std::string& path, absl::string_view bytes) {
-  std::FILE* f = std::fopen(path.c_str(), "wb");
-  if (f == nullptr) return io_error(path, "cannot create");
-  const bool wrote = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
-  const bool closed = std::fclose(f) == 0;
-  if (!wrote || !closed) return io_error(path, "write failed");
-  return absl::OkStatus();
 }
 
 }  // namespace ts::data

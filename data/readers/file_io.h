@@ -1,5 +1,6 @@
 // Whole-file and chunked reads for the readers, with transparent gzip: every
-// reader takes plain or .gz files, and every error names the file.
+// reader takes plain or .gz files, and every error names the file. The plain
+// whole-file read and the writes are base/files.h's.
 #pragma once
 
 #include <cstdint>
@@ -24,8 +25,9 @@ inline bool is_gzip(absl::string_view bytes) {
 absl::StatusOr<std::string> gunzip(absl::string_view bytes, absl::string_view name,
                                    int64_t max_bytes = kDefaultMaxInflatedBytes);
 
-// The file's bytes, inflated when they are gzip (by magic, not by suffix).
-absl::StatusOr<std::string> read_file(const std::string& path);
+// The file's bytes (ts::read_file), inflated when they are gzip (by magic,
+// not by suffix).
+absl::StatusOr<std::string> read_inflated(const std::string& path);
 
 // Sequential reads of a plain or gzip file in pieces, for streaming parsers.
 class ChunkReader {
@@ -43,8 +45,5 @@ class ChunkReader {
   std::string path_;
   void* file_;  // gzFile; gzread passes plain files through unchanged
 };
-
-// Writes bytes to a file, replacing it (tests and the corpus tools).
-absl::Status write_file(const std::string& path, absl::string_view bytes);
 
 }  // namespace ts::data

@@ -5,9 +5,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/status_macros.h"
 #include "data/readers/file_io.h"
 #include "tensor/ops.h"
-#include "tensor/status_macros.h"
 
 namespace ts::data {
 namespace {
@@ -37,9 +37,9 @@ int64_t element_size(uint8_t code) {
 absl::Status expect_u8_rank(const IdxArray& array, int64_t rank, uint32_t magic, absl::string_view name,
                             absl::string_view what) {
   if (array.type != IdxType::kU8 || static_cast<int64_t>(array.dims.size()) != rank) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "%s: magic 0x%08x is not an IDX %s file (expected 0x%08x: u8 with %d dims)", name,
-        (static_cast<uint32_t>(array.type) << 8) | array.dims.size(), what, magic, rank));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: magic 0x%08x is not an IDX %s file (expected 0x%08x: u8 with %d dims)", name,
+                        (static_cast<uint32_t>(array.type) << 8) | array.dims.size(), what, magic, rank));
   }
   return absl::OkStatus();
 }
@@ -63,8 +63,8 @@ absl::StatusOr<IdxArray> parse_idx(absl::string_view bytes, absl::string_view na
   const int64_t rank = magic & 0xff;
   if ((magic >> 16) != 0 || element_size(code) == 0 || rank < 1 || rank > 8) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "%s: bad IDX magic number 0x%08x (expected 0x0000TTRR: type TT in {08,09,0B,0C,0D,0E}, rank RR in 1..8)",
-        name, magic));
+        "%s: bad IDX magic number 0x%08x (expected 0x0000TTRR: type TT in {08,09,0B,0C,0D,0E}, rank RR in 1..8)", name,
+        magic));
   }
   const int64_t header = 4 + 4 * rank;
   if (static_cast<int64_t>(bytes.size()) < header) {
@@ -85,13 +85,13 @@ absl::StatusOr<IdxArray> parse_idx(absl::string_view bytes, absl::string_view na
     if (numel != 0) numel = (size != 0 && numel > available / size) ? available + 1 : numel * size;
   }
   if (numel > available) {
-    return absl::InvalidArgumentError(absl::StrCat(name, ": truncated: dims [", dims,
-                                                   "] need more than the file's ", bytes.size(), " bytes"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, ": truncated: dims [", dims, "] need more than the file's ", bytes.size(), " bytes"));
   }
   const int64_t expected = header + numel * element_size(code);
   if (expected != static_cast<int64_t>(bytes.size())) {
-    return absl::InvalidArgumentError(absl::StrCat(name, ": ", bytes.size() - expected,
-                                                   " trailing bytes after the data of dims [", dims, "]"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, ": ", bytes.size() - expected, " trailing bytes after the data of dims [", dims, "]"));
   }
   array.data = bytes.substr(header);
   return array;
@@ -106,8 +106,8 @@ absl::StatusOr<IdxImageSet> parse_idx_image_set(absl::string_view image_bytes, a
   RETURN_IF_ERROR(expect_u8_rank(labels, 1, 0x801, label_name, "labels"));
   const int64_t n = images.dims[0];
   if (labels.dims[0] != n) {
-    return absl::InvalidArgumentError(absl::StrCat(label_name, ": ", labels.dims[0], " labels but ", image_name,
-                                                   " holds ", n, " images"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(label_name, ": ", labels.dims[0], " labels but ", image_name, " holds ", n, " images"));
   }
   std::vector<int64_t> label_values(n);
   for (int64_t i = 0; i < n; ++i) {
@@ -118,17 +118,17 @@ absl::StatusOr<IdxImageSet> parse_idx_image_set(absl::string_view image_bytes, a
     }
   }
   IdxImageSet set;
-  ASSIGN_OR_RETURN(set.images, Tensor::allocate({n, 1, images.dims[1], images.dims[2]}, DType::kU8, Device::cpu()));
+  set.images = Tensor::allocate({n, 1, images.dims[1], images.dims[2]}, DType::kU8, Device::cpu());
   if (!images.data.empty()) std::memcpy(set.images.raw_data(), images.data.data(), images.data.size());
-  ASSIGN_OR_RETURN(set.labels, from_vector<int64_t>(label_values, {n}));
+  set.labels = from_vector<int64_t>(label_values, {n});
   return set;
 }
 
 absl::StatusOr<std::unique_ptr<IdxImageDataset>> IdxImageDataset::open(const std::string& images_path,
                                                                        const std::string& labels_path,
                                                                        int64_t num_classes) {
-  ASSIGN_OR_RETURN(const std::string image_bytes, read_file(images_path));
-  ASSIGN_OR_RETURN(const std::string label_bytes, read_file(labels_path));
+  ASSIGN_OR_RETURN(const std::string image_bytes, read_inflated(images_path));
+  ASSIGN_OR_RETURN(const std::string label_bytes, read_inflated(labels_path));
   ASSIGN_OR_RETURN(IdxImageSet set,
                    parse_idx_image_set(image_bytes, images_path, label_bytes, labels_path, num_classes));
   return std::make_unique<IdxImageDataset>(std::move(set));
@@ -138,11 +138,7 @@ absl::StatusOr<Example> IdxImageDataset::get(int64_t index) const {
   if (index < 0 || index >= size()) {
     return absl::OutOfRangeError(absl::StrCat("IdxImageDataset::get: index ", index, " outside [0, ", size(), ")"));
   }
-  ASSIGN_OR_RETURN(Tensor view, set_.images.select(0, index));
-  ASSIGN_OR_RETURN(Tensor image, clone(view));
-  ASSIGN_OR_RETURN(Tensor label_view, set_.labels.select(0, index));
-  ASSIGN_OR_RETURN(Tensor label, clone(label_view));
-  return Example{{std::move(image), std::move(label)}};
+  return Example{{clone(set_.images.select(0, index)), clone(set_.labels.select(0, index))}};
 }
 
 absl::StatusOr<std::unique_ptr<IdxImageDataset>> open_mnist(const std::string& dir, bool train) {

@@ -6,9 +6,9 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "data/readers/file_io.h"
 #include "tensor/ops.h"
-#include "tensor/status_macros.h"
 
 namespace ts::data {
 namespace {
@@ -29,8 +29,7 @@ inline std::from_chars_result parse_number(const char* p, const char* end, T& va
 
 }  // namespace
 
-LibsvmParser::LibsvmParser(std::string name, LibsvmOptions options)
-    : name_(std::move(name)), options_(options) {}
+LibsvmParser::LibsvmParser(std::string name, LibsvmOptions options) : name_(std::move(name)), options_(options) {}
 
 absl::Status LibsvmParser::error_at(const char* line_begin, const char* at, absl::string_view what) const {
   return absl::InvalidArgumentError(absl::StrCat(name_, ":", line_number_, ":", at - line_begin + 1, ": ", what));
@@ -108,18 +107,17 @@ absl::Status LibsvmParser::parse_line(absl::string_view line) {
       return error_at(begin, token, "expected <index>:<value>");
     }
     if (index <= previous) {
-      return error_at(begin, token,
-                      index < 1 ? absl::StrCat("feature index ", index, " is not 1-based (must be >= 1)")
-                                : absl::StrCat("feature index ", index, " does not follow ", previous,
-                                               " (indices must ascend)"));
+      return error_at(
+          begin, token,
+          index < 1 ? absl::StrCat("feature index ", index, " is not 1-based (must be >= 1)")
+                    : absl::StrCat("feature index ", index, " does not follow ", previous, " (indices must ascend)"));
     }
-    if (index > std::numeric_limits<int32_t>::max() ||
-        (options_.num_features > 0 && index > options_.num_features)) {
-      return error_at(begin, token,
-                      absl::StrCat("feature index ", index, " exceeds the ",
-                                   options_.num_features > 0 ? options_.num_features
-                                                             : std::numeric_limits<int32_t>::max(),
-                                   " features allowed"));
+    if (index > std::numeric_limits<int32_t>::max() || (options_.num_features > 0 && index > options_.num_features)) {
+      return error_at(
+          begin, token,
+          absl::StrCat("feature index ", index, " exceeds the ",
+                       options_.num_features > 0 ? options_.num_features : std::numeric_limits<int32_t>::max(),
+                       " features allowed"));
     }
     float value;
     auto [after, value_ec] = parse_number(colon + 1, end, value);
@@ -169,10 +167,10 @@ absl::StatusOr<CsrMatrix> read_libsvm(const std::string& path, LibsvmOptions opt
 
 absl::StatusOr<Tensor> to_dense(const CsrMatrix& matrix, int64_t max_features) {
   if (matrix.num_features > max_features) {
-    return absl::InvalidArgumentError(absl::StrCat("to_dense: ", matrix.num_features,
-                                                   " features exceed the dense view's limit of ", max_features));
+    return absl::InvalidArgumentError(
+        absl::StrCat("to_dense: ", matrix.num_features, " features exceed the dense view's limit of ", max_features));
   }
-  ASSIGN_OR_RETURN(Tensor dense, zeros({matrix.rows(), matrix.num_features}, {DType::kF32}));
+  Tensor dense = zeros({matrix.rows(), matrix.num_features}, {DType::kF32});
   float* out = dense.data<float>();
   for (int64_t r = 0; r < matrix.rows(); ++r) {
     for (int64_t k = matrix.row_ptr[r]; k < matrix.row_ptr[r + 1]; ++k) {
@@ -191,19 +189,14 @@ absl::StatusOr<Example> LibsvmDataset::get(int64_t index) const {
   if (index < 0 || index >= size()) {
     return absl::OutOfRangeError(absl::StrCat("LibsvmDataset::get: index ", index, " outside [0, ", size(), ")"));
   }
-  ASSIGN_OR_RETURN(Tensor features, zeros({matrix_.num_features}, {DType::kF32}));
+  Tensor features = zeros({matrix_.num_features}, {DType::kF32});
   float* out = features.data<float>();
   for (int64_t k = matrix_.row_ptr[index]; k < matrix_.row_ptr[index + 1]; ++k) {
     out[matrix_.col_idx[k]] = matrix_.values[k];
   }
   const float label = matrix_.labels[index];
-  Tensor label_tensor;
-  if (labels_ == LibsvmLabels::kBinary) {
-    const int64_t binary = static_cast<int64_t>(label);
-    ASSIGN_OR_RETURN(label_tensor, from_vector<int64_t>({&binary, 1}, {}));
-  } else {
-    ASSIGN_OR_RETURN(label_tensor, from_vector<float>({&label, 1}, {}));
-  }
+  Tensor label_tensor = labels_ == LibsvmLabels::kBinary ? scalar_tensor(static_cast<int64_t>(label), {DType::kI64})
+                                                         : scalar_tensor(label, {DType::kF32});
   return Example{{std::move(features), std::move(label_tensor)}};
 }
 

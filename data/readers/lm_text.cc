@@ -3,11 +3,11 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "data/readers/file_io.h"
 #include "data/readers/utf8.h"
 #include "tensor/ops.h"
 #include "tensor/philox.h"
-#include "tensor/status_macros.h"
 
 namespace ts::data {
 namespace {
@@ -34,7 +34,7 @@ void for_each_token(absl::string_view text, Word word, Eos eos) {
 }
 
 absl::StatusOr<Tensor> read_split(const std::string& path, const Vocabulary& vocab) {
-  ASSIGN_OR_RETURN(const std::string text, read_file(path));
+  ASSIGN_OR_RETURN(const std::string text, read_inflated(path));
   ASSIGN_OR_RETURN(const std::vector<int64_t> ids, tokenize_lm(text, path, vocab));
   return from_vector<int64_t>(ids, {static_cast<int64_t>(ids.size())});
 }
@@ -67,12 +67,12 @@ absl::StatusOr<std::vector<int64_t>> tokenize_lm(absl::string_view text, absl::s
 
 absl::StatusOr<LmCorpus> load_lm_corpus(const std::string& train_path, const std::string& valid_path,
                                         const std::string& test_path) {
-  ASSIGN_OR_RETURN(const std::string train_text, read_file(train_path));
+  ASSIGN_OR_RETURN(const std::string train_text, read_inflated(train_path));
   if (train_text.empty()) return absl::InvalidArgumentError(absl::StrCat(train_path, ": empty train split"));
   LmCorpus corpus;
   ASSIGN_OR_RETURN(corpus.vocab, build_lm_vocabulary(train_text, train_path));
   ASSIGN_OR_RETURN(const std::vector<int64_t> train_ids, tokenize_lm(train_text, train_path, corpus.vocab));
-  ASSIGN_OR_RETURN(corpus.train, from_vector<int64_t>(train_ids, {static_cast<int64_t>(train_ids.size())}));
+  corpus.train = from_vector<int64_t>(train_ids, {static_cast<int64_t>(train_ids.size())});
   ASSIGN_OR_RETURN(corpus.valid, read_split(valid_path, corpus.vocab));
   ASSIGN_OR_RETURN(corpus.test, read_split(test_path, corpus.vocab));
   return corpus;
@@ -92,9 +92,7 @@ absl::StatusOr<Tensor> batchify(const Tensor& stream, int64_t batch) {
         absl::StrCat("batchify: batch ", batch, " must be in [1, ", stream.numel(), "] (the stream's length)"));
   }
   const int64_t n = stream.numel() / batch;
-  ASSIGN_OR_RETURN(Tensor used, stream.narrow(0, 0, batch * n));
-  ASSIGN_OR_RETURN(Tensor batched, reshape(used, {batch, n}));
-  return contiguous(batched);
+  return contiguous(reshape(stream.narrow(0, 0, batch * n), {batch, n}));
 }
 
 absl::StatusOr<BpttWindow> bptt_window(const Tensor& batched, int64_t start, int64_t seq_len) {
@@ -108,10 +106,7 @@ absl::StatusOr<BpttWindow> bptt_window(const Tensor& batched, int64_t start, int
                                               " leaves no window in ", n, " columns (start must be < n - 1)"));
   }
   const int64_t len = std::min(seq_len, n - 1 - start);
-  BpttWindow window;
-  ASSIGN_OR_RETURN(window.input, batched.narrow(1, start, len));
-  ASSIGN_OR_RETURN(window.target, batched.narrow(1, start + 1, len));
-  return window;
+  return BpttWindow{batched.narrow(1, start, len), batched.narrow(1, start + 1, len)};
 }
 
 int64_t random_bptt_length(int64_t bptt, Generator& generator, int64_t min_len) {

@@ -3,8 +3,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "base/status_macros.h"
 #include "data/readers/file_io.h"
-#include "tensor/status_macros.h"
 
 namespace ts::data {
 namespace {
@@ -49,17 +49,16 @@ absl::StatusOr<std::vector<MoEntry>> parse_mo(absl::string_view bytes, absl::str
   const uint64_t n = word.at(8), originals = word.at(12), translations = word.at(16);
   for (auto [table, what] : {std::pair{originals, "original"}, std::pair{translations, "translation"}}) {
     if (table + 8 * n > bytes.size()) {
-      return absl::InvalidArgumentError(absl::StrCat(name, ": the ", what, " table (", n, " entries at offset ",
-                                                     table, ") runs past the end of the file (", bytes.size(),
-                                                     " bytes)"));
+      return absl::InvalidArgumentError(absl::StrCat(name, ": the ", what, " table (", n, " entries at offset ", table,
+                                                     ") runs past the end of the file (", bytes.size(), " bytes)"));
     }
   }
   auto string_at = [&](uint64_t table, uint64_t i, const char* what) -> absl::StatusOr<absl::string_view> {
     const uint64_t length = word.at(table + 8 * i), offset = word.at(table + 8 * i + 4);
     if (offset + length > bytes.size()) {
-      return absl::InvalidArgumentError(absl::StrCat(name, ": ", what, " string ", i, " (", length,
-                                                     " bytes at offset ", offset,
-                                                     ") runs past the end of the file (", bytes.size(), " bytes)"));
+      return absl::InvalidArgumentError(absl::StrCat(name, ": ", what, " string ", i, " (", length, " bytes at offset ",
+                                                     offset, ") runs past the end of the file (", bytes.size(),
+                                                     " bytes)"));
     }
     return bytes.substr(offset, length);
   };
@@ -95,7 +94,7 @@ absl::StatusOr<std::vector<MoEntry>> parse_mo(absl::string_view bytes, absl::str
 }
 
 absl::StatusOr<std::vector<MoEntry>> read_mo(const std::string& path) {
-  ASSIGN_OR_RETURN(const std::string bytes, read_file(path));
+  ASSIGN_OR_RETURN(const std::string bytes, read_inflated(path));
   return parse_mo(bytes, path);
 }
 

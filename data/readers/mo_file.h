@@ -11,10 +11,10 @@
 namespace ts::data {
 
 struct MoEntry {
-  std::string context;                // msgctxt; empty when none
-  std::string msgid;                  // empty for the catalog's header entry
-  std::string msgid_plural;           // empty when not a plural entry
-  std::vector<std::string> msgstr;    // one translation per plural form
+  std::string context;              // msgctxt; empty when none
+  std::string msgid;                // empty for the catalog's header entry
+  std::string msgid_plural;         // empty when not a plural entry
+  std::vector<std::string> msgstr;  // one translation per plural form
 };
 
 // Checks the magic (0x950412de, either byte order), the major revision (0 or

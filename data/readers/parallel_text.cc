@@ -1,9 +1,9 @@
 #include "data/readers/parallel_text.h"
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "data/readers/file_io.h"
 #include "data/readers/utf8.h"
-#include "tensor/status_macros.h"
 
 namespace ts::data {
 
@@ -39,8 +39,8 @@ absl::StatusOr<ParallelCorpus> parse_parallel(absl::string_view source_text, abs
 }
 
 absl::StatusOr<ParallelCorpus> read_parallel(const std::string& source_path, const std::string& target_path) {
-  ASSIGN_OR_RETURN(const std::string source, read_file(source_path));
-  ASSIGN_OR_RETURN(const std::string target, read_file(target_path));
+  ASSIGN_OR_RETURN(const std::string source, read_inflated(source_path));
+  ASSIGN_OR_RETURN(const std::string target, read_inflated(target_path));
   return parse_parallel(source, source_path, target, target_path);
 }
 

@@ -6,7 +6,6 @@
 #include "absl/strings/str_cat.h"
 #include "tensor/ops.h"
 #include "tensor/philox.h"
-#include "tensor/status_macros.h"
 
 namespace ts::data {
 namespace {
@@ -24,8 +23,7 @@ void philox_shuffle(std::vector<int64_t>& v, uint64_t seed, uint64_t stream) {
   }
 }
 
-absl::StatusOr<Tensor> pad_rows(const std::vector<std::vector<int64_t>>& rows, absl::Span<const int64_t> indices,
-                                Tensor& lengths) {
+Tensor pad_rows(const std::vector<std::vector<int64_t>>& rows, absl::Span<const int64_t> indices, Tensor& lengths) {
   const int64_t n = indices.size();
   int64_t longest = 0;
   std::vector<int64_t> lens(n);
@@ -35,7 +33,7 @@ absl::StatusOr<Tensor> pad_rows(const std::vector<std::vector<int64_t>>& rows, a
   }
   std::vector<int64_t> padded(n * longest, BpeTokenizer::kPad);
   for (int64_t i = 0; i < n; ++i) std::copy(rows[indices[i]].begin(), rows[indices[i]].end(), &padded[i * longest]);
-  ASSIGN_OR_RETURN(lengths, from_vector<int64_t>(lens, {n}));
+  lengths = from_vector<int64_t>(lens, {n});
   return from_vector<int64_t>(padded, {n, longest});
 }
 
@@ -109,8 +107,8 @@ absl::StatusOr<TranslationBatch> collate_pairs(const EncodedPairs& pairs, absl::
     }
   }
   TranslationBatch batch;
-  ASSIGN_OR_RETURN(batch.source, pad_rows(pairs.source, indices, batch.source_lengths));
-  ASSIGN_OR_RETURN(batch.target, pad_rows(pairs.target, indices, batch.target_lengths));
+  batch.source = pad_rows(pairs.source, indices, batch.source_lengths);
+  batch.target = pad_rows(pairs.target, indices, batch.target_lengths);
   return batch;
 }
 

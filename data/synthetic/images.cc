@@ -4,9 +4,9 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "data/loader/random_stream.h"
 #include "data/synthetic/options_check.h"
-#include "tensor/status_macros.h"
 
 namespace ts::data {
 namespace {
@@ -50,8 +50,8 @@ absl::StatusOr<Example> SyntheticImages::get(int64_t index) const {
   RETURN_IF_ERROR(check_index("SyntheticImages", index, options_.size));
   const int64_t label = label_of(index);
   const int64_t c = options_.channels, h = options_.height, w = options_.width;
-  ASSIGN_OR_RETURN(Tensor image, Tensor::allocate({c, h, w}, options_.dtype, Device::cpu()));
-  ASSIGN_OR_RETURN(Tensor label_tensor, Tensor::allocate({}, DType::kI64, Device::cpu()));
+  Tensor image = Tensor::allocate({c, h, w}, options_.dtype, Device::cpu());
+  Tensor label_tensor = Tensor::allocate({}, DType::kI64, Device::cpu());
   *label_tensor.data<int64_t>() = label;
 
   RandomStream rng(RandomStream::mix_key(options_.seed, kPixelSalt), options_.first_sample + index);

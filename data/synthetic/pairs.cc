@@ -3,10 +3,10 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "data/loader/random_stream.h"
 #include "data/loader/sampler.h"
 #include "data/synthetic/options_check.h"
-#include "tensor/status_macros.h"
 
 namespace ts::data {
 namespace {
@@ -34,8 +34,8 @@ absl::StatusOr<Example> SyntheticSentencePairs::get(int64_t index) const {
   RETURN_IF_ERROR(check_index("SyntheticSentencePairs", index, options_.size));
   RandomStream rng(RandomStream::mix_key(options_.seed, kSentenceSalt), index);
   const int64_t words = options_.min_words + rng.uniform_int(options_.max_words - options_.min_words + 1);
-  ASSIGN_OR_RETURN(Tensor source, Tensor::allocate({words + 2}, DType::kI64, Device::cpu()));
-  ASSIGN_OR_RETURN(Tensor target, Tensor::allocate({words + 2}, DType::kI64, Device::cpu()));
+  Tensor source = Tensor::allocate({words + 2}, DType::kI64, Device::cpu());
+  Tensor target = Tensor::allocate({words + 2}, DType::kI64, Device::cpu());
   int64_t* src = source.data<int64_t>();
   int64_t* tgt = target.data<int64_t>();
   src[0] = tgt[0] = kBos;

@@ -3,9 +3,9 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "data/loader/random_stream.h"
 #include "data/synthetic/options_check.h"
-#include "tensor/status_macros.h"
 
 namespace ts::data {
 namespace {
@@ -37,7 +37,7 @@ absl::StatusOr<Tensor> SyntheticTokenStream::tokens(int64_t start, int64_t count
     return absl::InvalidArgumentError(
         absl::StrCat("SyntheticTokenStream: bad token range start ", start, ", count ", count));
   }
-  ASSIGN_OR_RETURN(Tensor out, Tensor::allocate({count}, DType::kI64, Device::cpu()));
+  Tensor out = Tensor::allocate({count}, DType::kI64, Device::cpu());
   int64_t* dst = out.data<int64_t>();
   int64_t position = start;
   while (position < start + count) {
@@ -64,10 +64,8 @@ absl::StatusOr<Tensor> SyntheticTokenStream::tokens(int64_t start, int64_t count
 absl::StatusOr<Example> SyntheticTokenStream::get(int64_t index) const {
   RETURN_IF_ERROR(check_index("SyntheticTokenStream", index, options_.num_windows));
   const int64_t len = options_.seq_len;
-  ASSIGN_OR_RETURN(Tensor window, tokens(index * len, len + 1));
-  ASSIGN_OR_RETURN(Tensor input, window.narrow(0, 0, len));
-  ASSIGN_OR_RETURN(Tensor target, window.narrow(0, 1, len));
-  return Example{{std::move(input), std::move(target)}};
+  ASSIGN_OR_RETURN(const Tensor window, tokens(index * len, len + 1));
+  return Example{{window.narrow(0, 0, len), window.narrow(0, 1, len)}};
 }
 
 }  // namespace ts::data

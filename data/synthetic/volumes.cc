@@ -3,9 +3,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "data/loader/random_stream.h"
 #include "data/synthetic/options_check.h"
-#include "tensor/status_macros.h"
 
 namespace ts::data {
 namespace {
@@ -64,7 +64,7 @@ absl::StatusOr<Example> SyntheticVolumes::get(int64_t index) const {
     }
   }
 
-  ASSIGN_OR_RETURN(Tensor label, Tensor::allocate({1, d, h, w}, DType::kU8, Device::cpu()));
+  Tensor label = Tensor::allocate({1, d, h, w}, DType::kU8, Device::cpu());
   uint8_t* labels = label.data<uint8_t>();
   for (int64_t z = 0; z < d; ++z) {
     for (int64_t y = 0; y < h; ++y) {
@@ -77,7 +77,7 @@ absl::StatusOr<Example> SyntheticVolumes::get(int64_t index) const {
     }
   }
 
-  ASSIGN_OR_RETURN(Tensor image, Tensor::allocate({c, d, h, w}, DType::kF32, Device::cpu()));
+  Tensor image = Tensor::allocate({c, d, h, w}, DType::kF32, Device::cpu());
   float* voxels = image.data<float>();
   RandomStream voxel_rng(RandomStream::mix_key(options_.seed, kVoxelSalt), index);
   const float amplitude = static_cast<float>(options_.noise);

@@ -4,12 +4,12 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "data/transforms/gpu_batch_ops.h"
 #include "tensor/cuda/check.h"
 #include "tensor/cuda/device.h"
 #include "tensor/cuda/stream.h"
 #include "tensor/ops.h"
-#include "tensor/status_macros.h"
 
 namespace ts::data::transforms {
 namespace {
@@ -132,10 +132,9 @@ absl::StatusOr<Tensor> normalize_batch(const Tensor& batch, absl::Span<const flo
   ASSIGN_OR_RETURN(std::vector<float> coeffs, normalize_coefficients(batch.dtype(), channels, mean, std));
   const int device = batch.device().index;
   cuda::DeviceGuard guard(device);
-  ASSIGN_OR_RETURN(Tensor in, contiguous(batch));
-  ASSIGN_OR_RETURN(Tensor coeffs_dev,
-                   from_vector<float>(coeffs, {static_cast<int64_t>(coeffs.size())}, batch.device()));
-  ASSIGN_OR_RETURN(Tensor out, empty(batch.shape(), {DType::kF32, batch.device()}));
+  const Tensor in = contiguous(batch);
+  const Tensor coeffs_dev = from_vector<float>(coeffs, {static_cast<int64_t>(coeffs.size())}, batch.device());
+  Tensor out = empty(batch.shape(), {DType::kF32, batch.device()});
   const int64_t n = batch.numel();
   if (n == 0) return out;
   const int64_t plane = n / (batch.size(0) * channels);
@@ -174,11 +173,10 @@ absl::StatusOr<Tensor> crop_flip_batch(const Tensor& batch, int64_t out_h, int64
   }
   const int device = batch.device().index;
   cuda::DeviceGuard guard(device);
-  ASSIGN_OR_RETURN(Tensor in, contiguous(batch));
-  ASSIGN_OR_RETURN(Tensor params_dev,
-                   from_vector<int64_t>(packed, {static_cast<int64_t>(packed.size())}, batch.device()));
+  const Tensor in = contiguous(batch);
+  const Tensor params_dev = from_vector<int64_t>(packed, {static_cast<int64_t>(packed.size())}, batch.device());
   const int64_t channels = batch.size(1);
-  ASSIGN_OR_RETURN(Tensor out, empty({batch.size(0), channels, out_h, out_w}, {batch.dtype(), batch.device()}));
+  Tensor out = empty({batch.size(0), channels, out_h, out_w}, {batch.dtype(), batch.device()});
   const int64_t n = out.numel();
   if (n == 0) return out;
   const cudaStream_t stream = cuda::current_stream(device);
@@ -207,10 +205,9 @@ absl::StatusOr<Tensor> flip_rotate_volume_batch(const Tensor& batch, absl::Span<
   }
   const int device = batch.device().index;
   cuda::DeviceGuard guard(device);
-  ASSIGN_OR_RETURN(Tensor in, contiguous(batch));
-  ASSIGN_OR_RETURN(Tensor params_dev,
-                   from_vector<int64_t>(packed, {static_cast<int64_t>(packed.size())}, batch.device()));
-  ASSIGN_OR_RETURN(Tensor out, empty(batch.shape(), {batch.dtype(), batch.device()}));
+  const Tensor in = contiguous(batch);
+  const Tensor params_dev = from_vector<int64_t>(packed, {static_cast<int64_t>(packed.size())}, batch.device());
+  Tensor out = empty(batch.shape(), {batch.dtype(), batch.device()});
   const int64_t n = out.numel();
   if (n == 0) return out;
   const int64_t per_sample = n / batch.size(0);

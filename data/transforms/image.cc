@@ -3,9 +3,9 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "data/transforms/remap.h"
 #include "tensor/ops.h"
-#include "tensor/status_macros.h"
 
 namespace ts::data::transforms {
 namespace {
@@ -68,11 +68,8 @@ absl::StatusOr<Tensor> normalize_image(const Tensor& image, absl::Span<const flo
   const int64_t channels = image.size(0);
   ASSIGN_OR_RETURN(std::vector<float> coeffs, normalize_coefficients(image.dtype(), channels, mean, std));
   const bool bytes = image.dtype() == DType::kU8;
-  ASSIGN_OR_RETURN(Tensor src, contiguous(image));
-  if (!bytes) {
-    ASSIGN_OR_RETURN(src, to(src, DType::kF32));
-  }
-  ASSIGN_OR_RETURN(Tensor out, Tensor::allocate(image.shape(), DType::kF32, Device::cpu()));
+  const Tensor src = bytes ? contiguous(image) : to(contiguous(image), DType::kF32);
+  Tensor out = Tensor::allocate(image.shape(), DType::kF32, Device::cpu());
   const int64_t plane = channels == 0 ? 0 : image.numel() / channels;
   float* dst = out.data<float>();
   for (int64_t c = 0; c < channels; ++c) {

@@ -66,10 +66,10 @@ absl::StatusOr<Tensor> remap(const Tensor& x, absl::Span<const std::vector<int64
     }
     out_shape[d] = static_cast<int64_t>(full[d].size());
   }
-  absl::StatusOr<Tensor> out = Tensor::allocate(out_shape, x.dtype(), Device::cpu());
-  if (!out.ok() || out->numel() == 0) return out;
+  Tensor out = Tensor::allocate(out_shape, x.dtype(), Device::cpu());
+  if (out.numel() == 0) return out;
   if (x.dim() == 0) {
-    std::memcpy(out->raw_data(), x.raw_data(), x.itemsize());
+    std::memcpy(out.raw_data(), x.raw_data(), x.itemsize());
     return out;
   }
   Shape src_strides(x.dim()), dst_strides = contiguous_strides(out_shape);
@@ -78,7 +78,7 @@ absl::StatusOr<Tensor> remap(const Tensor& x, absl::Span<const std::vector<int64
     dst_strides[d] *= x.itemsize();
   }
   const char* src = static_cast<const char*>(x.raw_data());
-  char* dst = static_cast<char*>(out->raw_data());
+  char* dst = static_cast<char*>(out.raw_data());
   switch (x.itemsize()) {
     case 1:
       Gather<1>{full, src_strides, dst_strides}.run(0, src, dst);

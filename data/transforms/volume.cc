@@ -3,9 +3,9 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "data/transforms/image.h"
 #include "data/transforms/remap.h"
-#include "tensor/status_macros.h"
 
 namespace ts::data::transforms {
 namespace {
@@ -91,7 +91,7 @@ absl::StatusOr<Tensor> flip_rotate_volume(const Tensor& volume, FlipRot3d params
     case 2:
       return remap(volume, leading_identity(volume.dim(), d_map, reversed(fh), reversed(fw)));
     default: {
-      ASSIGN_OR_RETURN(Tensor swapped, volume.transpose(-2, -1));  // swapped[..][a][b] = v[..][b][a]
+      const Tensor swapped = volume.transpose(-2, -1);  // swapped[..][a][b] = v[..][b][a]
       // k=1: out[i][j] = v[fh(j)][fw(W-1-i)] = swapped[fw(W-1-i)][fh(j)]
       // k=3: out[i][j] = v[fh(H-1-j)][fw(i)] = swapped[fw(i)][fh(H-1-j)]
       return k == 1 ? remap(swapped, leading_identity(volume.dim(), d_map, reversed(fw), fh))

@@ -13,7 +13,7 @@ using ::ts::testing::expect_error;
 using ::ts::testing::value_or_die;
 
 Example example(std::vector<float> image, Dims shape, int64_t label) {
-  return Example{{value_or_die(from_vector<float>(image, shape)), value_or_die(full({}, label, {DType::kI64}))}};
+  return Example{{from_vector<float>(image, shape), full({}, label, {DType::kI64})}};
 }
 
 TEST(CollateTest, StacksEachFieldAlongANewBatchDim) {
@@ -21,28 +21,26 @@ TEST(CollateTest, StacksEachFieldAlongANewBatchDim) {
   ASSERT_OK_AND_ASSIGN(std::vector<Tensor> batch, collate(examples));
   ASSERT_EQ(batch.size(), 2u);
   EXPECT_EQ(batch[0].shape(), (Shape{2, 2, 2}));
-  EXPECT_EQ(value_or_die(to_vector<float>(batch[0])), (std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8}));
+  EXPECT_EQ(to_vector<float>(batch[0]), (std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8}));
   EXPECT_EQ(batch[1].shape(), (Shape{2}));
-  EXPECT_EQ(value_or_die(to_vector<int64_t>(batch[1])), (std::vector<int64_t>{7, 9}));
+  EXPECT_EQ(to_vector<int64_t>(batch[1]), (std::vector<int64_t>{7, 9}));
 }
 
 TEST(CollateTest, ReadsStridedViews) {
-  Tensor t = value_or_die(from_vector<float>({1, 2, 3, 4}, {2, 2}));
-  Tensor transposed = value_or_die(t.transpose(0, 1));
+  const Tensor transposed = from_vector<float>({1, 2, 3, 4}, {2, 2}).transpose(0, 1);
   ASSERT_OK_AND_ASSIGN(std::vector<Tensor> batch, collate(std::vector<Example>{Example{{transposed}}}));
-  EXPECT_EQ(value_or_die(to_vector<float>(batch[0])), (std::vector<float>{1, 3, 2, 4}));
+  EXPECT_EQ(to_vector<float>(batch[0]), (std::vector<float>{1, 3, 2, 4}));
 }
 
 TEST(CollateTest, PadsSequenceFieldsToTheLongest) {
   const std::vector<Example> examples = {
-      Example{{value_or_die(from_vector<int64_t>({1, 5, 2}, {3})), value_or_die(from_vector<int64_t>({1, 2}, {2}))}},
-      Example{
-          {value_or_die(from_vector<int64_t>({1, 2}, {2})), value_or_die(from_vector<int64_t>({1, 6, 7, 2}, {4}))}}};
+      Example{{from_vector<int64_t>({1, 5, 2}, {3}), from_vector<int64_t>({1, 2}, {2})}},
+      Example{{from_vector<int64_t>({1, 2}, {2}), from_vector<int64_t>({1, 6, 7, 2}, {4})}}};
   ASSERT_OK_AND_ASSIGN(std::vector<Tensor> batch, collate(examples, {.padded_fields = {0, 1}, .pad_value = 0}));
   EXPECT_EQ(batch[0].shape(), (Shape{2, 3}));
-  EXPECT_EQ(value_or_die(to_vector<int64_t>(batch[0])), (std::vector<int64_t>{1, 5, 2, 1, 2, 0}));
+  EXPECT_EQ(to_vector<int64_t>(batch[0]), (std::vector<int64_t>{1, 5, 2, 1, 2, 0}));
   EXPECT_EQ(batch[1].shape(), (Shape{2, 4}));
-  EXPECT_EQ(value_or_die(to_vector<int64_t>(batch[1])), (std::vector<int64_t>{1, 2, 0, 0, 1, 6, 7, 2}));
+  EXPECT_EQ(to_vector<int64_t>(batch[1]), (std::vector<int64_t>{1, 2, 0, 0, 1, 6, 7, 2}));
 }
 
 TEST(CollateTest, ErrorsNameTheFieldTheExampleAndTheShapes) {
@@ -50,7 +48,7 @@ TEST(CollateTest, ErrorsNameTheFieldTheExampleAndTheShapes) {
       collate(std::vector<Example>{example({1, 2, 3, 4}, {2, 2}, 0), example({1, 2, 3, 4}, {4, 1}, 1)}).status(),
       absl::StatusCode::kInvalidArgument, {"field 0 of example 1", "f32[4, 1]", "f32[2, 2]"});
   Example other_dtype = example({1, 2}, {2}, 0);
-  other_dtype.fields[1] = value_or_die(full({}, 1, {DType::kI32}));
+  other_dtype.fields[1] = full({}, 1, {DType::kI32});
   expect_error(collate(std::vector<Example>{example({1, 2}, {2}, 0), other_dtype}).status(),
                absl::StatusCode::kInvalidArgument, {"field 1 of example 1", "i32[]", "i64[]"});
   Example short_example = example({1, 2}, {2}, 0);
@@ -80,7 +78,7 @@ TEST(HostBufferPoolTest, ReusesFreedBuffersOfTheSameSize) {
   ASSERT_OK_AND_ASSIGN(std::vector<Tensor> again, collate(examples, {}, pool.get()));
   EXPECT_EQ(again[0].raw_data(), first_address);
   EXPECT_EQ(pool->stats().num_fresh_allocations, 2);  // one per field size, never more
-  EXPECT_EQ(value_or_die(to_vector<float>(again[0])), (std::vector<float>{1, 2, 3, 4}));
+  EXPECT_EQ(to_vector<float>(again[0]), (std::vector<float>{1, 2, 3, 4}));
 }
 
 TEST(HostBufferPoolTest, StoragesOutliveThePoolHandle) {
@@ -89,7 +87,7 @@ TEST(HostBufferPoolTest, StoragesOutliveThePoolHandle) {
     std::shared_ptr<HostBufferPool> pool = HostBufferPool::create(false);
     kept = value_or_die(collate(std::vector<Example>{example({3, 4}, {2}, 1)}, {}, pool.get()))[0];
   }
-  EXPECT_EQ(value_or_die(to_vector<float>(kept)), (std::vector<float>{3, 4}));
+  EXPECT_EQ(to_vector<float>(kept), (std::vector<float>{3, 4}));
 }
 
 }  // namespace

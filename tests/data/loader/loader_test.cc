@@ -1,6 +1,7 @@
 // The DataLoader: order with and without shuffling, determinism across
-// worker counts, errors and exceptions from workers, shutdown mid-epoch, and
-// the bound on how far the workers run ahead.
+// worker counts, errors and exceptions (ts::Error from tensor ops included)
+// from workers, shutdown mid-epoch, and the bound on how far the workers run
+// ahead.
 #include "data/loader/loader.h"
 
 #include <atomic>
@@ -8,6 +9,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "base/error.h"
 #include "gtest/gtest.h"
 #include "tensor/ops.h"
 #include "tests/tensor/testing.h"
@@ -35,8 +37,8 @@ class IndexDataset : public Dataset {
     std::vector<float> values(rows, static_cast<float>(index));
     values[1] = -static_cast<float>(index);
     Example e;
-    e.fields.push_back(value_or_die(from_vector<float>(values, {rows})));
-    e.fields.push_back(value_or_die(full({}, index, {DType::kI64})));
+    e.fields.push_back(from_vector<float>(values, {rows}));
+    e.fields.push_back(full({}, index, {DType::kI64}));
     return e;
   }
 
@@ -63,7 +65,7 @@ std::vector<std::vector<int64_t>> epoch_labels(DataLoader& loader, int64_t epoch
     EXPECT_TRUE(b.ok()) << b.status();
     if (!b.ok() || !b->has_value()) break;
     EXPECT_EQ((*b)->index, static_cast<int64_t>(out.size()));
-    out.push_back(value_or_die(to_vector<int64_t>((*b)->fields[1])));
+    out.push_back(to_vector<int64_t>((*b)->fields[1]));
     EXPECT_EQ(out.back(), (*b)->sample_indices);
   }
   return out;
@@ -83,7 +85,7 @@ TEST(LoaderTest, DeliversBatchesInSamplerOrder) {
       const int64_t rows = batch->fields[0].size(0);
       EXPECT_EQ(batch->fields[0].shape(), (Shape{rows, 2}));
       EXPECT_EQ(batch->fields[1].shape(), (Shape{rows}));
-      const std::vector<float> values = value_or_die(to_vector<float>(batch->fields[0]));
+      const std::vector<float> values = to_vector<float>(batch->fields[0]);
       for (int64_t r = 0; r < rows; ++r, ++expected) {
         EXPECT_EQ(values[2 * r], expected);
         EXPECT_EQ(values[2 * r + 1], -expected);
@@ -117,9 +119,9 @@ TEST(LoaderTest, DropLastDropsTheShortBatch) {
 // random stream only.
 Transform add_noise() {
   return [](Example e, RandomStream& rng) -> absl::StatusOr<Example> {
-    std::vector<float> v = value_or_die(to_vector<float>(e.fields[0]));
+    std::vector<float> v = to_vector<float>(e.fields[0]);
     for (float& x : v) x += static_cast<float>(rng.normal());
-    e.fields[0] = value_or_die(from_vector<float>(v, {static_cast<int64_t>(v.size())}));
+    e.fields[0] = from_vector<float>(v, {static_cast<int64_t>(v.size())});
     return e;
   };
 }
@@ -130,7 +132,7 @@ std::vector<float> all_values(DataLoader& loader, int64_t epoch) {
   while (true) {
     auto b = value_or_die(loader.next());
     if (!b.has_value()) break;
-    const std::vector<float> v = value_or_die(to_vector<float>(b->fields[0]));
+    const std::vector<float> v = to_vector<float>(b->fields[0]);
     out.insert(out.end(), v.begin(), v.end());
   }
   return out;
@@ -188,6 +190,29 @@ TEST(LoaderTest, ExceptionsFromDatasetOrTransformBecomeStatuses) {
   ASSERT_OK(loader->start_epoch(0));
   expect_error(loader->next().status(), absl::StatusCode::kInternal,
                {"batch 0", "sample 0", "transform threw", "bad crop"});
+}
+
+TEST(LoaderTest, TensorOpErrorsThrownInWorkersReachNextAndTheEpochGoesOn) {
+  // Sample 5's transform misuses a tensor op (a view of the wrong size): a
+  // ts::Error thrown on a worker thread.
+  Transform misuse = [](Example e, RandomStream&) -> absl::StatusOr<Example> {
+    if (item<int64_t>(e.fields[1]) == 5) e.fields[0] = e.fields[0].view({3});
+    return e;
+  };
+  const absl::Status thrown = capture([] { (void)full({2}, 0.0).view({3}); });
+  ASSERT_FALSE(thrown.ok());
+  for (int workers : {2, 0}) {
+    auto loader = make_loader(std::make_shared<IndexDataset>(8), std::make_unique<SequentialSampler>(8),
+                              {.batch_size = 2, .num_workers = workers, .transform = misuse});
+    ASSERT_OK(loader->start_epoch(0));
+    ASSERT_OK(loader->next().status());
+    ASSERT_OK(loader->next().status());
+    expect_error(loader->next().status(), thrown.code(),
+                 {"batch 2", "sample 5", "transform threw", std::string(thrown.message())});
+    ASSERT_OK_AND_ASSIGN(std::optional<Batch> last, loader->next());
+    ASSERT_TRUE(last.has_value());
+    EXPECT_EQ(last->index, 3);
+  }
 }
 
 TEST(LoaderTest, CollateErrorsNameTheField) {
@@ -249,6 +274,29 @@ TEST(LoaderTest, RestartingAnEpochMidwayStartsFromItsFirstBatch) {
   std::vector<int64_t> seen;
   for (const auto& labels : epoch_labels(*loader, 1)) seen.insert(seen.end(), labels.begin(), labels.end());
   EXPECT_EQ(seen, shuffled_range(30, 2, 1));
+}
+
+TEST(LoaderTest, AnEpochStartedAtABatchGivesTheRestOfTheFullEpoch) {
+  auto dataset = std::make_shared<IndexDataset>(37);
+  for (int workers : {0, 2}) {
+    auto loader = make_loader(dataset, std::make_unique<ShuffledSampler>(37, 5),
+                              {.batch_size = 4, .num_workers = workers, .prefetch_depth = 3});
+    const std::vector<std::vector<int64_t>> full = epoch_labels(*loader, 3);
+    const int64_t requests_before = dataset->calls.load();
+    ASSERT_OK(loader->start_epoch(3, 6));
+    for (size_t b = 6; b < full.size(); ++b) {
+      ASSERT_OK_AND_ASSIGN(std::optional<Batch> batch, loader->next());
+      ASSERT_TRUE(batch.has_value());
+      EXPECT_EQ(batch->index, static_cast<int64_t>(b));
+      EXPECT_EQ(to_vector<int64_t>(batch->fields[1]), full[b]) << "workers=" << workers << " batch " << b;
+    }
+    ASSERT_OK_AND_ASSIGN(std::optional<Batch> after, loader->next());
+    EXPECT_FALSE(after.has_value());
+    // The skipped batches were never made.
+    EXPECT_EQ(dataset->calls.load() - requests_before, 37 - 6 * 4);
+    expect_error(loader->start_epoch(0, loader->num_batches() + 1), absl::StatusCode::kOutOfRange,
+                 {"first batch 11", "10 batches"});
+  }
 }
 
 TEST(LoaderTest, WorkersNeverRunMoreThanPrefetchDepthAhead) {

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "base/files.h"
 #include "gtest/gtest.h"
 #include "tests/data/readers/test_files.h"
 #include "tests/tensor/testing.h"
@@ -24,13 +25,13 @@ class FileIoTest : public ::ts::testing::SeededTest {
 
 TEST_F(FileIoTest, ReadsPlainGzipAndConcatenatedGzip) {
   const std::string a = random_bytes(300000), b = random_bytes(1000);
-  ASSERT_OK_AND_ASSIGN(std::string plain, read_file(write_temp("a", a)));
+  ASSERT_OK_AND_ASSIGN(std::string plain, read_inflated(write_temp("a", a)));
   EXPECT_EQ(plain, a);
-  ASSERT_OK_AND_ASSIGN(std::string inflated, read_file(write_temp("a.gz", gzip(a))));
+  ASSERT_OK_AND_ASSIGN(std::string inflated, read_inflated(write_temp("a.gz", gzip(a))));
   EXPECT_EQ(inflated, a);
-  ASSERT_OK_AND_ASSIGN(std::string both, read_file(write_temp("ab.gz", gzip(a) + gzip(b))));
+  ASSERT_OK_AND_ASSIGN(std::string both, read_inflated(write_temp("ab.gz", gzip(a) + gzip(b))));
   EXPECT_EQ(both, a + b);
-  ASSERT_OK_AND_ASSIGN(std::string empty, read_file(write_temp("empty", "")));
+  ASSERT_OK_AND_ASSIGN(std::string empty, read_inflated(write_temp("empty", "")));
   EXPECT_EQ(empty, "");
 }
 
@@ -44,9 +45,10 @@ TEST_F(FileIoTest, GzipErrorsNameTheFile) {
   expect_error(gunzip(z + "junk", "tail.gz").status(), absl::StatusCode::kDataLoss, {"tail.gz", "corrupt gzip"});
   expect_error(gunzip(z, "big.gz", 1000).status(), absl::StatusCode::kResourceExhausted,
                {"big.gz", "more than 1000 bytes"});
-  expect_error(read_file("/nonexistent/file").status(), absl::StatusCode::kNotFound,
+  expect_error(read_inflated("/nonexistent/file").status(), absl::StatusCode::kNotFound,
                {"/nonexistent/file", "cannot open"});
-  expect_error(write_file("/nonexistent/dir/file", "x"), absl::StatusCode::kNotFound, {"/nonexistent/dir/file"});
+  expect_error(write_file_atomically("/nonexistent/dir/file", "x"), absl::StatusCode::kNotFound,
+               {"/nonexistent/dir/file"});
 }
 
 TEST_F(FileIoTest, ChunkReaderStreamsPlainAndGzip) {

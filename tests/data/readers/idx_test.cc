@@ -51,22 +51,22 @@ TEST_F(IdxTest, RoundTripThroughFilesPlainAndGzip) {
     ASSERT_EQ(dataset->size(), 5);
     EXPECT_EQ(dataset->images().shape(), Shape({5, 1, 4, 3}));
     EXPECT_EQ(dataset->images().dtype(), DType::kU8);
-    ASSERT_OK_AND_ASSIGN(auto all, to_vector<uint8_t>(dataset->images()));
+    const auto all = to_vector<uint8_t>(dataset->images());
     EXPECT_EQ(std::string(all.begin(), all.end()), pixels_);
     for (int64_t i = 0; i < 5; ++i) {
       ASSERT_OK_AND_ASSIGN(Example ex, dataset->get(i));
       ASSERT_EQ(ex.fields.size(), 2u);
       EXPECT_EQ(ex.fields[0].shape(), Shape({1, 4, 3}));
-      ASSERT_OK_AND_ASSIGN(auto px, to_vector<uint8_t>(ex.fields[0]));
+      const auto px = to_vector<uint8_t>(ex.fields[0]);
       EXPECT_EQ(std::string(px.begin(), px.end()), pixels_.substr(i * 12, 12));
       EXPECT_EQ(ex.fields[1].dim(), 0);
       EXPECT_EQ(ex.fields[1].dtype(), DType::kI64);
-      ASSERT_OK_AND_ASSIGN(int64_t label, item<int64_t>(ex.fields[1]));
+      const int64_t label = item<int64_t>(ex.fields[1]);
       EXPECT_EQ(label, labels_[i]);
       // A copy: writing it leaves the dataset unchanged.
-      ASSERT_OK(fill_(ex.fields[0], 0));
+      fill_(ex.fields[0], 0);
     }
-    ASSERT_OK_AND_ASSIGN(auto again, to_vector<uint8_t>(dataset->images()));
+    const auto again = to_vector<uint8_t>(dataset->images());
     EXPECT_EQ(std::string(again.begin(), again.end()), pixels_);
     expect_error(dataset->get(5).status(), absl::StatusCode::kOutOfRange, {"index 5", "[0, 5)"});
   }
@@ -78,9 +78,12 @@ TEST_F(IdxTest, BadHeadersAreErrorsNamingTheFile) {
                {"x.idx", "truncated IDX header"});
   expect_error(parse_idx(idx_bytes(0x07, {1}, "a"), "x.idx").status(), absl::StatusCode::kInvalidArgument,
                {"x.idx", "bad IDX magic number 0x00000701"});
-  expect_error(parse_idx(std::string("\x01\0\x08\x01\0\0\0\x01" "a", 9), "x.idx").status(),
-               absl::StatusCode::kInvalidArgument,
-               {"x.idx", "bad IDX magic"});
+  expect_error(parse_idx(std::string("\x01\0\x08\x01\0\0\0\x01"
+                                     "a",
+                                     9),
+                         "x.idx")
+                   .status(),
+               absl::StatusCode::kInvalidArgument, {"x.idx", "bad IDX magic"});
   expect_error(parse_idx(idx_bytes(0x08, {}, ""), "x.idx").status(), absl::StatusCode::kInvalidArgument,
                {"x.idx", "bad IDX magic number 0x00000800"});
   // Rank 3 announced, one dim present.
@@ -99,24 +102,24 @@ TEST_F(IdxTest, BadHeadersAreErrorsNamingTheFile) {
 
 TEST_F(IdxTest, ImageSetChecksMagicCountsAndLabels) {
   make(4, 2, 2);
-  expect_error(parse_idx_image_set(labels_file_, "im", labels_file_, "lb").status(),
-               absl::StatusCode::kInvalidArgument, {"im", "magic 0x00000801", "not an IDX images file", "0x00000803"});
-  expect_error(parse_idx_image_set(images_file_, "im", images_file_, "lb").status(),
-               absl::StatusCode::kInvalidArgument, {"lb", "magic 0x00000803", "not an IDX labels file", "0x00000801"});
+  expect_error(parse_idx_image_set(labels_file_, "im", labels_file_, "lb").status(), absl::StatusCode::kInvalidArgument,
+               {"im", "magic 0x00000801", "not an IDX images file", "0x00000803"});
+  expect_error(parse_idx_image_set(images_file_, "im", images_file_, "lb").status(), absl::StatusCode::kInvalidArgument,
+               {"lb", "magic 0x00000803", "not an IDX labels file", "0x00000801"});
   const std::string three_labels = idx_bytes(0x08, {3}, labels_.substr(0, 3));
-  expect_error(parse_idx_image_set(images_file_, "im", three_labels, "lb").status(),
-               absl::StatusCode::kInvalidArgument, {"lb", "3 labels", "im", "4 images"});
+  expect_error(parse_idx_image_set(images_file_, "im", three_labels, "lb").status(), absl::StatusCode::kInvalidArgument,
+               {"lb", "3 labels", "im", "4 images"});
   const std::string bad_label = idx_bytes(0x08, {4}, std::string("\x01\x02\x0a\x03", 4));
-  expect_error(parse_idx_image_set(images_file_, "im", bad_label, "lb").status(),
-               absl::StatusCode::kInvalidArgument, {"lb", "label 10 of example 2", "[0, 10)"});
+  expect_error(parse_idx_image_set(images_file_, "im", bad_label, "lb").status(), absl::StatusCode::kInvalidArgument,
+               {"lb", "label 10 of example 2", "[0, 10)"});
   ASSERT_OK(parse_idx_image_set(images_file_, "im", bad_label, "lb", 11).status());
 }
 
 TEST_F(IdxTest, FileErrorsNameTheFile) {
   make(3, 2, 2);
   const std::string labels = write_temp("good-labels", labels_file_);
-  expect_error(IdxImageDataset::open(write_temp("empty", ""), labels).status(),
-               absl::StatusCode::kInvalidArgument, {"empty", "empty file"});
+  expect_error(IdxImageDataset::open(write_temp("empty", ""), labels).status(), absl::StatusCode::kInvalidArgument,
+               {"empty", "empty file"});
   expect_error(IdxImageDataset::open(write_temp("cut", images_file_.substr(0, 20)), labels).status(),
                absl::StatusCode::kInvalidArgument, {"/cut", "truncated"});
   expect_error(IdxImageDataset::open(write_temp("cut.gz", gzip(images_file_).substr(0, 30)), labels).status(),
@@ -136,7 +139,7 @@ TEST_F(IdxTest, FashionMnistFromDebianPackage) {
     ASSERT_OK_AND_ASSIGN(auto set, open_mnist(kFashionMnistDir, train));
     EXPECT_EQ(set->size(), count);
     EXPECT_EQ(set->images().shape(), Shape({count, 1, 28, 28}));
-    ASSERT_OK_AND_ASSIGN(auto labels, to_vector<int64_t>(set->labels()));
+    const auto labels = to_vector<int64_t>(set->labels());
     std::vector<int64_t> per_class(10, 0);
     for (int64_t l : labels) {
       ASSERT_GE(l, 0);

@@ -96,8 +96,8 @@ TEST(LibsvmTest, ErrorsGiveFileLineAndColumn) {
   }
   expect_error(parse_libsvm("1 6:1\n", "e.svm", {LibsvmLabels::kBinary, 5}).status(),
                absl::StatusCode::kInvalidArgument, {"e.svm:1:3:", "feature index 6 exceeds the 5 features"});
-  expect_error(parse_libsvm("nan 1:1\n", "e.svm", {LibsvmLabels::kRaw}).status(),
-               absl::StatusCode::kInvalidArgument, {"e.svm:1:1:", "label"});
+  expect_error(parse_libsvm("nan 1:1\n", "e.svm", {LibsvmLabels::kRaw}).status(), absl::StatusCode::kInvalidArgument,
+               {"e.svm:1:1:", "label"});
   // The line count runs across chunks.
   LibsvmParser parser("p.svm");
   ASSERT_OK(parser.feed("1 1:1\n1 2"));
@@ -141,8 +141,7 @@ TEST(LibsvmTest, FileErrorsNameThePath) {
   expect_error(read_libsvm(path).status(), absl::StatusCode::kInvalidArgument, {path + ":2:7:"});
   expect_error(read_libsvm(write_temp("empty.svm", "")).status(), absl::StatusCode::kInvalidArgument,
                {"empty.svm", "no examples"});
-  expect_error(LibsvmDataset::open("/nonexistent/a.svm").status(), absl::StatusCode::kNotFound,
-               {"/nonexistent/a.svm"});
+  expect_error(LibsvmDataset::open("/nonexistent/a.svm").status(), absl::StatusCode::kNotFound, {"/nonexistent/a.svm"});
 }
 
 TEST(LibsvmTest, DenseViewAndDataset) {
@@ -150,24 +149,24 @@ TEST(LibsvmTest, DenseViewAndDataset) {
   ASSERT_OK_AND_ASSIGN(auto dataset, LibsvmDataset::open(path));
   ASSERT_OK_AND_ASSIGN(Tensor dense, to_dense(dataset->matrix()));
   EXPECT_EQ(dense.shape(), Shape({2, 3}));
-  ASSERT_OK_AND_ASSIGN(auto values, to_vector<float>(dense));
+  const auto values = to_vector<float>(dense);
   EXPECT_EQ(values, (std::vector<float>{1, 0, 3, 0, -2, 0}));
   expect_error(to_dense(dataset->matrix(), 2).status(), absl::StatusCode::kInvalidArgument,
                {"to_dense", "3 features exceed", "limit of 2"});
 
   ASSERT_EQ(dataset->size(), 2);
   ASSERT_OK_AND_ASSIGN(Example second, dataset->get(1));
-  ASSERT_OK_AND_ASSIGN(auto row, to_vector<float>(second.fields[0]));
+  const auto row = to_vector<float>(second.fields[0]);
   EXPECT_EQ(row, (std::vector<float>{0, -2, 0}));
   EXPECT_EQ(second.fields[1].dtype(), DType::kI64);
-  ASSERT_OK_AND_ASSIGN(int64_t label, item<int64_t>(second.fields[1]));
+  const int64_t label = item<int64_t>(second.fields[1]);
   EXPECT_EQ(label, 0);
   expect_error(dataset->get(2).status(), absl::StatusCode::kOutOfRange, {"index 2"});
 
   ASSERT_OK_AND_ASSIGN(auto raw, LibsvmDataset::open(write_temp("raw.svm", "2.5 1:1\n"), {LibsvmLabels::kRaw}));
   ASSERT_OK_AND_ASSIGN(Example ex, raw->get(0));
   EXPECT_EQ(ex.fields[1].dtype(), DType::kF32);
-  ASSERT_OK_AND_ASSIGN(float raw_label, item<float>(ex.fields[1]));
+  const float raw_label = item<float>(ex.fields[1]);
   EXPECT_EQ(raw_label, 2.5f);
 }
 

@@ -18,8 +18,13 @@ using ::ts::testing::expect_error;
 const std::vector<MoMessage>& messages() {
   static const auto* m = new std::vector<MoMessage>{
       {"", "Content-Type: text/plain; charset=UTF-8\n"},
-      {"&Open", "\xc3\x96" "&ffnen"},
-      {std::string("menu\x04" "File", 9), "Datei"},
+      {"&Open",
+       "\xc3\x96"
+       "&ffnen"},
+      {std::string("menu\x04"
+                   "File",
+                   9),
+       "Datei"},
       {std::string("%d file\0%d files", 16), std::string("%d Datei\0%d Dateien", 19)},
   };
   return *m;

@@ -7,8 +7,9 @@
 #include <random>
 #include <string>
 
+#include "base/error.h"
+#include "base/files.h"
 #include "benchmark/benchmark.h"
-#include "data/readers/file_io.h"
 #include "data/readers/idx.h"
 #include "data/readers/libsvm.h"
 #include "tensor/ops.h"
@@ -58,7 +59,7 @@ void BM_ParseSparseLike(benchmark::State& state) { run_parse(state, sparse_like(
 // Through the file reader (4 MiB chunks), from the page cache.
 void BM_ReadFileEpsilonLike(benchmark::State& state) {
   const std::string path = "/tmp/ts_libsvm_benchmark.svm";
-  if (!write_file(path, epsilon_like()).ok()) state.SkipWithError("cannot write the temp file");
+  if (!write_file_atomically(path, epsilon_like()).ok()) state.SkipWithError("cannot write the temp file");
   for (auto _ : state) {
     auto m = read_libsvm(path);
     if (!m.ok()) state.SkipWithError(std::string(m.status().message()).c_str());
@@ -70,13 +71,14 @@ void BM_ReadFileEpsilonLike(benchmark::State& state) {
 
 // 60000 random 28x28 images, as Fashion-MNIST's train split.
 void BM_IdxGet(benchmark::State& state) {
-  auto images = ts::empty({60000, 1, 28, 28}, {DType::kU8});
-  auto labels = ts::zeros({60000}, {DType::kI64});
-  if (!images.ok() || !labels.ok()) {
+  absl::StatusOr<IdxImageSet> set = capture([] {
+    return IdxImageSet{ts::empty({60000, 1, 28, 28}, {DType::kU8}), ts::zeros({60000}, {DType::kI64})};
+  });
+  if (!set.ok()) {
     state.SkipWithError("allocation failed");
     return;
   }
-  const IdxImageDataset dataset(IdxImageSet{*images, *labels});
+  const IdxImageDataset dataset(*std::move(set));
   int64_t i = 0;
   for (auto _ : state) {
     auto example = dataset.get(i);

@@ -6,7 +6,7 @@
 #include <cstdlib>
 
 #include "absl/strings/str_cat.h"
-#include "data/readers/file_io.h"
+#include "base/files.h"
 #include "gtest/gtest.h"
 
 namespace ts::data::testing {
@@ -25,7 +25,7 @@ std::string temp_path(absl::string_view name) { return absl::StrCat(::testing::T
 
 std::string write_temp(absl::string_view name, absl::string_view bytes) {
   const std::string path = temp_path(name);
-  const absl::Status status = write_file(path, bytes);
+  const absl::Status status = write_file_atomically(path, bytes);
   if (!status.ok()) {
     std::fprintf(stderr, "fatal in test harness: %s\n", std::string(status.message()).c_str());
     std::abort();

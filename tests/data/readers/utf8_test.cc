@@ -20,8 +20,7 @@ TEST(Utf8Test, AcceptsWellFormedAndRejectsEveryKindOfMalformed) {
     EXPECT_EQ(utf8_sequence_length(bad), 0u);
   }
   EXPECT_OK(check_utf8("plain\n\xc3\xa4\xe2\x82\xac\n", "f"));
-  expect_error(check_utf8("ab\ncd\xe2\x82 x", "f.txt"), absl::StatusCode::kInvalidArgument,
-               {"f.txt:2:3:", "0xe2"});
+  expect_error(check_utf8("ab\ncd\xe2\x82 x", "f.txt"), absl::StatusCode::kInvalidArgument, {"f.txt:2:3:", "0xe2"});
   EXPECT_EQ(utf8_characters("a\xc3\xa4\xe2\x82\xac"), (std::vector<std::string>{"a", "\xc3\xa4", "\xe2\x82\xac"}));
 }
 

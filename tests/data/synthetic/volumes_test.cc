@@ -22,10 +22,10 @@ TEST(SyntheticVolumesTest, ShapesDtypesAndDeterminism) {
   EXPECT_EQ(e.fields[0].describe(), "f32[1, 16, 20, 24] on cpu");
   EXPECT_EQ(e.fields[1].describe(), "u8[1, 16, 20, 24] on cpu");
   ASSERT_OK_AND_ASSIGN(Example again, set->get(2));
-  EXPECT_EQ(value_or_die(to_vector<float>(e.fields[0])), value_or_die(to_vector<float>(again.fields[0])));
-  EXPECT_EQ(value_or_die(to_vector<uint8_t>(e.fields[1])), value_or_die(to_vector<uint8_t>(again.fields[1])));
+  EXPECT_EQ(to_vector<float>(e.fields[0]), to_vector<float>(again.fields[0]));
+  EXPECT_EQ(to_vector<uint8_t>(e.fields[1]), to_vector<uint8_t>(again.fields[1]));
   ASSERT_OK_AND_ASSIGN(Example other, set->get(3));
-  EXPECT_NE(value_or_die(to_vector<uint8_t>(e.fields[1])), value_or_die(to_vector<uint8_t>(other.fields[1])));
+  EXPECT_NE(to_vector<uint8_t>(e.fields[1]), to_vector<uint8_t>(other.fields[1]));
   expect_error(set->get(4).status(), absl::StatusCode::kOutOfRange, {"SyntheticVolumes", "index 4"});
   expect_error(SyntheticVolumes::create({.num_classes = 1}).status(), absl::StatusCode::kInvalidArgument,
                {"num_classes", "at least 2"});
@@ -38,8 +38,8 @@ TEST(SyntheticVolumesTest, VoxelsAreClassifiableFromTheirIntensity) {
   int64_t total = 0;
   for (int64_t i = 0; i < 3; ++i) {
     const Example e = value_or_die(set->get(i));
-    const std::vector<float> x = value_or_die(to_vector<float>(e.fields[0]));
-    const std::vector<uint8_t> y = value_or_die(to_vector<uint8_t>(e.fields[1]));
+    const std::vector<float> x = to_vector<float>(e.fields[0]);
+    const std::vector<uint8_t> y = to_vector<uint8_t>(e.fields[1]);
     for (size_t v = 0; v < x.size(); ++v) {
       int64_t best = 0;
       for (int64_t k = 1; k < 3; ++k) {

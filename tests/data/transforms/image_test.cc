@@ -16,25 +16,25 @@ using ::ts::testing::expect_error;
 using ::ts::testing::value_or_die;
 
 // A 1 x 3 x 3 u8 image holding 1..9 row by row.
-Tensor nine() { return value_or_die(from_vector<uint8_t>({1, 2, 3, 4, 5, 6, 7, 8, 9}, {1, 3, 3})); }
+Tensor nine() { return from_vector<uint8_t>({1, 2, 3, 4, 5, 6, 7, 8, 9}, {1, 3, 3}); }
 
-std::vector<uint8_t> bytes(const Tensor& t) { return value_or_die(to_vector<uint8_t>(t)); }
+std::vector<uint8_t> bytes(const Tensor& t) { return to_vector<uint8_t>(t); }
 
 TEST(NormalizeTest, ScalesBytesAndNormalizesPerChannel) {
-  Tensor image = value_or_die(from_vector<uint8_t>({0, 255, 51, 102}, {2, 1, 2}));
+  Tensor image = from_vector<uint8_t>({0, 255, 51, 102}, {2, 1, 2});
   ASSERT_OK_AND_ASSIGN(Tensor out, normalize_image(image, {0.5f, 0.2f}, {0.25f, 0.1f}));
   EXPECT_EQ(out.dtype(), DType::kF32);
   EXPECT_EQ(out.shape(), image.shape());
-  const std::vector<float> v = value_or_die(to_vector<float>(out));
+  const std::vector<float> v = to_vector<float>(out);
   // (0 - 0.5) / 0.25, (1 - 0.5) / 0.25, (0.2 - 0.2) / 0.1, (0.4 - 0.2) / 0.1
   const std::vector<double> expected = {-2.0, 2.0, 0.0, 2.0};
   for (size_t i = 0; i < v.size(); ++i) EXPECT_NEAR(v[i], expected[i], 1e-5) << i;
 }
 
 TEST(NormalizeTest, FloatInputIsNotRescaled) {
-  Tensor image = value_or_die(from_vector<float>({1.0f, 3.0f}, {1, 2}));
+  Tensor image = from_vector<float>({1.0f, 3.0f}, {1, 2});
   ASSERT_OK_AND_ASSIGN(Tensor out, normalize_image(image, {1.0f}, {2.0f}));
-  EXPECT_EQ(value_or_die(to_vector<float>(out)), (std::vector<float>{0.0f, 1.0f}));
+  EXPECT_EQ(to_vector<float>(out), (std::vector<float>{0.0f, 1.0f}));
 }
 
 TEST(NormalizeTest, RejectsMismatchedStatistics) {
@@ -42,7 +42,7 @@ TEST(NormalizeTest, RejectsMismatchedStatistics) {
                {"normalize", "2 means", "1 channels"});
   expect_error(normalize_image(nine(), {0.5f}, {0.0f}).status(), absl::StatusCode::kInvalidArgument,
                {"std 0", "not positive"});
-  expect_error(normalize_image(value_or_die(full({1, 2}, 1, {DType::kI32})), {0.f}, {1.f}).status(),
+  expect_error(normalize_image(full({1, 2}, 1, {DType::kI32}), {0.f}, {1.f}).status(),
                absl::StatusCode::kInvalidArgument, {"u8 or floating"});
 }
 
@@ -63,9 +63,9 @@ TEST(CropFlipTest, FlipsAfterCropping) {
 }
 
 TEST(CropFlipTest, WorksOnEveryChannelAndDtype) {
-  Tensor image = value_or_die(from_vector<int64_t>({1, 2, 3, 4, 10, 20, 30, 40}, {2, 2, 2}));
+  Tensor image = from_vector<int64_t>({1, 2, 3, 4, 10, 20, 30, 40}, {2, 2, 2});
   ASSERT_OK_AND_ASSIGN(Tensor out, crop_flip_image(image, 2, 2, 0, {0, 0, true}));
-  EXPECT_EQ(value_or_die(to_vector<int64_t>(out)), (std::vector<int64_t>{2, 1, 4, 3, 20, 10, 40, 30}));
+  EXPECT_EQ(to_vector<int64_t>(out), (std::vector<int64_t>{2, 1, 4, 3, 20, 10, 40, 30}));
 }
 
 TEST(CropFlipTest, RejectsCropsThatDoNotFit) {
@@ -73,7 +73,7 @@ TEST(CropFlipTest, RejectsCropsThatDoNotFit) {
                {"6x3", "padding 1", "u8[1, 3, 3]"});
   expect_error(crop_flip_image(nine(), 3, 3, 1, {1, 3, false}).status(), absl::StatusCode::kInvalidArgument,
                {"offset (1, 3)"});
-  expect_error(crop_flip_image(value_or_die(zeros({3, 3})), 2, 2, 0, {}).status(), absl::StatusCode::kInvalidArgument,
+  expect_error(crop_flip_image(zeros({3, 3}), 2, 2, 0, {}).status(), absl::StatusCode::kInvalidArgument,
                {"[C, H, W]", "f32[3, 3]"});
 }
 
@@ -86,7 +86,7 @@ TEST(PadTest, CentersTheImage) {
                                               0, 4, 5, 6, 0, 0,  //
                                               0, 7, 8, 9, 0, 0,  //
                                               0, 0, 0, 0, 0, 0}));
-  Tensor mnist = value_or_die(full({1, 28, 28}, 7, {DType::kU8}));
+  Tensor mnist = full({1, 28, 28}, 7, {DType::kU8});
   ASSERT_OK_AND_ASSIGN(Tensor padded, pad_image(mnist, 32, 32));
   const std::vector<uint8_t> v = bytes(padded);
   EXPECT_EQ(v[0], 0);
@@ -96,11 +96,10 @@ TEST(PadTest, CentersTheImage) {
   expect_error(pad_image(mnist, 20, 32).status(), absl::StatusCode::kInvalidArgument, {"pad_to", "larger"});
 }
 
-Example image_example(Tensor image) { return Example{{std::move(image), value_or_die(full({}, 3, {DType::kI64}))}}; }
+Example image_example(Tensor image) { return Example{{std::move(image), full({}, 3, {DType::kI64})}}; }
 
 TEST(ImageTransformTest, RandomCropDrawsItsOffsetsFromTheSampleStream) {
-  Tensor image = value_or_die(arange(0, 2 * 8 * 8, 1, {DType::kF32}));
-  image = value_or_die(image.view({2, 8, 8}));
+  const Tensor image = arange(0, 2 * 8 * 8, 1, {DType::kF32}).view({2, 8, 8});
   std::set<std::pair<int64_t, int64_t>> offsets;
   for (uint64_t index = 0; index < 50; ++index) {
     RandomStream rng = RandomStream::for_sample(1, 0, index);
@@ -108,9 +107,8 @@ TEST(ImageTransformTest, RandomCropDrawsItsOffsetsFromTheSampleStream) {
     RandomStream replay = RandomStream::for_sample(1, 0, index);
     const CropFlip params = draw_crop(replay, 8, 8, 8, 8, 2);
     offsets.insert({params.top, params.left});
-    EXPECT_EQ(value_or_die(to_vector<float>(out.fields[0])),
-              value_or_die(to_vector<float>(value_or_die(crop_flip_image(image, 8, 8, 2, params)))));
-    EXPECT_EQ(value_or_die(item<int64_t>(out.fields[1])), 3);  // the label passes through
+    EXPECT_EQ(to_vector<float>(out.fields[0]), to_vector<float>(value_or_die(crop_flip_image(image, 8, 8, 2, params))));
+    EXPECT_EQ(item<int64_t>(out.fields[1]), 3);  // the label passes through
   }
   EXPECT_GT(offsets.size(), 15u);  // 25 possible offsets, drawn uniformly
 }
