@@ -24,9 +24,9 @@ CallSignature make_call_signature(int64_t sequence, absl::string_view op, const 
 
 std::string describe_call_signature(const CallSignature& s) {
   if (s.dtype < 0) return absl::StrCat(s.op, " #", s.sequence);
-  const std::string shape =
-      s.ndim < 0 ? absl::StrCat("[", s.numel, " elements in > ", CallSignature::kMaxDims, " dims]")
-                 : absl::StrCat("[", absl::StrJoin(s.dims, s.dims + s.ndim, ", "), "]");
+  const std::string shape = s.ndim < 0
+                                ? absl::StrCat("[", s.numel, " elements in > ", CallSignature::kMaxDims, " dims]")
+                                : absl::StrCat("[", absl::StrJoin(s.dims, s.dims + s.ndim, ", "), "]");
   return absl::StrCat(s.op, " #", s.sequence, " on ", dtype_name(static_cast<DType>(s.dtype)), shape);
 }
 
@@ -47,10 +47,10 @@ absl::Status check_call_signatures(absl::Span<const CallSignature> all, int obse
   for (size_t r = 1; r < all.size(); ++r) {
     const std::string diff = call_signature_difference(reference, all[r]);
     if (diff.empty()) continue;
-    return absl::FailedPreconditionError(absl::StrCat(
-        "collective mismatch (debug check, seen on rank ", observer, "): rank 0 called ",
-        describe_call_signature(reference), " but rank ", r, " called ", describe_call_signature(all[r]), " (",
-        diff, " differ)"));
+    return absl::FailedPreconditionError(absl::StrCat("collective mismatch (debug check, seen on rank ", observer,
+                                                      "): rank 0 called ", describe_call_signature(reference),
+                                                      " but rank ", r, " called ", describe_call_signature(all[r]),
+                                                      " (", diff, " differ)"));
   }
   return absl::OkStatus();
 }

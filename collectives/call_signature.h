@@ -19,9 +19,9 @@ namespace ts::collectives {
 struct CallSignature {
   static constexpr int kMaxDims = 8;
   int64_t sequence = 0;
-  char op[32] = {};  // "allreduce(sum)", "broadcast(root 1)", ...
+  char op[32] = {};    // "allreduce(sum)", "broadcast(root 1)", ...
   int32_t dtype = -1;  // -1: no tensor (barrier)
-  int32_t ndim = 0;  // -1: more than kMaxDims dims (numel still compared)
+  int32_t ndim = 0;    // -1: more than kMaxDims dims (numel still compared)
   int64_t dims[kMaxDims] = {};
   int64_t numel = 0;
 };

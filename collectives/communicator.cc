@@ -31,9 +31,12 @@ class ReadyWork final : public Work::Impl {
 
 absl::string_view reduce_op_name(ReduceOp op) {
   switch (op) {
-    case ReduceOp::kSum: return "sum";
-    case ReduceOp::kAvg: return "avg";
-    case ReduceOp::kMax: return "max";
+    case ReduceOp::kSum:
+      return "sum";
+    case ReduceOp::kAvg:
+      return "avg";
+    case ReduceOp::kMax:
+      return "max";
   }
   return "?";
 }
@@ -72,18 +75,17 @@ Work Communicator::recv(const Tensor& tensor, int peer) {
   return exchange(absl::MakeConstSpan(&t, 1));
 }
 
-std::string describe_call(absl::string_view op, int64_t sequence, const Tensor& tensor, int rank,
-                          int world_size) {
-  return absl::StrCat(op, " #", sequence, " of ", tensor.defined() ? tensor.describe() : "no tensor",
-                      " on rank ", rank, " of ", world_size);
+std::string describe_call(absl::string_view op, int64_t sequence, const Tensor& tensor, int rank, int world_size) {
+  return absl::StrCat(op, " #", sequence, " of ", tensor.defined() ? tensor.describe() : "no tensor", " on rank ", rank,
+                      " of ", world_size);
 }
 
 absl::Status check_tensor(absl::string_view op, const Tensor& tensor, DeviceType device_type) {
   if (!tensor.defined()) return absl::InvalidArgumentError(absl::StrCat(op, ": tensor is undefined"));
   if (tensor.device().type != device_type) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(op, ": ", tensor.describe(), " is on the wrong device for this backend (",
-                     device_type == DeviceType::kCPU ? "cpu" : "cuda", " tensors only)"));
+    return absl::InvalidArgumentError(absl::StrCat(op, ": ", tensor.describe(),
+                                                   " is on the wrong device for this backend (",
+                                                   device_type == DeviceType::kCPU ? "cpu" : "cuda", " tensors only)"));
   }
   if (!tensor.is_contiguous()) {
     return absl::InvalidArgumentError(
@@ -94,8 +96,8 @@ absl::Status check_tensor(absl::string_view op, const Tensor& tensor, DeviceType
 
 absl::Status check_reduce_dtype(absl::string_view op, const Tensor& tensor, ReduceOp reduce) {
   if (reduce == ReduceOp::kAvg && !is_floating(tensor.dtype())) {
-    return absl::InvalidArgumentError(absl::StrCat(op, "(avg): ", tensor.describe(),
-                                                   " is not floating point; use sum and divide"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(op, "(avg): ", tensor.describe(), " is not floating point; use sum and divide"));
   }
   return absl::OkStatus();
 }
@@ -108,16 +110,14 @@ absl::Status check_peer(absl::string_view op, int peer, int world_size, absl::st
   return absl::OkStatus();
 }
 
-absl::Status check_gathered(absl::string_view op, const Tensor& large, const Tensor& small,
-                            int world_size) {
+absl::Status check_gathered(absl::string_view op, const Tensor& large, const Tensor& small, int world_size) {
   if (large.dtype() != small.dtype()) {
-    return absl::InvalidArgumentError(absl::StrCat(op, ": dtypes differ: ", large.describe(),
-                                                   " and ", small.describe()));
+    return absl::InvalidArgumentError(
+        absl::StrCat(op, ": dtypes differ: ", large.describe(), " and ", small.describe()));
   }
   if (large.numel() != small.numel() * world_size) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(op, ": ", large.describe(), " must hold world size (", world_size, ") x ",
-                     small.numel(), " elements of ", small.describe()));
+    return absl::InvalidArgumentError(absl::StrCat(op, ": ", large.describe(), " must hold world size (", world_size,
+                                                   ") x ", small.numel(), " elements of ", small.describe()));
   }
   return absl::OkStatus();
 }

@@ -118,8 +118,7 @@ class Communicator {
 
 // "allreduce(sum) #12 of f32[1000] on rank 0 of 2": the context every error
 // message of a collective carries.
-std::string describe_call(absl::string_view op, int64_t sequence, const Tensor& tensor, int rank,
-                          int world_size);
+std::string describe_call(absl::string_view op, int64_t sequence, const Tensor& tensor, int rank, int world_size);
 
 // Checks shared by every backend; errors name `op` and the tensor.
 absl::Status check_tensor(absl::string_view op, const Tensor& tensor, DeviceType device_type);
@@ -127,7 +126,6 @@ absl::Status check_reduce_dtype(absl::string_view op, const Tensor& tensor, Redu
 absl::Status check_peer(absl::string_view op, int peer, int world_size, absl::string_view what);
 // allgather/reduce_scatter: `large` must hold world_size times `small`'s
 // elements, in the same dtype.
-absl::Status check_gathered(absl::string_view op, const Tensor& large, const Tensor& small,
-                            int world_size);
+absl::Status check_gathered(absl::string_view op, const Tensor& large, const Tensor& small, int world_size);
 
 }  // namespace ts::collectives

@@ -6,7 +6,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "tensor/status_macros.h"
+#include "base/status_macros.h"
 
 namespace ts::collectives {
 
@@ -19,8 +19,7 @@ absl::StatusOr<int> int_var(const EnvLookup& getenv, absl::string_view name) {
   if (!value) return absl::NotFoundError(absl::StrCat("environment variable ", name, " is not set"));
   int parsed = 0;
   if (!absl::SimpleAtoi(*value, &parsed)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("environment variable ", name, "='", *value, "' is not an integer"));
+    return absl::InvalidArgumentError(absl::StrCat("environment variable ", name, "='", *value, "' is not an integer"));
   }
   return parsed;
 }
@@ -31,8 +30,7 @@ absl::StatusOr<int> int_var_or(const EnvLookup& getenv, absl::string_view name, 
 }
 
 // Rank within [0, size) and size positive, naming the variables otherwise.
-absl::Status check_position(absl::string_view rank_name, int rank, absl::string_view size_name,
-                            int size) {
+absl::Status check_position(absl::string_view rank_name, int rank, absl::string_view size_name, int size) {
   if (size < 1) {
     return absl::InvalidArgumentError(absl::StrCat(size_name, "=", size, " must be at least 1"));
   }
@@ -47,8 +45,7 @@ absl::Status read_master(const EnvLookup& getenv, LaunchEnvironment& env) {
   if (std::optional<std::string> addr = getenv("MASTER_ADDR")) env.master_addr = *addr;
   ASSIGN_OR_RETURN(env.master_port, int_var_or(getenv, "MASTER_PORT", kDefaultMasterPort));
   if (env.master_port <= 0 || env.master_port > 65535) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("MASTER_PORT=", env.master_port, " is not a TCP port"));
+    return absl::InvalidArgumentError(absl::StrCat("MASTER_PORT=", env.master_port, " is not a TCP port"));
   }
   return absl::OkStatus();
 }
@@ -107,10 +104,14 @@ absl::StatusOr<LaunchEnvironment> from_plain(const EnvLookup& getenv) {
 
 absl::string_view source_name(LaunchEnvironment::Source source) {
   switch (source) {
-    case LaunchEnvironment::Source::kSingleProcess: return "single process";
-    case LaunchEnvironment::Source::kOpenMpi: return "open mpi";
-    case LaunchEnvironment::Source::kSlurm: return "slurm";
-    case LaunchEnvironment::Source::kPlain: return "RANK/WORLD_SIZE";
+    case LaunchEnvironment::Source::kSingleProcess:
+      return "single process";
+    case LaunchEnvironment::Source::kOpenMpi:
+      return "open mpi";
+    case LaunchEnvironment::Source::kSlurm:
+      return "slurm";
+    case LaunchEnvironment::Source::kPlain:
+      return "RANK/WORLD_SIZE";
   }
   return "?";
 }
@@ -127,24 +128,29 @@ absl::StatusOr<LaunchEnvironment> discover_environment(const EnvLookup& getenv) 
   }
   absl::StatusOr<LaunchEnvironment> env;
   switch (source) {
-    case Source::kOpenMpi: env = from_open_mpi(getenv); break;
-    case Source::kSlurm: env = from_slurm(getenv); break;
-    case Source::kPlain: env = from_plain(getenv); break;
+    case Source::kOpenMpi:
+      env = from_open_mpi(getenv);
+      break;
+    case Source::kSlurm:
+      env = from_slurm(getenv);
+      break;
+    case Source::kPlain:
+      env = from_plain(getenv);
+      break;
     case Source::kSingleProcess:
       env = LaunchEnvironment{};
       if (absl::Status s = read_master(getenv, *env); !s.ok()) env = s;
       break;
   }
   if (!env.ok()) {
-    return absl::Status(env.status().code(), absl::StrCat("rank discovery (", source_name(source),
-                                                          "): ", env.status().message()));
+    return absl::Status(env.status().code(),
+                        absl::StrCat("rank discovery (", source_name(source), "): ", env.status().message()));
   }
   RETURN_IF_ERROR(check_position("rank", env->rank, "world size", env->world_size));
   RETURN_IF_ERROR(check_position("local rank", env->local_rank, "local size", env->local_size));
   if (env->local_size > env->world_size) {
-    return absl::InvalidArgumentError(absl::StrCat("rank discovery (", source_name(env->source),
-                                                   "): local size ", env->local_size,
-                                                   " exceeds world size ", env->world_size));
+    return absl::InvalidArgumentError(absl::StrCat("rank discovery (", source_name(env->source), "): local size ",
+                                                   env->local_size, " exceeds world size ", env->world_size));
   }
   return env;
 }
@@ -189,17 +195,15 @@ absl::StatusOr<int> slurm_tasks_on_node(absl::string_view tasks_per_node, int no
     const size_t x = part.find("(x");
     const bool ok = absl::SimpleAtoi(part.substr(0, x), &count) &&
                     (x == absl::string_view::npos ||
-                     (part.back() == ')' &&
-                      absl::SimpleAtoi(part.substr(x + 2, part.size() - x - 3), &repeat)));
+                     (part.back() == ')' && absl::SimpleAtoi(part.substr(x + 2, part.size() - x - 3), &repeat)));
     if (!ok || count < 1 || repeat < 1) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("SLURM_TASKS_PER_NODE='", tasks_per_node, "' cannot be read"));
+      return absl::InvalidArgumentError(absl::StrCat("SLURM_TASKS_PER_NODE='", tasks_per_node, "' cannot be read"));
     }
     if (node_id < node + repeat) return count;
     node += repeat;
   }
-  return absl::InvalidArgumentError(absl::StrCat("SLURM_TASKS_PER_NODE='", tasks_per_node,
-                                                 "' lists ", node, " nodes, not node ", node_id));
+  return absl::InvalidArgumentError(
+      absl::StrCat("SLURM_TASKS_PER_NODE='", tasks_per_node, "' lists ", node, " nodes, not node ", node_id));
 }
 
 }  // namespace ts::collectives

@@ -42,8 +42,7 @@ enum class DecentralizedStyle { kAtc, kDgd };
 
 // One step on every (params[i], grads[i]) pair; params are updated in place.
 // Every rank passes the same number of tensors with matching shapes.
-absl::Status decentralized_step(Communicator& comm, const Topology& topology,
-                                absl::Span<const Tensor> params, absl::Span<const Tensor> grads,
-                                double lr, DecentralizedStyle style);
+absl::Status decentralized_step(Communicator& comm, const Topology& topology, absl::Span<const Tensor> params,
+                                absl::Span<const Tensor> grads, double lr, DecentralizedStyle style);
 
 }  // namespace ts::collectives

@@ -14,7 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "tensor/status_macros.h"
+#include "base/status_macros.h"
 
 namespace ts::collectives {
 
@@ -61,8 +61,8 @@ absl::StatusOr<sockaddr_in> resolve(const std::string& addr, int port) {
   hints.ai_socktype = SOCK_STREAM;
   addrinfo* result = nullptr;
   if (const int rc = ::getaddrinfo(addr.c_str(), nullptr, &hints, &result); rc != 0) {
-    return absl::InvalidArgumentError(absl::StrCat("rendezvous: cannot resolve MASTER_ADDR '", addr, "': ",
-                                                   ::gai_strerror(rc)));
+    return absl::InvalidArgumentError(
+        absl::StrCat("rendezvous: cannot resolve MASTER_ADDR '", addr, "': ", ::gai_strerror(rc)));
   }
   sockaddr_in out = *reinterpret_cast<sockaddr_in*>(result->ai_addr);
   ::freeaddrinfo(result);
@@ -116,9 +116,9 @@ absl::StatusOr<std::unique_ptr<TcpRendezvous>> TcpRendezvous::connect(const std:
       absl::Status s = transfer(fd, &hello, sizeof(hello), false, deadline, "rendezvous: reading a peer's hello");
       if (s.ok() && (hello.magic != kMagic || hello.world_size != world_size || hello.rank < 1 ||
                      hello.rank >= world_size || rv->peers_[hello.rank] >= 0)) {
-        s = absl::FailedPreconditionError(absl::StrCat(
-            "rendezvous on ", where, ": a peer announced rank ", hello.rank, " of ", hello.world_size,
-            " but rank 0 expects ranks 1..", world_size - 1, " of ", world_size, " once each"));
+        s = absl::FailedPreconditionError(absl::StrCat("rendezvous on ", where, ": a peer announced rank ", hello.rank,
+                                                       " of ", hello.world_size, " but rank 0 expects ranks 1..",
+                                                       world_size - 1, " of ", world_size, " once each"));
       }
       if (!s.ok()) {
         ::close(fd);

@@ -31,7 +31,7 @@ class TcpRendezvous {
   int rank_;
   int world_size_;
   absl::Duration timeout_;
-  std::string where_;      // "127.0.0.1:29500", for messages
+  std::string where_;       // "127.0.0.1:29500", for messages
   std::vector<int> peers_;  // rank 0: socket of rank r at r (index 0 unused); others: [server]
 };
 

@@ -32,8 +32,7 @@ Topology Topology::from_edges(int size, const std::vector<std::pair<int, int>>& 
   for (int i = 0; i < size; ++i) {
     double total = 0;
     for (int j : in[i]) {
-      const double w = metropolis ? 1.0 / (1 + std::max(in[i].size(), in[j].size()))
-                                  : 1.0 / (in[i].size() + 1);
+      const double w = metropolis ? 1.0 / (1 + std::max(in[i].size(), in[j].size())) : 1.0 / (in[i].size() + 1);
       t.in_[i].emplace_back(j, w);
       total += w;
     }

@@ -3,10 +3,10 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "collectives/mpi/mpi_communicator.h"
 #include "collectives/nccl/nccl_communicator.h"
 #include "collectives/rendezvous.h"
-#include "tensor/status_macros.h"
 
 namespace ts::collectives {
 
@@ -27,17 +27,16 @@ absl::StatusOr<std::unique_ptr<Communicator>> connect_world(const LaunchEnvironm
     ASSIGN_OR_RETURN(comm, nccl::NcclCommunicator::create(env, device.index, nccl::mpi_id_broadcast(*host), options));
   } else {
     if (env.master_addr.empty() || env.master_port == 0) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "NCCL for rank ", env.rank, " of ", env.world_size, " (launched by ", source_name(env.source),
-          ", not mpirun) needs MASTER_ADDR and MASTER_PORT for its rendezvous"));
+      return absl::FailedPreconditionError(
+          absl::StrCat("NCCL for rank ", env.rank, " of ", env.world_size, " (launched by ", source_name(env.source),
+                       ", not mpirun) needs MASTER_ADDR and MASTER_PORT for its rendezvous"));
     }
-    ASSIGN_OR_RETURN(std::unique_ptr<TcpRendezvous> rendezvous,
-                     TcpRendezvous::connect(env.master_addr, env.master_port, env.rank, env.world_size,
-                                            options.timeout));
+    ASSIGN_OR_RETURN(
+        std::unique_ptr<TcpRendezvous> rendezvous,
+        TcpRendezvous::connect(env.master_addr, env.master_port, env.rank, env.world_size, options.timeout));
     ASSIGN_OR_RETURN(comm, nccl::NcclCommunicator::create(
                                env, device.index,
-                               [&rendezvous](const std::string& id) { return rendezvous->broadcast(id); },
-                               options));
+                               [&rendezvous](const std::string& id) { return rendezvous->broadcast(id); }, options));
   }
   return std::unique_ptr<Communicator>(std::move(comm));
 }

@@ -1,7 +1,7 @@
 #include "collectives/ddp/comm_wait_timer.h"
 
+#include "base/status_macros.h"
 #include "tensor/cuda/device.h"
-#include "tensor/status_macros.h"
 
 namespace ts::collectives::ddp {
 

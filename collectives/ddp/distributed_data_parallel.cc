@@ -4,15 +4,15 @@
 
 #include "absl/strings/str_cat.h"
 #include "autograd/grad_mode.h"
+#include "base/status_macros.h"
 #include "tensor/ops.h"
-#include "tensor/status_macros.h"
 
 namespace ts::collectives::ddp {
 namespace {
 
 // A fingerprint of the model's structure: parameter count, total elements,
 // and a hash of every name, shape and dtype.
-absl::StatusOr<Tensor> model_signature(const nn::Module& module) {
+Tensor model_signature(const nn::Module& module) {
   int64_t total = 0;
   uint64_t hash = 1469598103934665603ull;  // FNV-1a
   auto mix = [&hash](absl::string_view bytes) {
@@ -25,8 +25,7 @@ absl::StatusOr<Tensor> model_signature(const nn::Module& module) {
     mix(shape_str(t.shape()));
     mix(dtype_name(t.dtype()));
   }
-  return from_vector<int64_t>(
-      {static_cast<int64_t>(state.size()), total, static_cast<int64_t>(hash >> 1)}, {3});
+  return from_vector<int64_t>({static_cast<int64_t>(state.size()), total, static_cast<int64_t>(hash >> 1)}, {3});
 }
 
 // Rank 0's values of `tensors`, in place on every rank.
@@ -46,19 +45,17 @@ Device model_device(const nn::Module& module) {
 }
 
 absl::Status check_same_model(Communicator& comm, const nn::Module& module, Device device) {
-  ASSIGN_OR_RETURN(Tensor signature, model_signature(module));
-  ASSIGN_OR_RETURN(Tensor mine, to(signature, device));
-  ASSIGN_OR_RETURN(Tensor all, empty({comm.world_size() * 3}, {DType::kI64, device}));
+  const Tensor mine = to(model_signature(module), device);
+  const Tensor all = empty({comm.world_size() * 3}, {DType::kI64, device});
   RETURN_IF_ERROR(comm.allgather(all, mine).wait());
   // Read on the host; the copy waits for the allgather.
-  ASSIGN_OR_RETURN(Tensor gathered, to(all, Device::cpu()));
+  const Tensor gathered = to(all, Device::cpu());
   const int64_t* s = gathered.data<int64_t>();
   for (int r = 1; r < comm.world_size(); ++r) {
     if (s[3 * r] != s[0] || s[3 * r + 1] != s[1] || s[3 * r + 2] != s[2]) {
       return absl::FailedPreconditionError(absl::StrCat(
-          "DDP: rank ", r, " holds a different model than rank 0 (", s[3 * r],
-          " state entries with ", s[3 * r + 1], " elements against ", s[0], " with ", s[1],
-          ", or different names, shapes or dtypes)"));
+          "DDP: rank ", r, " holds a different model than rank 0 (", s[3 * r], " state entries with ", s[3 * r + 1],
+          " elements against ", s[0], " with ", s[1], ", or different names, shapes or dtypes)"));
     }
   }
   return absl::OkStatus();
@@ -79,7 +76,26 @@ absl::StatusOr<std::unique_ptr<DistributedDataParallel>> DistributedDataParallel
       new DistributedDataParallel(std::move(module), comm, options, std::move(reducer), device));
 }
 
-absl::StatusOr<autograd::Variable> DistributedDataParallel::forward(const autograd::Variable& x) {
+DistributedDataParallel::DistributedDataParallel(std::shared_ptr<nn::Module> module, Communicator* comm,
+                                                 DdpOptions options, std::unique_ptr<GradientReducer> reducer,
+                                                 Device device)
+    : module_(std::move(module)),
+      comm_(comm),
+      options_(options),
+      reducer_(std::move(reducer)),
+      broadcast_timer_(device) {
+  // Evaluation-mode backwards (input gradients, say) are not steps, and stay
+  // local as they always have.
+  reducer_->set_unprepared_backward_check([this]() -> absl::Status {
+    if (!module_->is_training()) return absl::OkStatus();
+    return absl::FailedPreconditionError(
+        absl::StrCat("DistributedDataParallel: backward without begin_step() on rank ", comm_->rank(),
+                     " (the module is training): call begin_step() before each training forward, or this "
+                     "rank's gradients are not averaged with the other ranks' (no_sync() accumulates locally)"));
+  });
+}
+
+absl::Status DistributedDataParallel::begin_step() {
   if (options_.broadcast_buffers && comm_->world_size() > 1) {
     std::vector<Tensor> buffers;
     for (const auto& [name, t] : module_->named_buffers()) buffers.push_back(t);
@@ -90,7 +106,7 @@ absl::StatusOr<autograd::Variable> DistributedDataParallel::forward(const autogr
   if (autograd::grad_enabled() && module_->is_training()) {
     RETURN_IF_ERROR(reducer_->prepare_for_backward());
   }
-  return module_->forward(x);
+  return absl::OkStatus();
 }
 
 absl::StatusOr<absl::Duration> DistributedDataParallel::communication_wait_time() {

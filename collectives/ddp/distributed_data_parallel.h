@@ -1,9 +1,12 @@
 // DistributedDataParallel: one model replica per rank, kept identical. At
 // construction the ranks check they hold the same model and take rank 0's
-// parameters and buffers; each forward first takes rank 0's buffers
-// (broadcast_buffers, e.g. BatchNorm running statistics); each backward
-// averages the gradients across ranks in buckets overlapped with backward
-// (see reducer.h). Semantics follow torch.nn.parallel.DistributedDataParallel.
+// parameters and buffers; begin_step(), before each forward, takes rank 0's
+// buffers (broadcast_buffers, e.g. BatchNorm running statistics); each
+// backward averages the gradients across ranks in buckets overlapped with
+// backward (see reducer.h). Semantics follow
+// torch.nn.parallel.DistributedDataParallel, except that the wrapper does not
+// call the forward: modules have typed forwards of their own, which the
+// caller calls after begin_step().
 #pragma once
 
 #include <memory>
@@ -25,12 +28,18 @@ struct DdpOptions {
 class DistributedDataParallel {
  public:
   // `comm` must outlive the wrapper; the module must already be on its device.
-  static absl::StatusOr<std::unique_ptr<DistributedDataParallel>> create(
-      std::shared_ptr<nn::Module> module, Communicator* comm, DdpOptions options = {});
+  static absl::StatusOr<std::unique_ptr<DistributedDataParallel>> create(std::shared_ptr<nn::Module> module,
+                                                                         Communicator* comm, DdpOptions options = {});
 
-  // Buffers from rank 0 (when broadcast_buffers), arms gradient sync when
-  // grad mode is on and the module is training, then the module's forward.
-  absl::StatusOr<autograd::Variable> forward(const autograd::Variable& x);
+  // Call before each training forward of the module (PyTorch's DDP forward
+  // prologue): takes rank 0's buffers (when broadcast_buffers) and, when grad
+  // mode is on and the module is training, arms gradient averaging for the
+  // backward that follows. Fails if the previous backward left parameters
+  // without a gradient, naming them. A backward in training mode that no
+  // begin_step() armed throws a ts::Error (kFailedPrecondition) rather than
+  // leave the ranks' gradients apart (under no_sync() there is nothing to
+  // average and none is needed).
+  absl::Status begin_step();
 
   // Within its scope backward only accumulates gradients locally; the first
   // backward after it averages the sums (gradient accumulation).
@@ -49,21 +58,14 @@ class DistributedDataParallel {
   };
   NoSyncGuard no_sync() { return NoSyncGuard(*reducer_); }
 
-  nn::Module& module() { return *module_; }
-  const std::shared_ptr<nn::Module>& shared_module() const { return module_; }
   const GradientReducer& reducer() const { return *reducer_; }
   // Time training stood still on communication so far: buffer broadcasts
-  // before forwards and gradient averaging at the ends of backward.
+  // in begin_step() and gradient averaging at the ends of backward.
   absl::StatusOr<absl::Duration> communication_wait_time();
 
  private:
   DistributedDataParallel(std::shared_ptr<nn::Module> module, Communicator* comm, DdpOptions options,
-                          std::unique_ptr<GradientReducer> reducer, Device device)
-      : module_(std::move(module)),
-        comm_(comm),
-        options_(options),
-        reducer_(std::move(reducer)),
-        broadcast_timer_(device) {}
+                          std::unique_ptr<GradientReducer> reducer, Device device);
 
   std::shared_ptr<nn::Module> module_;
   Communicator* comm_;

@@ -4,8 +4,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/error.h"
+#include "base/status_macros.h"
 #include "tensor/ops.h"
-#include "tensor/status_macros.h"
 
 namespace ts::collectives::ddp {
 namespace {
@@ -14,16 +15,15 @@ int64_t megabytes_to_bytes(double mb) { return static_cast<int64_t>(std::llround
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<GradientReducer>> GradientReducer::create(
-    std::vector<NamedParameter> parameters, Communicator* comm, ReducerOptions options) {
+absl::StatusOr<std::unique_ptr<GradientReducer>> GradientReducer::create(std::vector<NamedParameter> parameters,
+                                                                         Communicator* comm, ReducerOptions options) {
   if (options.bucket_cap_mb <= 0 || options.first_bucket_cap_mb <= 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "DDP: bucket_cap_mb (", options.bucket_cap_mb, ") and first_bucket_cap_mb (",
-        options.first_bucket_cap_mb, ") must be positive"));
+    return absl::InvalidArgumentError(absl::StrCat("DDP: bucket_cap_mb (", options.bucket_cap_mb,
+                                                   ") and first_bucket_cap_mb (", options.first_bucket_cap_mb,
+                                                   ") must be positive"));
   }
   if (options.compression && !is_reduced_float(*options.compression)) {
-    return absl::InvalidArgumentError(absl::StrCat("DDP: gradient compression to ",
-                                                   dtype_name(*options.compression),
+    return absl::InvalidArgumentError(absl::StrCat("DDP: gradient compression to ", dtype_name(*options.compression),
                                                    ": only f16 and bf16 are supported"));
   }
   std::vector<NamedParameter> trainable;
@@ -33,24 +33,19 @@ absl::StatusOr<std::unique_ptr<GradientReducer>> GradientReducer::create(
   std::vector<ParamInfo> infos;
   for (const auto& [name, p] : trainable) infos.push_back({p.numel(), p.dtype(), p.device()});
   std::vector<BucketSpec> specs =
-      plan_buckets(infos, {megabytes_to_bytes(options.first_bucket_cap_mb),
-                           megabytes_to_bytes(options.bucket_cap_mb)});
-  std::unique_ptr<GradientReducer> reducer(
-      new GradientReducer(std::move(trainable), comm, options, std::move(specs)));
+      plan_buckets(infos, {megabytes_to_bytes(options.first_bucket_cap_mb), megabytes_to_bytes(options.bucket_cap_mb)});
+  std::unique_ptr<GradientReducer> reducer(new GradientReducer(std::move(trainable), comm, options, std::move(specs)));
   for (size_t b = 0; b < reducer->specs_.size(); ++b) {
     const BucketSpec& spec = reducer->specs_[b];
     Bucket& bucket = reducer->buckets_[b];
-    ASSIGN_OR_RETURN(bucket.flat, empty({spec.numel}, {spec.dtype, spec.device}));
-    bucket.wire = bucket.flat;
-    if (options.compression) {
-      ASSIGN_OR_RETURN(bucket.wire, empty({spec.numel}, {*options.compression, spec.device}));
-    }
+    bucket.flat = empty({spec.numel}, {spec.dtype, spec.device});
+    bucket.wire = options.compression ? empty({spec.numel}, {*options.compression, spec.device}) : bucket.flat;
   }
   return reducer;
 }
 
-GradientReducer::GradientReducer(std::vector<NamedParameter> parameters, Communicator* comm,
-                                 ReducerOptions options, std::vector<BucketSpec> specs)
+GradientReducer::GradientReducer(std::vector<NamedParameter> parameters, Communicator* comm, ReducerOptions options,
+                                 std::vector<BucketSpec> specs)
     : parameters_(std::move(parameters)),
       comm_(comm),
       options_(options),
@@ -66,9 +61,10 @@ GradientReducer::GradientReducer(std::vector<NamedParameter> parameters, Communi
       location_[specs_[b].params[k]] = {static_cast<int>(b), specs_[b].offsets[k]};
     }
   }
+  // A failed collective stops the backward: the hook throws its Status.
   for (size_t i = 0; i < parameters_.size(); ++i) {
     hook_ids_.push_back(parameters_[i].second.add_grad_ready_hook(
-        [this, i](const autograd::Variable&) { return on_gradient_ready(static_cast<int>(i)); }));
+        [this, i](const autograd::Variable&) { throw_if_error(on_gradient_ready(static_cast<int>(i))); }));
   }
 }
 
@@ -89,13 +85,13 @@ absl::Status GradientReducer::prepare_for_backward() {
         missing.push_back(parameters_[i].first);
       }
     }
-    // No gradient at all means no backward ran (an evaluation forward).
+    // No gradient at all means no backward ran (the step ended after its forward).
     if (any_arrived && !missing.empty()) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "DDP on rank ", comm_->rank(), ": the previous backward produced no gradient for ",
-          missing.size(), " parameter(s): ", absl::StrJoin(missing, ", "),
-          ". Every parameter must take part in the loss, or the ranks' allreduces go out of "
-          "step; remove unused parameters from the model"));
+      return absl::FailedPreconditionError(
+          absl::StrCat("DDP on rank ", comm_->rank(), ": the previous backward produced no gradient for ",
+                       missing.size(), " parameter(s): ", absl::StrJoin(missing, ", "),
+                       ". Every parameter must take part in the loss, or the ranks' allreduces go out of "
+                       "step; remove unused parameters from the model"));
     }
   }
   std::fill(arrived_.begin(), arrived_.end(), false);
@@ -109,20 +105,19 @@ absl::Status GradientReducer::prepare_for_backward() {
 }
 
 absl::Status GradientReducer::on_gradient_ready(int param) {
-  if (!sync_enabled_ || !armed_) return absl::OkStatus();
+  if (!sync_enabled_) return absl::OkStatus();
+  if (!armed_) return unprepared_backward_check_ ? unprepared_backward_check_() : absl::OkStatus();
   if (arrived_[param]) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "DDP on rank ", comm_->rank(), ": parameter ", parameters_[param].first,
-        " got a second gradient before prepare_for_backward(); call it (DDP's forward does) "
-        "before every synchronized backward"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("DDP on rank ", comm_->rank(), ": parameter ", parameters_[param].first,
+                     " got a second gradient before prepare_for_backward(); call it (DDP's begin_step() does) "
+                     "before every synchronized backward"));
   }
   arrived_[param] = true;
   const auto [b, offset] = location_[param];
   Bucket& bucket = buckets_[b];
   const Tensor& grad = parameters_[param].second.grad();
-  ASSIGN_OR_RETURN(Tensor slot, bucket.flat.narrow(0, offset, grad.numel()));
-  ASSIGN_OR_RETURN(Tensor flat_grad, grad.view({grad.numel()}));
-  RETURN_IF_ERROR(copy_(slot, flat_grad));
+  copy_(bucket.flat.narrow(0, offset, grad.numel()), grad.view({grad.numel()}));
   --bucket.pending;
   RETURN_IF_ERROR(launch_ready_buckets());
   // Backends that progress only when polled (MPI) move the launched buckets
@@ -136,7 +131,7 @@ absl::Status GradientReducer::launch_ready_buckets() {
   // so the ranks' collectives match.
   while (next_to_launch_ < num_buckets() && buckets_[next_to_launch_].pending == 0) {
     Bucket& bucket = buckets_[next_to_launch_];
-    if (options_.compression) RETURN_IF_ERROR(copy_(bucket.wire, bucket.flat));
+    if (options_.compression) copy_(bucket.wire, bucket.flat);
     bucket.work = comm_->allreduce(bucket.wire, ReduceOp::kAvg);
     ++stats_.allreduce_calls;
     stats_.bytes_sent += bucket.wire.numel() * bucket.wire.itemsize();
@@ -152,12 +147,10 @@ absl::Status GradientReducer::finish() {
   RETURN_IF_ERROR(wait_timer_.end());
   for (size_t b = 0; b < buckets_.size(); ++b) {
     Bucket& bucket = buckets_[b];
-    if (options_.compression) RETURN_IF_ERROR(copy_(bucket.flat, bucket.wire));
+    if (options_.compression) copy_(bucket.flat, bucket.wire);
     for (size_t k = 0; k < specs_[b].params.size(); ++k) {
       const Tensor& grad = parameters_[specs_[b].params[k]].second.grad();
-      ASSIGN_OR_RETURN(Tensor slot, bucket.flat.narrow(0, specs_[b].offsets[k], grad.numel()));
-      ASSIGN_OR_RETURN(Tensor flat_grad, grad.view({grad.numel()}));
-      RETURN_IF_ERROR(copy_(flat_grad, slot));
+      copy_(grad.view({grad.numel()}), bucket.flat.narrow(0, specs_[b].offsets[k], grad.numel()));
     }
   }
   ++stats_.steps;

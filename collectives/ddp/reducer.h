@@ -3,9 +3,11 @@
 // starts at once, in bucket order, while backward goes on with earlier
 // layers. When the last bucket is launched, the reducer waits for all of
 // them and writes the averaged gradients back, so backward() returns with
-// gradients in sync (or with the communication error).
+// gradients in sync, or throws the communication error as a ts::Error (code
+// and message, naming the rank and the collective, kept).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -33,7 +35,7 @@ struct ReducerOptions {
 struct ReducerStats {
   int64_t steps = 0;
   int64_t allreduce_calls = 0;
-  int64_t bytes_sent = 0;      // bytes allreduced (after compression)
+  int64_t bytes_sent = 0;  // bytes allreduced (after compression)
 };
 
 class GradientReducer {
@@ -42,8 +44,8 @@ class GradientReducer {
 
   // `comm` must outlive the reducer. Parameters that need no gradient are
   // left out.
-  static absl::StatusOr<std::unique_ptr<GradientReducer>> create(
-      std::vector<NamedParameter> parameters, Communicator* comm, ReducerOptions options = {});
+  static absl::StatusOr<std::unique_ptr<GradientReducer>> create(std::vector<NamedParameter> parameters,
+                                                                 Communicator* comm, ReducerOptions options = {});
   ~GradientReducer();
   GradientReducer(const GradientReducer&) = delete;
   GradientReducer& operator=(const GradientReducer&) = delete;
@@ -52,13 +54,20 @@ class GradientReducer {
   // previous backward reached only some parameters (they would desynchronize
   // the ranks' collectives), naming them.
   absl::Status prepare_for_backward();
+  // A synchronized backward that prepare_for_backward() did not arm keeps its
+  // gradients local, unless `check` (asked at each gradient of such a
+  // backward) fails: then the backward stops, throwing the check's error.
+  // DDP's fails in training mode, where the ranks would otherwise drift apart
+  // without a word.
+  void set_unprepared_backward_check(std::function<absl::Status()> check) {
+    unprepared_backward_check_ = std::move(check);
+  }
   // While false, backward accumulates gradients locally (no_sync); the next
   // synchronized backward averages the accumulated sums.
   void set_sync_enabled(bool enabled) { sync_enabled_ = enabled; }
   bool sync_enabled() const { return sync_enabled_; }
 
   int num_buckets() const { return static_cast<int>(buckets_.size()); }
-  const std::vector<BucketSpec>& bucket_specs() const { return specs_; }
   const ReducerStats& stats() const { return stats_; }
   // Time training stood still on communication at the ends of backward, so
   // far (on CUDA: waits for the device to pass the last step's end).
@@ -66,14 +75,14 @@ class GradientReducer {
 
  private:
   struct Bucket {
-    Tensor flat;          // gradients of the bucket's parameters, packed
-    Tensor wire;          // what is sent: flat, or its compressed copy
-    int pending = 0;      // parameters whose gradient has not arrived
+    Tensor flat;      // gradients of the bucket's parameters, packed
+    Tensor wire;      // what is sent: flat, or its compressed copy
+    int pending = 0;  // parameters whose gradient has not arrived
     std::optional<Work> work;
   };
 
-  GradientReducer(std::vector<NamedParameter> parameters, Communicator* comm,
-                  ReducerOptions options, std::vector<BucketSpec> specs);
+  GradientReducer(std::vector<NamedParameter> parameters, Communicator* comm, ReducerOptions options,
+                  std::vector<BucketSpec> specs);
   absl::Status on_gradient_ready(int param);
   absl::Status launch_ready_buckets();
   absl::Status finish();
@@ -90,6 +99,7 @@ class GradientReducer {
   int next_to_launch_ = 0;
   bool armed_ = false;
   bool sync_enabled_ = true;
+  std::function<absl::Status()> unprepared_backward_check_;
   ReducerStats stats_;
   CommWaitTimer wait_timer_;
 };

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "base/error.h"
 #include "collectives/mpi/mpi_runtime.h"
 
 namespace ts::collectives::mpi {
@@ -75,8 +76,7 @@ struct Engine::Op {
 
 class Engine::OpWork final : public Work::Impl {
  public:
-  OpWork(std::shared_ptr<Engine> engine, std::shared_ptr<Op> op)
-      : engine_(std::move(engine)), op_(std::move(op)) {}
+  OpWork(std::shared_ptr<Engine> engine, std::shared_ptr<Op> op) : engine_(std::move(engine)), op_(std::move(op)) {}
   absl::Status wait() override { return engine_->wait(op_); }
   bool is_completed() override { return engine_->poll(op_); }
 
@@ -131,8 +131,7 @@ Work Engine::start(OpInfo info, std::vector<Round> rounds) {
   if (!broken_.ok()) {
     return Work::failed(absl::Status(
         broken_.code(), absl::StrCat(op->info.description(),
-                                     ": the communicator was aborted after an earlier failure: ",
-                                     broken_.message())));
+                                     ": the communicator was aborted after an earlier failure: ", broken_.message())));
   }
   advance_locked(*op);
   if (!op->finished) active_.push_back(op);
@@ -158,13 +157,12 @@ void Engine::progress_locked() {
   for (const std::shared_ptr<Op>& op : active_) {
     if (op->finished) continue;
     if (!broken_.ok()) {
-      fail_locked(*op, absl::Status(broken_.code(), absl::StrCat(op->info.description(), ": ",
-                                                                 broken_.message())));
+      fail_locked(*op, absl::Status(broken_.code(), absl::StrCat(op->info.description(), ": ", broken_.message())));
       continue;
     }
     int complete = 0;
-    const int rc = MPI_Testall(static_cast<int>(op->requests.size()), op->requests.data(),
-                               &complete, MPI_STATUSES_IGNORE);
+    const int rc =
+        MPI_Testall(static_cast<int>(op->requests.size()), op->requests.data(), &complete, MPI_STATUSES_IGNORE);
     if (rc != MPI_SUCCESS) {
       absl::Status error = check(rc, "MPI_Testall");
       abort_locked(absl::UnavailableError(absl::StrCat(op->info.description(), ": ", error.message())),
@@ -175,7 +173,7 @@ void Engine::progress_locked() {
     if (complete) {
       op->requests.clear();
       const Round& done = op->rounds[op->next_round - 1];
-      absl::Status status = done.then ? done.then() : absl::OkStatus();
+      absl::Status status = done.then ? ts::capture(done.then) : absl::OkStatus();
       if (!status.ok()) {
         fail_locked(*op, std::move(status));
         continue;
@@ -196,7 +194,8 @@ void Engine::advance_locked(Op& op) {
     op.info.release_tensors();
     return;
   }
-  absl::Status posted = op.rounds[op.next_round++].post(op.requests);
+  const Round& round = op.rounds[op.next_round++];
+  absl::Status posted = ts::capture([&] { return round.post(op.requests); });
   if (!posted.ok()) {
     abort_locked(absl::Status(posted.code(), absl::StrCat(op.info.description(), ": ", posted.message())),
                  /*tell_peers=*/true);
@@ -234,8 +233,8 @@ void Engine::on_timeout_locked(Op& op) {
     why = absl::StrCat("still waiting to ", absl::StrJoin(pending, ", "),
                        " (that rank exited, hangs, or has not posted the matching call)");
   }
-  abort_locked(absl::DeadlineExceededError(absl::StrCat(op.info.description(), " timed out after ",
-                                                        seconds(elapsed), ": ", why)),
+  abort_locked(absl::DeadlineExceededError(
+                   absl::StrCat(op.info.description(), " timed out after ", seconds(elapsed), ": ", why)),
                /*tell_peers=*/true);
   fail_locked(op, broken_);
 }
@@ -252,8 +251,7 @@ std::string Engine::diagnose_collective_locked(const Op& op) {
   }
   const absl::Duration grace = probe_grace(timeout_);
   const Clock::time_point until = Clock::now() + absl::ToChronoNanoseconds(grace);
-  while (Clock::now() < until &&
-         std::count(replied_.begin(), replied_.end(), true) < world_size_ - 1 && broken_.ok()) {
+  while (Clock::now() < until && std::count(replied_.begin(), replied_.end(), true) < world_size_ - 1 && broken_.ok()) {
     serve_control_locked();
   }
   std::vector<int> silent;
@@ -263,16 +261,15 @@ std::string Engine::diagnose_collective_locked(const Op& op) {
     if (!replied_[peer]) {
       silent.push_back(peer);
     } else if (replies_[peer].first != op.info.sequence) {
-      elsewhere.push_back(replies_[peer].first < 0
-                              ? absl::StrCat("rank ", peer, " is in no collective")
-                              : absl::StrCat("rank ", peer, " is in ", replies_[peer].second));
+      elsewhere.push_back(replies_[peer].first < 0 ? absl::StrCat("rank ", peer, " is in no collective")
+                                                   : absl::StrCat("rank ", peer, " is in ", replies_[peer].second));
     }
   }
   std::vector<std::string> parts;
   if (!silent.empty()) {
     parts.push_back(absl::StrCat("rank", silent.size() > 1 ? "s " : " ", absl::StrJoin(silent, ", "),
-                                 " did not reach it (no answer to a liveness probe within ",
-                                 seconds(grace), ": exited, hung, or busy outside collectives)"));
+                                 " did not reach it (no answer to a liveness probe within ", seconds(grace),
+                                 ": exited, hung, or busy outside collectives)"));
   }
   if (!elsewhere.empty()) {
     parts.push_back(absl::StrCat("ranks disagree on the collective: ", absl::StrJoin(elsewhere, "; ")));
@@ -325,24 +322,23 @@ void Engine::serve_control_locked() {
         break;
       }
       case ControlMessage::kReply:
-        if (message.asked_sequence == probe_sequence_ && message.from >= 0 &&
-            message.from < world_size_) {
+        if (message.asked_sequence == probe_sequence_ && message.from >= 0 && message.from < world_size_) {
           replied_[message.from] = true;
           replies_[message.from] = {message.sequence, message.text};
         }
         break;
       case ControlMessage::kAbort:
-        abort_locked(absl::AbortedError(absl::StrCat("rank ", message.from,
-                                                     " aborted the communicator: ", message.text)),
-                     /*tell_peers=*/false);
+        abort_locked(
+            absl::AbortedError(absl::StrCat("rank ", message.from, " aborted the communicator: ", message.text)),
+            /*tell_peers=*/false);
         break;
     }
   }
 }
 
 void Engine::post_control_recv_locked() {
-  const int rc = MPI_Irecv(incoming_.get(), sizeof(ControlMessage), MPI_BYTE, MPI_ANY_SOURCE,
-                           kControlTag, control_, &incoming_request_);
+  const int rc = MPI_Irecv(incoming_.get(), sizeof(ControlMessage), MPI_BYTE, MPI_ANY_SOURCE, kControlTag, control_,
+                           &incoming_request_);
   if (rc != MPI_SUCCESS) {
     incoming_request_ = MPI_REQUEST_NULL;
     abort_locked(check(rc, "MPI_Irecv (control channel)"), /*tell_peers=*/false);
@@ -351,8 +347,8 @@ void Engine::post_control_recv_locked() {
 
 void Engine::send_control_locked(int peer, const ControlMessage& message) {
   Outgoing o{std::make_unique<ControlMessage>(message), MPI_REQUEST_NULL};
-  if (MPI_Isend(o.message.get(), sizeof(ControlMessage), MPI_BYTE, peer, kControlTag, control_,
-                &o.request) == MPI_SUCCESS) {
+  if (MPI_Isend(o.message.get(), sizeof(ControlMessage), MPI_BYTE, peer, kControlTag, control_, &o.request) ==
+      MPI_SUCCESS) {
     outgoing_.push_back(std::move(o));
   }
 }

@@ -26,7 +26,10 @@ namespace ts::collectives::mpi {
 // One step of an operation: post() starts MPI requests (appending them);
 // once all of them complete, then() runs (a local reduction, a check), and
 // the next round is posted. An error from then() fails the operation but
-// leaves the communicator usable (nothing is left in flight).
+// leaves the communicator usable (nothing is left in flight). Both run on
+// whichever thread polls the engine, maybe in a wait() on another operation:
+// an exception one throws (a tensor op's ts::Error) counts as its failed
+// Status instead of escaping into that caller.
 struct Round {
   std::function<absl::Status(std::vector<MPI_Request>&)> post;
   std::function<absl::Status()> then;

@@ -6,11 +6,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/status_macros.h"
 #include "collectives/mpi/debug_check.h"
 #include "collectives/mpi/mpi_runtime.h"
 #include "collectives/mpi/reduce_kernels.h"
 #include "collectives/mpi/schedules.h"
-#include "tensor/status_macros.h"
 
 namespace ts::collectives::mpi {
 
@@ -30,9 +30,9 @@ absl::Status wait_setup(MPI_Request& request, absl::Time deadline, absl::string_
     if (done) return absl::OkStatus();
     if (absl::Now() > deadline) {
       mark_failed();
-      return absl::DeadlineExceededError(absl::StrCat(
-          what, " timed out after ", absl::FormatDuration(absl::Now() - start),
-          ": not every rank created the communicator (a rank exited, hangs, or was not started)"));
+      return absl::DeadlineExceededError(
+          absl::StrCat(what, " timed out after ", absl::FormatDuration(absl::Now() - start),
+                       ": not every rank created the communicator (a rank exited, hangs, or was not started)"));
     }
     if (polls > 2000) std::this_thread::yield();
   }
@@ -81,8 +81,8 @@ absl::StatusOr<std::unique_ptr<MpiCommunicator>> MpiCommunicator::create(Communi
   return create_from(base, options);
 }
 
-absl::StatusOr<std::unique_ptr<MpiCommunicator>> MpiCommunicator::create_from(
-    MPI_Comm base, CommunicatorOptions options) {
+absl::StatusOr<std::unique_ptr<MpiCommunicator>> MpiCommunicator::create_from(MPI_Comm base,
+                                                                              CommunicatorOptions options) {
   const absl::Time deadline = absl::Now() + options.timeout;
   RETURN_IF_ERROR(check(MPI_Comm_set_errhandler(base, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler"));
   int rank = 0;
@@ -112,8 +112,8 @@ absl::StatusOr<std::unique_ptr<MpiCommunicator>> MpiCommunicator::create_from(
   return comm;
 }
 
-MpiCommunicator::MpiCommunicator(CommunicatorOptions options, MPI_Comm collective, MPI_Comm p2p,
-                                 int rank, int world_size)
+MpiCommunicator::MpiCommunicator(CommunicatorOptions options, MPI_Comm collective, MPI_Comm p2p, int rank,
+                                 int world_size)
     : options_(options), collective_comm_(collective), p2p_comm_(p2p), rank_(rank), world_size_(world_size) {}
 
 MpiCommunicator::~MpiCommunicator() {
@@ -139,8 +139,8 @@ Work MpiCommunicator::allreduce(const Tensor& tensor, ReduceOp op) {
   if (absl::Status s = check_tensor(name, tensor, DeviceType::kCPU); !s.ok()) return Work::failed(s);
   if (absl::Status s = check_reduce_dtype(name, tensor, op); !s.ok()) return Work::failed(s);
   const int64_t sequence = sequence_++;
-  const RingBuffer buffer{collective_comm_, tag_for(sequence), rank_, world_size_,
-                          bytes_of(tensor), tensor.numel(), tensor.dtype()};
+  const RingBuffer buffer{collective_comm_, tag_for(sequence), rank_,         world_size_,
+                          bytes_of(tensor), tensor.numel(),    tensor.dtype()};
   std::vector<Round> rounds;
   if (world_size_ > 1 && tensor.numel() > 0) {
     const double inverse = 1.0 / world_size_;
@@ -187,8 +187,8 @@ Work MpiCommunicator::allgather(const Tensor& output, const Tensor& input) {
   char* slot = bytes_of(output) + rank_ * nbytes(input);
   if (nbytes(input) > 0 && slot != bytes_of(input)) std::memmove(slot, bytes_of(input), nbytes(input));
   std::vector<Round> rounds;
-  ring_allgather(RingBuffer{collective_comm_, tag_for(sequence), rank_, world_size_, bytes_of(output),
-                            output.numel(), output.dtype()},
+  ring_allgather(RingBuffer{collective_comm_, tag_for(sequence), rank_, world_size_, bytes_of(output), output.numel(),
+                            output.dtype()},
                  rank_, rounds);
   return start_collective(std::string(kName), input, sequence, std::move(rounds), {output});
 }
@@ -203,8 +203,8 @@ Work MpiCommunicator::reduce_scatter(const Tensor& output, const Tensor& input, 
   const int64_t sequence = sequence_++;
   // The ring reduces in place; a scratch copy keeps `input` unchanged.
   auto scratch = std::make_shared<std::vector<char>>(bytes_of(input), bytes_of(input) + nbytes(input));
-  const RingBuffer buffer{collective_comm_, tag_for(sequence), rank_, world_size_, scratch->data(),
-                          input.numel(), input.dtype()};
+  const RingBuffer buffer{collective_comm_, tag_for(sequence), rank_,        world_size_,
+                          scratch->data(),  input.numel(),     input.dtype()};
   std::vector<Round> rounds;
   ring_reduce_scatter(buffer, op, rank_, rounds);
   const int rank = rank_;
@@ -238,8 +238,8 @@ Work MpiCommunicator::exchange(absl::Span<const PeerTransfer> transfers) {
   MPI_Comm comm = p2p_comm_;
   round.post = [copy, comm](std::vector<MPI_Request>& requests) -> absl::Status {
     for (const PeerTransfer& t : copy) {
-      RETURN_IF_ERROR(post_bytes(requests, t.kind == PeerTransfer::Kind::kSend, bytes_of(t.tensor),
-                                 nbytes(t.tensor), t.peer, /*tag=*/0, comm));
+      RETURN_IF_ERROR(post_bytes(requests, t.kind == PeerTransfer::Kind::kSend, bytes_of(t.tensor), nbytes(t.tensor),
+                                 t.peer, /*tag=*/0, comm));
     }
     return absl::OkStatus();
   };
@@ -272,8 +272,8 @@ absl::StatusOr<std::unique_ptr<Communicator>> MpiCommunicator::split(int color, 
   if (color < 0) return absl::InvalidArgumentError(absl::StrCat("split: color ", color, " is negative"));
   // Agreeing on the membership first is a collective with a deadline: the
   // blocking MPI_Comm_split that follows then finds every rank present.
-  ASSIGN_OR_RETURN(Tensor colors, Tensor::allocate({world_size_, 2}, DType::kI32, Device::cpu()));
-  ASSIGN_OR_RETURN(Tensor mine, colors.select(0, rank_));
+  const Tensor colors = Tensor::allocate({world_size_, 2}, DType::kI32, Device::cpu());
+  const Tensor mine = colors.select(0, rank_);
   mine.data<int32_t>()[0] = color;
   mine.data<int32_t>()[1] = key;
   RETURN_IF_ERROR(allgather(colors, mine).wait());

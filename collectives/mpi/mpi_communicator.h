@@ -42,15 +42,13 @@ class MpiCommunicator final : public Communicator {
 
  private:
   // Takes ownership of `base` (a duplicate made for this communicator).
-  static absl::StatusOr<std::unique_ptr<MpiCommunicator>> create_from(MPI_Comm base,
-                                                                      CommunicatorOptions options);
-  MpiCommunicator(CommunicatorOptions options, MPI_Comm collective, MPI_Comm p2p, int rank,
-                  int world_size);
+  static absl::StatusOr<std::unique_ptr<MpiCommunicator>> create_from(MPI_Comm base, CommunicatorOptions options);
+  MpiCommunicator(CommunicatorOptions options, MPI_Comm collective, MPI_Comm p2p, int rank, int world_size);
 
   // Starts a collective: the debug signature check (when on), then `rounds`.
   // `signature_tensor` and `also_held` stay alive until it ends.
-  Work start_collective(std::string op, const Tensor& signature_tensor, int64_t sequence,
-                        std::vector<Round> rounds, std::vector<Tensor> also_held = {});
+  Work start_collective(std::string op, const Tensor& signature_tensor, int64_t sequence, std::vector<Round> rounds,
+                        std::vector<Tensor> also_held = {});
   int tag_for(int64_t sequence) const { return static_cast<int>(sequence % (tag_ub_ + 1)); }
 
   CommunicatorOptions options_;

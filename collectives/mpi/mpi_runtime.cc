@@ -30,8 +30,7 @@ absl::Status ensure_initialized() {
     MPI_Initialized(&initialized);
     if (!initialized) {
       int provided = 0;
-      g_init_status = check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided),
-                            "MPI_Init_thread");
+      g_init_status = check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided), "MPI_Init_thread");
       if (!g_init_status.ok()) return;
       g_we_initialized = true;
     }
@@ -53,8 +52,8 @@ std::optional<uint64_t> read_size_cvar(absl::string_view wanted) {
     int verbosity = 0, binding = 0, scope = 0;
     MPI_Datatype type;
     MPI_T_enum enumtype;
-    if (MPI_T_cvar_get_info(i, name, &name_length, &verbosity, &type, &enumtype, description,
-                            &description_length, &binding, &scope) != MPI_SUCCESS ||
+    if (MPI_T_cvar_get_info(i, name, &name_length, &verbosity, &type, &enumtype, description, &description_length,
+                            &binding, &scope) != MPI_SUCCESS ||
         wanted != name || binding != MPI_T_BIND_NO_OBJECT) {
       continue;
     }
@@ -87,8 +86,7 @@ int64_t shared_memory_eager_bytes() {
     std::optional<uint64_t> limit = read_size_cvar("btl_vader_eager_limit");
     if (!limit) limit = read_size_cvar("btl_sm_eager_limit");
     MPI_T_finalize();
-    return limit && *limit > 2 * kHeaderAllowance ? static_cast<int64_t>(*limit) - kHeaderAllowance
-                                                  : int64_t{0};
+    return limit && *limit > 2 * kHeaderAllowance ? static_cast<int64_t>(*limit) - kHeaderAllowance : int64_t{0};
   }();
   return bytes;
 }

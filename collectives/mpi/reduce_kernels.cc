@@ -19,8 +19,7 @@ namespace {
 // per-element software conversion would make the reduction, not the
 // transfer, the bottleneck. Both round to nearest even, so results are the
 // same bits. Returns how many leading elements it did.
-__attribute__((target("avx,f16c"))) int64_t add_f16_vectorized(Half* dst, const Half* a,
-                                                                 const Half* b, int64_t n) {
+__attribute__((target("avx,f16c"))) int64_t add_f16_vectorized(Half* dst, const Half* a, const Half* b, int64_t n) {
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) {
     const __m256 x = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a + i)));
@@ -57,8 +56,8 @@ template <typename T>
 void reduce_typed(void* dst, const void* a, const void* b, int64_t n, ReduceOp op) {
   if constexpr (std::is_same_v<T, Half>) {
     if (op != ReduceOp::kMax) {
-      const int64_t done = add_f16_fast(static_cast<Half*>(dst), static_cast<const Half*>(a),
-                                        static_cast<const Half*>(b), n);
+      const int64_t done =
+          add_f16_fast(static_cast<Half*>(dst), static_cast<const Half*>(a), static_cast<const Half*>(b), n);
       dst = static_cast<Half*>(dst) + done;
       a = static_cast<const Half*>(a) + done;
       b = static_cast<const Half*>(b) + done;
@@ -85,25 +84,38 @@ void scale_typed(void* data, int64_t n, double factor) {
 void reduce_into(void* dst, const void* a, const void* b, int64_t n, DType dtype, ReduceOp op) {
   switch (dtype) {
     // A bool sum is a logical or: max of 0/1 bytes.
-    case DType::kBool: return reduce_typed<uint8_t>(dst, a, b, n, ReduceOp::kMax);
-    case DType::kU8: return reduce_typed<uint8_t>(dst, a, b, n, op);
-    case DType::kI32: return reduce_typed<int32_t>(dst, a, b, n, op);
-    case DType::kI64: return reduce_typed<int64_t>(dst, a, b, n, op);
-    case DType::kF16: return reduce_typed<Half>(dst, a, b, n, op);
-    case DType::kBF16: return reduce_typed<BFloat16>(dst, a, b, n, op);
-    case DType::kF32: return reduce_typed<float>(dst, a, b, n, op);
-    case DType::kF64: return reduce_typed<double>(dst, a, b, n, op);
+    case DType::kBool:
+      return reduce_typed<uint8_t>(dst, a, b, n, ReduceOp::kMax);
+    case DType::kU8:
+      return reduce_typed<uint8_t>(dst, a, b, n, op);
+    case DType::kI32:
+      return reduce_typed<int32_t>(dst, a, b, n, op);
+    case DType::kI64:
+      return reduce_typed<int64_t>(dst, a, b, n, op);
+    case DType::kF16:
+      return reduce_typed<Half>(dst, a, b, n, op);
+    case DType::kBF16:
+      return reduce_typed<BFloat16>(dst, a, b, n, op);
+    case DType::kF32:
+      return reduce_typed<float>(dst, a, b, n, op);
+    case DType::kF64:
+      return reduce_typed<double>(dst, a, b, n, op);
   }
   std::abort();  // every DType is handled above
 }
 
 void scale(void* data, int64_t n, DType dtype, double factor) {
   switch (dtype) {
-    case DType::kF16: return scale_typed<Half>(data, n, factor);
-    case DType::kBF16: return scale_typed<BFloat16>(data, n, factor);
-    case DType::kF32: return scale_typed<float>(data, n, factor);
-    case DType::kF64: return scale_typed<double>(data, n, factor);
-    default: std::abort();  // callers check the dtype is floating (check_reduce_dtype)
+    case DType::kF16:
+      return scale_typed<Half>(data, n, factor);
+    case DType::kBF16:
+      return scale_typed<BFloat16>(data, n, factor);
+    case DType::kF32:
+      return scale_typed<float>(data, n, factor);
+    case DType::kF64:
+      return scale_typed<double>(data, n, factor);
+    default:
+      std::abort();  // callers check the dtype is floating (check_reduce_dtype)
   }
 }
 

@@ -23,8 +23,8 @@ int mod(int64_t a, int n) { return static_cast<int>(((a % n) + n) % n); }
 
 // Appends Isend/Irecv of [data, data + bytes) in messages of at most
 // `max_bytes`; empty transfers post nothing (both sides agree on lengths).
-absl::Status post_segments(std::vector<MPI_Request>& requests, bool send, char* data, int64_t bytes,
-                           int peer, int tag, MPI_Comm comm, int64_t max_bytes) {
+absl::Status post_segments(std::vector<MPI_Request>& requests, bool send, char* data, int64_t bytes, int peer, int tag,
+                           MPI_Comm comm, int64_t max_bytes) {
   for (int64_t at = 0; at < bytes; at += max_bytes) {
     const int count = static_cast<int>(std::min(max_bytes, bytes - at));
     MPI_Request request;
@@ -38,8 +38,8 @@ absl::Status post_segments(std::vector<MPI_Request>& requests, bool send, char* 
 
 }  // namespace
 
-absl::Status post_bytes(std::vector<MPI_Request>& requests, bool send, char* data, int64_t bytes,
-                        int peer, int tag, MPI_Comm comm) {
+absl::Status post_bytes(std::vector<MPI_Request>& requests, bool send, char* data, int64_t bytes, int peer, int tag,
+                        MPI_Comm comm) {
   return post_segments(requests, send, data, bytes, peer, tag, comm, kMaxMessageBytes);
 }
 
@@ -49,9 +49,7 @@ int64_t RingBuffer::chunk_offset(int chunk) const {
   return chunk * base + std::min<int64_t>(chunk, rem);
 }
 
-int64_t RingBuffer::chunk_length(int chunk) const {
-  return numel / world_size + (chunk < numel % world_size ? 1 : 0);
-}
+int64_t RingBuffer::chunk_length(int chunk) const { return numel / world_size + (chunk < numel % world_size ? 1 : 0); }
 
 void ring_reduce_scatter(const RingBuffer& b, ReduceOp op, int owned, std::vector<Round>& rounds) {
   const int p = b.world_size;
@@ -62,8 +60,8 @@ void ring_reduce_scatter(const RingBuffer& b, ReduceOp op, int owned, std::vecto
   const int left = mod(b.rank - 1, p);
   // Uninitialized (MPI overwrites it): zeroing it cost a pass over memory
   // per operation.
-  auto scratch = std::make_shared_for_overwrite<char[]>(
-      static_cast<size_t>(std::min(segment, b.chunk_length(0)) * item));
+  auto scratch =
+      std::make_shared_for_overwrite<char[]>(static_cast<size_t>(std::min(segment, b.chunk_length(0)) * item));
   // Step k sends chunk owned - 1 - k (for k > 0 the one reduced at step
   // k - 1) and reduces the incoming chunk owned - 2 - k; the last one
   // reduced is `owned`.
@@ -77,21 +75,20 @@ void ring_reduce_scatter(const RingBuffer& b, ReduceOp op, int owned, std::vecto
       const int64_t recv_n = std::clamp<int64_t>(recv_len - at, 0, segment);
       char* send_ptr = b.chunk_data(send_chunk) + at * item;
       char* recv_dst = b.chunk_data(recv_chunk) + at * item;
-      rounds.push_back(Round{
-          [=](std::vector<MPI_Request>& requests) -> absl::Status {
-            if (absl::Status s = post_segments(requests, false, scratch.get(), recv_n * item, left,
-                                               b.tag, b.comm, kMaxMessageBytes);
-                !s.ok()) {
-              return s;
-            }
-            return post_segments(requests, true, send_ptr, send_n * item, right, b.tag, b.comm,
-                                 kMaxMessageBytes);
-          },
-          [=]() -> absl::Status {
-            reduce_into(recv_dst, recv_dst, scratch.get(), recv_n, b.dtype, op);
-            return absl::OkStatus();
-          },
-          {}});
+      rounds.push_back(Round{[=](std::vector<MPI_Request>& requests) -> absl::Status {
+                               if (absl::Status s = post_segments(requests, false, scratch.get(), recv_n * item, left,
+                                                                  b.tag, b.comm, kMaxMessageBytes);
+                                   !s.ok()) {
+                                 return s;
+                               }
+                               return post_segments(requests, true, send_ptr, send_n * item, right, b.tag, b.comm,
+                                                    kMaxMessageBytes);
+                             },
+                             [=]() -> absl::Status {
+                               reduce_into(recv_dst, recv_dst, scratch.get(), recv_n, b.dtype, op);
+                               return absl::OkStatus();
+                             },
+                             {}});
     }
   }
 }
@@ -109,22 +106,22 @@ void ring_allgather(const RingBuffer& b, int owned, std::vector<Round>& rounds) 
     char* recv_ptr = b.chunk_data(recv_chunk);
     const int64_t send_bytes = b.chunk_length(send_chunk) * item;
     const int64_t recv_bytes = b.chunk_length(recv_chunk) * item;
-    rounds.push_back(Round{[=](std::vector<MPI_Request>& requests) -> absl::Status {
-                             if (absl::Status s = post_segments(requests, false, recv_ptr, recv_bytes,
-                                                                left, b.tag, b.comm, kMaxMessageBytes);
-                                 !s.ok()) {
-                               return s;
-                             }
-                             return post_segments(requests, true, send_ptr, send_bytes, right, b.tag,
-                                                  b.comm, kMaxMessageBytes);
-                           },
-                           nullptr,
-                           {}});
+    rounds.push_back(
+        Round{[=](std::vector<MPI_Request>& requests) -> absl::Status {
+                if (absl::Status s =
+                        post_segments(requests, false, recv_ptr, recv_bytes, left, b.tag, b.comm, kMaxMessageBytes);
+                    !s.ok()) {
+                  return s;
+                }
+                return post_segments(requests, true, send_ptr, send_bytes, right, b.tag, b.comm, kMaxMessageBytes);
+              },
+              nullptr,
+              {}});
   }
 }
 
-void recursive_doubling_allreduce(const RingBuffer& b, ReduceOp op,
-                                  absl::Span<const int64_t> eager_bytes_by_peer, std::vector<Round>& rounds) {
+void recursive_doubling_allreduce(const RingBuffer& b, ReduceOp op, absl::Span<const int64_t> eager_bytes_by_peer,
+                                  std::vector<Round>& rounds) {
   const int64_t bytes = b.numel * dtype_size(b.dtype);
   auto scratch = std::make_shared_for_overwrite<char[]>(static_cast<size_t>(bytes));
   // Each partner adds the other's partial sum to its own: a + b and b + a
@@ -133,20 +130,19 @@ void recursive_doubling_allreduce(const RingBuffer& b, ReduceOp op,
     const int partner = b.rank ^ mask;
     const int64_t eager = eager_bytes_by_peer[partner];
     const int64_t piece = eager > 0 && bytes <= kMaxEagerPieces * eager ? eager : kMaxMessageBytes;
-    rounds.push_back(Round{
-        [=](std::vector<MPI_Request>& requests) -> absl::Status {
-          if (absl::Status s = post_segments(requests, false, scratch.get(), bytes, partner, b.tag,
-                                             b.comm, piece);
-              !s.ok()) {
-            return s;
-          }
-          return post_segments(requests, true, b.data, bytes, partner, b.tag, b.comm, piece);
-        },
-        [=]() -> absl::Status {
-          reduce_into(b.data, b.data, scratch.get(), b.numel, b.dtype, op);
-          return absl::OkStatus();
-        },
-        {}});
+    rounds.push_back(Round{[=](std::vector<MPI_Request>& requests) -> absl::Status {
+                             if (absl::Status s = post_segments(requests, false, scratch.get(), bytes, partner, b.tag,
+                                                                b.comm, piece);
+                                 !s.ok()) {
+                               return s;
+                             }
+                             return post_segments(requests, true, b.data, bytes, partner, b.tag, b.comm, piece);
+                           },
+                           [=]() -> absl::Status {
+                             reduce_into(b.data, b.data, scratch.get(), b.numel, b.dtype, op);
+                             return absl::OkStatus();
+                           },
+                           {}});
   }
 }
 
@@ -155,9 +151,8 @@ void segmented_broadcast(MPI_Comm comm, char* data, int64_t bytes, int root, std
     const int count = static_cast<int>(std::min(kMaxMessageBytes, bytes - at));
     rounds.push_back(Round{[=](std::vector<MPI_Request>& requests) -> absl::Status {
                              MPI_Request request;
-                             if (absl::Status s = check(MPI_Ibcast(data + at, count, MPI_BYTE, root,
-                                                                   comm, &request),
-                                                        "MPI_Ibcast");
+                             if (absl::Status s =
+                                     check(MPI_Ibcast(data + at, count, MPI_BYTE, root, comm, &request), "MPI_Ibcast");
                                  !s.ok()) {
                                return s;
                              }

@@ -56,12 +56,12 @@ void ring_allgather(const RingBuffer& buffer, int owned, std::vector<Round>& rou
 // world_size must be a power of two. A message to peer r of up to a few
 // times eager_bytes_by_peer[r] (0: no limit known) goes in pieces of that
 // size: a few eager messages finish sooner than one rendezvous.
-void recursive_doubling_allreduce(const RingBuffer& buffer, ReduceOp op,
-                                  absl::Span<const int64_t> eager_bytes_by_peer, std::vector<Round>& rounds);
+void recursive_doubling_allreduce(const RingBuffer& buffer, ReduceOp op, absl::Span<const int64_t> eager_bytes_by_peer,
+                                  std::vector<Round>& rounds);
 // Appends Isend (send) or Irecv of [data, data + bytes) with `peer`, split
 // into messages MPI's int counts allow; nothing for zero bytes.
-absl::Status post_bytes(std::vector<MPI_Request>& requests, bool send, char* data, int64_t bytes,
-                        int peer, int tag, MPI_Comm comm);
+absl::Status post_bytes(std::vector<MPI_Request>& requests, bool send, char* data, int64_t bytes, int peer, int tag,
+                        MPI_Comm comm);
 // `data` (bytes) from `root` to everyone, in messages MPI's int counts allow.
 void segmented_broadcast(MPI_Comm comm, char* data, int64_t bytes, int root, std::vector<Round>& rounds);
 

@@ -5,12 +5,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/error.h"
+#include "base/status_macros.h"
 #include "collectives/call_signature.h"
 #include "tensor/cuda/caching_allocator.h"
 #include "tensor/cuda/device.h"
 #include "tensor/cuda/nccl_check.h"
 #include "tensor/ops.h"
-#include "tensor/status_macros.h"
 
 namespace ts::collectives::nccl {
 
@@ -25,13 +26,20 @@ constexpr auto kSpinBeforeSleeping = std::chrono::milliseconds(1);
 ncclDataType_t nccl_type(DType d) {
   switch (d) {
     case DType::kBool:
-    case DType::kU8: return ncclUint8;
-    case DType::kI32: return ncclInt32;
-    case DType::kI64: return ncclInt64;
-    case DType::kF16: return ncclFloat16;
-    case DType::kBF16: return ncclBfloat16;
-    case DType::kF32: return ncclFloat32;
-    case DType::kF64: return ncclFloat64;
+    case DType::kU8:
+      return ncclUint8;
+    case DType::kI32:
+      return ncclInt32;
+    case DType::kI64:
+      return ncclInt64;
+    case DType::kF16:
+      return ncclFloat16;
+    case DType::kBF16:
+      return ncclBfloat16;
+    case DType::kF32:
+      return ncclFloat32;
+    case DType::kF64:
+      return ncclFloat64;
   }
   return ncclUint8;
 }
@@ -91,8 +99,8 @@ class NcclCommunicator::NcclWork final : public Work::Impl {
 };
 
 absl::StatusOr<std::unique_ptr<NcclCommunicator>> NcclCommunicator::create(const LaunchEnvironment& env, int device,
-                                                                          const IdBroadcast& broadcast_id,
-                                                                          CommunicatorOptions options) {
+                                                                           const IdBroadcast& broadcast_id,
+                                                                           CommunicatorOptions options) {
   RETURN_IF_ERROR(cuda::check_device(device));
   cuda::DeviceGuard guard(device);
   ncclUniqueId id;
@@ -100,8 +108,8 @@ absl::StatusOr<std::unique_ptr<NcclCommunicator>> NcclCommunicator::create(const
   if (env.rank == 0) RETURN_IF_CUDA_ERROR(ncclGetUniqueId(&id));
   ASSIGN_OR_RETURN(std::string shared, broadcast_id(std::string(reinterpret_cast<char*>(&id), sizeof(id))));
   if (shared.size() != sizeof(id)) {
-    return absl::InternalError(absl::StrCat("nccl: received an ncclUniqueId of ", shared.size(), " bytes, not ",
-                                            sizeof(id)));
+    return absl::InternalError(
+        absl::StrCat("nccl: received an ncclUniqueId of ", shared.size(), " bytes, not ", sizeof(id)));
   }
   std::memcpy(&id, shared.data(), sizeof(id));
 
@@ -115,7 +123,7 @@ absl::StatusOr<std::unique_ptr<NcclCommunicator>> NcclCommunicator::create(const
   std::unique_ptr<NcclCommunicator> out(new NcclCommunicator(options, device, std::move(stream), comm, env.rank,
                                                              env.world_size, env.local_rank, env.local_size));
   RETURN_IF_ERROR(out->wait_ready(absl::StrCat("ncclCommInitRankConfig on rank ", env.rank, " of ", env.world_size)));
-  ASSIGN_OR_RETURN(out->barrier_scratch_, zeros({1}, {DType::kI32, Device::cuda(device)}));
+  out->barrier_scratch_ = zeros({1}, {DType::kI32, Device::cuda(device)});
   return out;
 }
 
@@ -129,7 +137,15 @@ NcclCommunicator::NcclCommunicator(CommunicatorOptions options, int device, cuda
       world_size_(world_size),
       local_rank_(local_rank),
       local_size_(local_size),
-      watchdog_([this] { watchdog(); }) {}
+      watchdog_([this] {
+        // No exception may leave the thread (that would terminate the
+        // process). One from the loop is a bug: failing the communicator
+        // with it hands it to every waiter, who would otherwise go unwatched.
+        if (const absl::Status s = ts::capture([this] { watchdog(); }); !s.ok()) {
+          fail_and_abort(absl::Status(
+              s.code(), absl::StrCat("NCCL watchdog on rank ", rank_, " of ", world_size_, " failed: ", s.message())));
+        }
+      }) {}
 
 NcclCommunicator::~NcclCommunicator() {
   {
@@ -211,9 +227,9 @@ void NcclCommunicator::watchdog() {
     ncclResult_t state = ncclSuccess;
     const absl::StatusOr<ncclResult_t> query = call_nccl([&] { return ncclCommGetAsyncError(comm_, &state); });
     if (query.ok() && *query == ncclSuccess && !in_progress_or_ok(state)) {
-      fail_and_abort(absl::UnavailableError(
-          absl::StrCat("nccl communicator on rank ", rank_, " of ", world_size_, " failed asynchronously: ",
-                       cuda::describe_error(state), " (a peer rank failed or exited)")));
+      fail_and_abort(absl::UnavailableError(absl::StrCat("nccl communicator on rank ", rank_, " of ", world_size_,
+                                                         " failed asynchronously: ", cuda::describe_error(state),
+                                                         " (a peer rank failed or exited)")));
       continue;
     }
     absl::Status timed_out;
@@ -254,21 +270,21 @@ Work NcclCommunicator::collective(absl::string_view op, const Tensor& signature_
 
 absl::Status NcclCommunicator::check_signatures(const CallSignature& mine) {
   constexpr int64_t kBytes = sizeof(CallSignature);
-  ASSIGN_OR_RETURN(Tensor own_on_host, Tensor::allocate({kBytes}, DType::kU8, Device::cpu()));
+  const Tensor own_on_host = Tensor::allocate({kBytes}, DType::kU8, Device::cpu());
   std::memcpy(own_on_host.raw_data(), &mine, kBytes);
-  ASSIGN_OR_RETURN(Tensor own, to(own_on_host, Device::cuda(device_)));
-  ASSIGN_OR_RETURN(Tensor all, empty({world_size_ * kBytes}, {DType::kU8, Device::cuda(device_)}));
+  const Tensor own = to(own_on_host, Device::cuda(device_));
+  const Tensor all = empty({world_size_ * kBytes}, {DType::kU8, Device::cuda(device_)});
   // Through launch, so the watchdog bounds it like any collective: a rank
   // that never calls anything is a timeout here too.
-  Work gather = launch(absl::StrCat("debug signature check before ", describe_call_signature(mine), " on rank ",
-                                    rank_, " of ", world_size_),
+  Work gather = launch(absl::StrCat("debug signature check before ", describe_call_signature(mine), " on rank ", rank_,
+                                    " of ", world_size_),
                        {all, own}, [&](cudaStream_t s) {
                          return ncclAllGather(own.raw_data(), all.raw_data(), kBytes, ncclUint8, comm_, s);
                        });
   // Done on the device once synchronize() returns, so the copy needs no
   // stream ordering.
   RETURN_IF_ERROR(gather.synchronize());
-  ASSIGN_OR_RETURN(Tensor all_on_host, to(all, Device::cpu()));
+  const Tensor all_on_host = to(all, Device::cpu());
   std::vector<CallSignature> signatures(world_size_);
   std::memcpy(signatures.data(), all_on_host.raw_data(), world_size_ * kBytes);
   return check_call_signatures(signatures, rank_);
@@ -292,7 +308,8 @@ Work NcclCommunicator::launch(std::string description, std::vector<Tensor> tenso
   }
   const ncclResult_t r = *enqueued;
   if (!in_progress_or_ok(r)) {
-    return Work::failed(absl::Status(cuda::status_code_of(r), absl::StrCat(description, ": ", cuda::describe_error(r))));
+    return Work::failed(
+        absl::Status(cuda::status_code_of(r), absl::StrCat(description, ": ", cuda::describe_error(r))));
   }
   if (absl::Status s = wait_ready(description); !s.ok()) return Work::failed(s);
   // The caching allocator must not hand this memory to the caller's stream
@@ -303,8 +320,8 @@ Work NcclCommunicator::launch(std::string description, std::vector<Tensor> tenso
   absl::StatusOr<cuda::Event> done = cuda::Event::create();
   if (!done.ok()) return Work::failed(done.status());
   if (absl::Status s = done->record(stream_.get()); !s.ok()) return Work::failed(s);
-  auto pending = std::make_shared<Pending>(Pending{std::move(description), *std::move(done), absl::Now(),
-                                                   std::move(tensors), false});
+  auto pending = std::make_shared<Pending>(
+      Pending{std::move(description), *std::move(done), absl::Now(), std::move(tensors), false});
   {
     std::lock_guard<std::mutex> lock(mu_);
     pending_.push_back(pending);
@@ -327,8 +344,8 @@ Work NcclCommunicator::broadcast(const Tensor& tensor, int root) {
   if (absl::Status s = check_tensor(name, tensor, DeviceType::kCUDA); !s.ok()) return Work::failed(s);
   if (absl::Status s = check_peer(name, root, world_size_, "root"); !s.ok()) return Work::failed(s);
   return collective(name, tensor, {tensor}, [&](cudaStream_t s) {
-    return ncclBroadcast(tensor.raw_data(), tensor.raw_data(), tensor.numel(), nccl_type(tensor.dtype()), root,
-                         comm_, s);
+    return ncclBroadcast(tensor.raw_data(), tensor.raw_data(), tensor.numel(), nccl_type(tensor.dtype()), root, comm_,
+                         s);
   });
 }
 
@@ -419,16 +436,15 @@ absl::StatusOr<std::unique_ptr<Communicator>> NcclCommunicator::split(int color,
   // Ranks of a machine are contiguous under our launcher; a sub-communicator
   // keeps the parent's machine grouping only when it lies within one machine.
   const bool one_machine = local_size_ == world_size_;
-  std::unique_ptr<NcclCommunicator> child(new NcclCommunicator(
-      options_, device_, std::move(stream), out, rank, size, one_machine ? rank : 0, one_machine ? size : 1));
-  ASSIGN_OR_RETURN(child->barrier_scratch_, zeros({1}, {DType::kI32, Device::cuda(device_)}));
+  std::unique_ptr<NcclCommunicator> child(new NcclCommunicator(options_, device_, std::move(stream), out, rank, size,
+                                                               one_machine ? rank : 0, one_machine ? size : 1));
+  child->barrier_scratch_ = zeros({1}, {DType::kI32, Device::cuda(device_)});
   return std::unique_ptr<Communicator>(std::move(child));
 }
 
 NcclCommunicator::IdBroadcast mpi_id_broadcast(Communicator& cpu_comm) {
   return [&cpu_comm](const std::string& id) -> absl::StatusOr<std::string> {
-    ASSIGN_OR_RETURN(Tensor bytes, Tensor::allocate({static_cast<int64_t>(sizeof(ncclUniqueId))}, DType::kU8,
-                                                    Device::cpu()));
+    const Tensor bytes = Tensor::allocate({static_cast<int64_t>(sizeof(ncclUniqueId))}, DType::kU8, Device::cpu());
     if (cpu_comm.rank() == 0) std::memcpy(bytes.raw_data(), id.data(), sizeof(ncclUniqueId));
     RETURN_IF_ERROR(cpu_comm.broadcast(bytes, 0).wait());
     return std::string(static_cast<char*>(bytes.raw_data()), sizeof(ncclUniqueId));

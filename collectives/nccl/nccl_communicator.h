@@ -95,8 +95,8 @@ class NcclCommunicator final : public Communicator {
   Tensor barrier_scratch_;
 
   // Lock order: comm_mu_, then mu_.
-  std::mutex comm_mu_;  // held across every call on comm_
-  bool aborted_ = false;  // guarded by comm_mu_
+  std::mutex comm_mu_;     // held across every call on comm_
+  bool aborted_ = false;   // guarded by comm_mu_
   mutable std::mutex mu_;  // guards the state below
   std::condition_variable stop_cv_;
   bool stopping_ = false;

@@ -2,10 +2,15 @@
 // with each rank on its share of a batch ends with the parameters of one
 // process training on the whole batch, for several bucket sizes (same
 // result, allreduce counts as the bucket plan says), with no_sync
-// accumulation, and with broadcast_buffers on and off.
+// accumulation, and with broadcast_buffers on and off; a training backward
+// that no begin_step() armed throws instead of leaving the ranks apart.
+#include <array>
+#include <cmath>
 #include <memory>
+#include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "autograd/grad_mode.h"
 #include "autograd/variable.h"
 #include "collectives/ddp/distributed_data_parallel.h"
@@ -20,7 +25,6 @@
 #include "nn/sequential.h"
 #include "optim/sgd.h"
 #include "tensor/ops.h"
-#include "tensor/status_macros.h"
 #include "tests/collectives/mpi_testing.h"
 #include "tests/tensor/testing.h"
 
@@ -28,6 +32,7 @@ namespace ts::collectives::ddp {
 namespace {
 
 using autograd::Variable;
+using ::ts::testing::expect_throws;
 using ::ts::testing::value_or_die;
 
 constexpr int64_t kSamplesPerRank = 4;
@@ -35,64 +40,61 @@ constexpr int kSteps = 3;
 
 // An MLP: the per-sample loss is independent of the other samples, so
 // averaging the ranks' gradients equals the whole batch's gradient.
-std::shared_ptr<nn::Module> mlp(uint64_t seed) {
+std::shared_ptr<nn::Sequential> mlp(uint64_t seed) {
   manual_seed(seed);
-  return std::make_shared<nn::Sequential>(std::vector<std::shared_ptr<nn::Module>>{
-      value_or_die(nn::Linear::create(6, 32)), std::make_shared<nn::ReLU>(),
-      value_or_die(nn::Linear::create(32, 16)), std::make_shared<nn::ReLU>(),
-      value_or_die(nn::Linear::create(16, 3))});
+  return std::make_shared<nn::Sequential>(std::make_shared<nn::Linear>(6, 32), std::make_shared<nn::ReLU>(),
+                                          std::make_shared<nn::Linear>(32, 16), std::make_shared<nn::ReLU>(),
+                                          std::make_shared<nn::Linear>(16, 3));
 }
 
 // The job's whole batch, identical on every rank.
 struct Batch {
   Tensor x, y;
-  Batch slice(int64_t start, int64_t count) const {
-    return {value_or_die(x.narrow(0, start, count)), value_or_die(y.narrow(0, start, count))};
-  }
+  Batch slice(int64_t start, int64_t count) const { return {x.narrow(0, start, count), y.narrow(0, start, count)}; }
 };
 
 Batch global_batch(int64_t size, int step) {
   Generator g(mpitest::job_seed() + step);
-  return {value_or_die(randn({size, 6}, {}, &g)),
-          value_or_die(to(value_or_die(mul(value_or_die(rand({size}, {}, &g)), 2.999)), DType::kI64))};
+  return {randn({size, 6}, {}, &g), to(rand({size}, {}, &g) * 2.999, DType::kI64)};
 }
 
-absl::Status backward_on(const std::function<absl::StatusOr<Variable>(const Variable&)>& forward,
-                         const Batch& b) {
-  ASSIGN_OR_RETURN(Variable logits, forward(Variable(b.x)));
-  ASSIGN_OR_RETURN(Variable loss, nn::cross_entropy(logits, b.y));
-  return loss.backward();
+// The model's loss on `b`, backpropagated. Under DDP, begin_step() comes first.
+void backward_on(nn::Sequential& model, const Batch& b) {
+  nn::cross_entropy(model.forward(Variable(b.x)), b.y).backward();
 }
 
 optim::Sgd sgd_for(const nn::Module& model) {
   optim::SgdOptions options;
   options.lr = 0.1;
   options.momentum = 0.9;
-  return value_or_die(optim::Sgd::create(model.named_parameters(), options));
+  return optim::Sgd(model.named_parameters(), options);
+}
+
+// Element by element, to 1e-5 relative (absolute near zero).
+void expect_near(const Tensor& actual, const Tensor& expected, const std::string& what) {
+  const std::vector<float> a = to_vector<float>(actual);
+  const std::vector<float> e = to_vector<float>(expected);
+  ASSERT_EQ(a.size(), e.size()) << what;
+  for (size_t k = 0; k < a.size(); ++k) {
+    ASSERT_NEAR(a[k], e[k], 1e-5 * (1 + std::abs(e[k]))) << what << "[" << k << "]";
+  }
 }
 
 void expect_same_parameters(const nn::Module& actual, const nn::Module& expected) {
   const auto a = actual.named_parameters();
   const auto e = expected.named_parameters();
   ASSERT_EQ(a.size(), e.size());
-  for (size_t i = 0; i < a.size(); ++i) {
-    const std::vector<float> av = value_or_die(to_vector<float>(a[i].second.data()));
-    const std::vector<float> ev = value_or_die(to_vector<float>(e[i].second.data()));
-    for (size_t k = 0; k < av.size(); ++k) {
-      ASSERT_NEAR(av[k], ev[k], 1e-5 * (1 + std::abs(ev[k]))) << a[i].first << "[" << k << "]";
-    }
-  }
+  for (size_t i = 0; i < a.size(); ++i) expect_near(a[i].second.data(), e[i].second.data(), a[i].first);
 }
 
 // One process on the whole batch: what every DDP run must reproduce.
-std::shared_ptr<nn::Module> train_alone(uint64_t seed, int world) {
-  std::shared_ptr<nn::Module> model = mlp(seed);
+std::shared_ptr<nn::Sequential> train_alone(uint64_t seed, int world) {
+  std::shared_ptr<nn::Sequential> model = mlp(seed);
   optim::Sgd sgd = sgd_for(*model);
   for (int step = 0; step < kSteps; ++step) {
     sgd.zero_grad();
-    EXPECT_OK(backward_on([&](const Variable& x) { return model->forward(x); },
-                          global_batch(world * kSamplesPerRank, step)));
-    EXPECT_OK(sgd.step());
+    backward_on(*model, global_batch(world * kSamplesPerRank, step));
+    sgd.step();
   }
   return model;
 }
@@ -100,7 +102,7 @@ std::shared_ptr<nn::Module> train_alone(uint64_t seed, int world) {
 TEST(DdpTest, ShardedTrainingEqualsOneProcessForEveryBucketSize) {
   Communicator& comm = mpitest::world();
   const int world = comm.world_size(), rank = comm.rank();
-  const std::shared_ptr<nn::Module> reference = train_alone(7, world);
+  const std::shared_ptr<nn::Sequential> reference = train_alone(7, world);
   // Parameters in reverse order (bytes): bias 12, weight 192, bias 64,
   // weight 2048, bias 128, weight 768. A bucket closes once it reaches the
   // cap: 100 B gives [12+192] [64+2048] [128] [768]; 512 B gives
@@ -110,7 +112,7 @@ TEST(DdpTest, ShardedTrainingEqualsOneProcessForEveryBucketSize) {
   for (const auto& [cap, buckets] : caps_and_buckets) {
     SCOPED_TRACE(::testing::Message() << "bucket_cap_mb " << cap);
     // Rank-dependent initial weights: DDP must start every rank from rank 0's.
-    std::shared_ptr<nn::Module> model = mlp(rank == 0 ? 7 : 1000 + rank);
+    std::shared_ptr<nn::Sequential> model = mlp(rank == 0 ? 7 : 1000 + rank);
     DdpOptions options;
     options.reducer.bucket_cap_mb = cap;
     options.reducer.first_bucket_cap_mb = cap;
@@ -118,10 +120,10 @@ TEST(DdpTest, ShardedTrainingEqualsOneProcessForEveryBucketSize) {
     optim::Sgd sgd = sgd_for(*model);
     for (int step = 0; step < kSteps; ++step) {
       sgd.zero_grad();
-      const Batch mine = global_batch(world * kSamplesPerRank, step).slice(rank * kSamplesPerRank,
-                                                                           kSamplesPerRank);
-      ASSERT_OK(backward_on([&](const Variable& x) { return ddp->forward(x); }, mine));
-      ASSERT_OK(sgd.step());
+      const Batch mine = global_batch(world * kSamplesPerRank, step).slice(rank * kSamplesPerRank, kSamplesPerRank);
+      ASSERT_OK(ddp->begin_step());
+      backward_on(*model, mine);
+      sgd.step();
     }
     expect_same_parameters(*model, *reference);
     const GradientReducer& reducer = ddp->reducer();
@@ -139,69 +141,96 @@ TEST(DdpTest, NoSyncAccumulatesAndTheNextBackwardAveragesTheSums) {
 
   // Reference: every micro-batch's gradient summed, divided by the world
   // size (what accumulation on each rank then averaging gives).
-  std::shared_ptr<nn::Module> reference = mlp(11);
+  std::shared_ptr<nn::Sequential> reference = mlp(11);
   for (int64_t start = 0; start < world * kSamplesPerRank; start += micro) {
-    ASSERT_OK(backward_on([&](const Variable& x) { return reference->forward(x); },
-                          batch.slice(start, micro)));
+    backward_on(*reference, batch.slice(start, micro));
   }
-  std::shared_ptr<nn::Module> model = mlp(11);
+  std::shared_ptr<nn::Sequential> model = mlp(11);
   auto ddp = value_or_die(DistributedDataParallel::create(model, &comm));
   {
     auto guard = ddp->no_sync();
-    ASSERT_OK(backward_on([&](const Variable& x) { return ddp->forward(x); },
-                          batch.slice(rank * kSamplesPerRank, micro)));
+    ASSERT_OK(ddp->begin_step());
+    backward_on(*model, batch.slice(rank * kSamplesPerRank, micro));
   }
   EXPECT_EQ(ddp->reducer().stats().allreduce_calls, 0);
-  ASSERT_OK(backward_on([&](const Variable& x) { return ddp->forward(x); },
-                        batch.slice(rank * kSamplesPerRank + micro, micro)));
+  ASSERT_OK(ddp->begin_step());
+  backward_on(*model, batch.slice(rank * kSamplesPerRank + micro, micro));
   EXPECT_EQ(ddp->reducer().stats().allreduce_calls, ddp->reducer().num_buckets());
   const auto got = model->named_parameters();
   const auto want = reference->named_parameters();
   for (size_t i = 0; i < got.size(); ++i) {
-    const Tensor expected = value_or_die(div(want[i].second.grad(), static_cast<double>(world)));
-    const std::vector<float> g = value_or_die(to_vector<float>(got[i].second.grad()));
-    const std::vector<float> e = value_or_die(to_vector<float>(expected));
-    for (size_t k = 0; k < g.size(); ++k) {
-      ASSERT_NEAR(g[k], e[k], 1e-5 * (1 + std::abs(e[k]))) << got[i].first << "[" << k << "]";
-    }
+    expect_near(got[i].second.grad(), want[i].second.grad() / static_cast<double>(world), got[i].first);
   }
 }
 
+TEST(DdpTest, TrainingBackwardWithoutBeginStepThrowsInsteadOfNotAveraging) {
+  Communicator& comm = mpitest::world();
+  const int world = comm.world_size(), rank = comm.rank();
+  const Batch batch = global_batch(world * kSamplesPerRank, 0);
+  const Batch mine = batch.slice(rank * kSamplesPerRank, kSamplesPerRank);
+  std::shared_ptr<nn::Sequential> model = mlp(13);
+  auto ddp = value_or_die(DistributedDataParallel::create(model, &comm));
+  // Every rank stops at its first gradient, before any allreduce: the ranks
+  // stay in step for what follows.
+  expect_throws(absl::StatusCode::kFailedPrecondition,
+                {"DistributedDataParallel: backward without begin_step()", absl::StrCat("rank ", rank)},
+                [&] { backward_on(*model, mine); });
+  EXPECT_EQ(ddp->reducer().stats().allreduce_calls, 0);
+
+  // begin_step(), forward and backward average as ever: the whole batch's gradients.
+  std::shared_ptr<nn::Sequential> reference = mlp(13);
+  backward_on(*reference, batch);
+  model->zero_grad();
+  ASSERT_OK(ddp->begin_step());
+  backward_on(*model, mine);
+  EXPECT_EQ(ddp->reducer().stats().steps, 1);
+  const auto got = model->named_parameters();
+  const auto want = reference->named_parameters();
+  for (size_t i = 0; i < got.size(); ++i) expect_near(got[i].second.grad(), want[i].second.grad(), got[i].first);
+
+  // An evaluation-mode backward is no training step: it stays local, as before.
+  model->eval();
+  backward_on(*model, mine);
+  EXPECT_EQ(ddp->reducer().stats().steps, 1);
+}
+
 // A conv net with batch norm, whose running statistics are buffers.
-std::shared_ptr<nn::Module> conv_bn_net() {
+std::shared_ptr<nn::Sequential> conv_bn_net() {
   manual_seed(3);
   nn::functional::Conv2dOptions same;
   same.padding = {1, 1};
-  return std::make_shared<nn::Sequential>(std::vector<std::shared_ptr<nn::Module>>{
-      value_or_die(nn::Conv2d::create(2, 4, {3, 3}, same)), value_or_die(nn::BatchNorm2d::create(4)),
-      std::make_shared<nn::ReLU>(), std::make_shared<nn::AdaptiveAvgPool2d>(std::array<int64_t, 2>{1, 1}),
-      std::make_shared<nn::Flatten>(), value_or_die(nn::Linear::create(4, 3))});
+  return std::make_shared<nn::Sequential>(std::make_shared<nn::Conv2d>(2, 4, std::array<int64_t, 2>{3, 3}, same),
+                                          std::make_shared<nn::BatchNorm2d>(4), std::make_shared<nn::ReLU>(),
+                                          std::make_shared<nn::AdaptiveAvgPool2d>(std::array<int64_t, 2>{1, 1}),
+                                          std::make_shared<nn::Flatten>(), std::make_shared<nn::Linear>(4, 3));
 }
 
 // Each rank's running mean after two training steps on rank-specific data
 // and then an evaluation forward, gathered on every rank.
 std::vector<float> running_means_after_training(bool broadcast_buffers) {
   Communicator& comm = mpitest::world();
-  std::shared_ptr<nn::Module> model = conv_bn_net();
+  std::shared_ptr<nn::Sequential> model = conv_bn_net();
   DdpOptions options;
   options.broadcast_buffers = broadcast_buffers;
   auto ddp = value_or_die(DistributedDataParallel::create(model, &comm, options));
   Generator g(mpitest::job_seed() + 100 + comm.rank());
   for (int step = 0; step < 2; ++step) {
     // Rank r's data is shifted by r: its batch statistics differ.
-    const Tensor x = value_or_die(add(value_or_die(randn({2, 2, 5, 5}, {}, &g)), comm.rank()));
-    const Tensor y = value_or_die(zeros({2}, {DType::kI64}));
-    EXPECT_OK(backward_on([&](const Variable& v) { return ddp->forward(v); }, {x, y}));
+    const Tensor x = randn({2, 2, 5, 5}, {}, &g) + comm.rank();
+    EXPECT_OK(ddp->begin_step());
+    backward_on(*model, {x, zeros({2}, {DType::kI64})});
   }
   model->eval();
   {
+    // An evaluation forward takes rank 0's buffers too (and arms nothing).
     autograd::NoGradGuard no_grad;
-    EXPECT_OK(ddp->forward(Variable(value_or_die(zeros({1, 2, 5, 5})))).status());
+    EXPECT_OK(ddp->begin_step());
+    model->forward(Variable(zeros({1, 2, 5, 5})));
   }
   const Tensor mean = model->named_buffers()[0].second;  // "1.running_mean"
-  Tensor all = value_or_die(empty({comm.world_size() * mean.numel()}));
+  const Tensor all = empty({comm.world_size() * mean.numel()});
   EXPECT_OK(comm.allgather(all, mean).wait());
-  return value_or_die(to_vector<float>(all));
+  return to_vector<float>(all);
 }
 
 TEST(DdpTest, BroadcastBuffersGivesEveryRankRankZerosRunningStatistics) {

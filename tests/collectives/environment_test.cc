@@ -31,17 +31,16 @@ TEST(Environment, NothingSetIsOneProcess) {
 }
 
 TEST(Environment, OpenMpiWinsOverSlurmAndPlain) {
-  ASSERT_OK_AND_ASSIGN(LaunchEnvironment env,
-                       discover_environment(fake({{"OMPI_COMM_WORLD_RANK", "5"},
-                                                  {"OMPI_COMM_WORLD_SIZE", "8"},
-                                                  {"OMPI_COMM_WORLD_LOCAL_RANK", "1"},
-                                                  {"OMPI_COMM_WORLD_LOCAL_SIZE", "4"},
-                                                  {"SLURM_PROCID", "0"},
-                                                  {"SLURM_NTASKS", "2"},
-                                                  {"RANK", "3"},
-                                                  {"WORLD_SIZE", "4"},
-                                                  {"MASTER_ADDR", "node7"},
-                                                  {"MASTER_PORT", "1234"}})));
+  ASSERT_OK_AND_ASSIGN(LaunchEnvironment env, discover_environment(fake({{"OMPI_COMM_WORLD_RANK", "5"},
+                                                                         {"OMPI_COMM_WORLD_SIZE", "8"},
+                                                                         {"OMPI_COMM_WORLD_LOCAL_RANK", "1"},
+                                                                         {"OMPI_COMM_WORLD_LOCAL_SIZE", "4"},
+                                                                         {"SLURM_PROCID", "0"},
+                                                                         {"SLURM_NTASKS", "2"},
+                                                                         {"RANK", "3"},
+                                                                         {"WORLD_SIZE", "4"},
+                                                                         {"MASTER_ADDR", "node7"},
+                                                                         {"MASTER_PORT", "1234"}})));
   EXPECT_EQ(env.source, LaunchEnvironment::Source::kOpenMpi);
   EXPECT_EQ(env.rank, 5);
   EXPECT_EQ(env.world_size, 8);
@@ -52,15 +51,14 @@ TEST(Environment, OpenMpiWinsOverSlurmAndPlain) {
 }
 
 TEST(Environment, SlurmWithNodeListAndTasksPerNode) {
-  ASSERT_OK_AND_ASSIGN(LaunchEnvironment env,
-                       discover_environment(fake({{"SLURM_PROCID", "5"},
-                                                  {"SLURM_NTASKS", "7"},
-                                                  {"SLURM_LOCALID", "0"},
-                                                  {"SLURM_NODEID", "2"},
-                                                  {"SLURM_TASKS_PER_NODE", "3(x2),1"},
-                                                  {"SLURM_JOB_NODELIST", "gpu[07-09],cpu1"},
-                                                  {"RANK", "0"},
-                                                  {"WORLD_SIZE", "1"}})));
+  ASSERT_OK_AND_ASSIGN(LaunchEnvironment env, discover_environment(fake({{"SLURM_PROCID", "5"},
+                                                                         {"SLURM_NTASKS", "7"},
+                                                                         {"SLURM_LOCALID", "0"},
+                                                                         {"SLURM_NODEID", "2"},
+                                                                         {"SLURM_TASKS_PER_NODE", "3(x2),1"},
+                                                                         {"SLURM_JOB_NODELIST", "gpu[07-09],cpu1"},
+                                                                         {"RANK", "0"},
+                                                                         {"WORLD_SIZE", "1"}})));
   EXPECT_EQ(env.source, LaunchEnvironment::Source::kSlurm);
   EXPECT_EQ(env.rank, 5);
   EXPECT_EQ(env.world_size, 7);
@@ -73,13 +71,12 @@ TEST(Environment, SlurmWithNodeListAndTasksPerNode) {
 }
 
 TEST(Environment, PlainVariables) {
-  ASSERT_OK_AND_ASSIGN(LaunchEnvironment env,
-                       discover_environment(fake({{"RANK", "2"},
-                                                  {"WORLD_SIZE", "4"},
-                                                  {"LOCAL_RANK", "0"},
-                                                  {"LOCAL_WORLD_SIZE", "2"},
-                                                  {"MASTER_ADDR", "10.0.0.1"},
-                                                  {"MASTER_PORT", "29400"}})));
+  ASSERT_OK_AND_ASSIGN(LaunchEnvironment env, discover_environment(fake({{"RANK", "2"},
+                                                                         {"WORLD_SIZE", "4"},
+                                                                         {"LOCAL_RANK", "0"},
+                                                                         {"LOCAL_WORLD_SIZE", "2"},
+                                                                         {"MASTER_ADDR", "10.0.0.1"},
+                                                                         {"MASTER_PORT", "29400"}})));
   EXPECT_EQ(env.source, LaunchEnvironment::Source::kPlain);
   EXPECT_EQ(env.rank, 2);
   EXPECT_EQ(env.world_size, 4);
@@ -97,12 +94,11 @@ TEST(Environment, BadValuesNameTheVariable) {
                absl::StatusCode::kInvalidArgument, {"RANK/WORLD_SIZE", "RANK='two' is not an integer"});
   expect_error(discover_environment(fake({{"RANK", "4"}, {"WORLD_SIZE", "4"}})).status(),
                absl::StatusCode::kInvalidArgument, {"rank=4", "world size=4"});
-  expect_error(discover_environment(fake({{"OMPI_COMM_WORLD_RANK", "0"}})).status(),
-               absl::StatusCode::kNotFound, {"open mpi", "OMPI_COMM_WORLD_SIZE is not set"});
-  expect_error(discover_environment(fake({{"MASTER_PORT", "99999"}})).status(),
-               absl::StatusCode::kInvalidArgument, {"MASTER_PORT=99999"});
-  expect_error(discover_environment(fake({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "2"},
-                                          {"SLURM_TASKS_PER_NODE", "x"}}))
+  expect_error(discover_environment(fake({{"OMPI_COMM_WORLD_RANK", "0"}})).status(), absl::StatusCode::kNotFound,
+               {"open mpi", "OMPI_COMM_WORLD_SIZE is not set"});
+  expect_error(discover_environment(fake({{"MASTER_PORT", "99999"}})).status(), absl::StatusCode::kInvalidArgument,
+               {"MASTER_PORT=99999"});
+  expect_error(discover_environment(fake({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "2"}, {"SLURM_TASKS_PER_NODE", "x"}}))
                    .status(),
                absl::StatusCode::kInvalidArgument, {"slurm", "SLURM_TASKS_PER_NODE='x'"});
 }

@@ -18,14 +18,14 @@
 namespace ts::collectives {
 namespace {
 
+using mpitest::rank_rng;
+using mpitest::world;
 using ::ts::testing::expect_close;
 using ::ts::testing::expect_equal;
 using ::ts::testing::expect_error;
 using ::ts::testing::Ref;
 using ::ts::testing::ref_of;
 using ::ts::testing::tolerance;
-using mpitest::rank_rng;
-using mpitest::world;
 
 constexpr int64_t kSizes[] = {0, 1, 7, 1000, 40000, 300001};
 
@@ -76,7 +76,7 @@ std::vector<ReduceOp> ops_for(DType dtype) {
 
 // Every rank must hold the same bytes: gathers them and compares.
 void expect_identical_across_ranks(const Tensor& t, const std::string& what) {
-  Tensor all = *Tensor::allocate({world().world_size() * t.numel()}, t.dtype(), Device::cpu());
+  Tensor all = Tensor::allocate({world().world_size() * t.numel()}, t.dtype(), Device::cpu());
   ASSERT_OK(world().allgather(all, t).wait());
   const int64_t bytes = t.numel() * t.itemsize();
   for (int q = 0; q < world().world_size(); ++q) {
@@ -99,8 +99,7 @@ TEST(MpiCollectives, AllreduceEveryDtypeAndSize) {
   for (DType dtype : kAllDTypes) {
     for (ReduceOp op : ops_for(dtype)) {
       for (int64_t n : kSizes) {
-        const std::string what = absl::StrCat("allreduce(", reduce_op_name(op), ") ",
-                                              dtype_name(dtype), "[", n, "]");
+        const std::string what = absl::StrCat("allreduce(", reduce_op_name(op), ") ", dtype_name(dtype), "[", n, "]");
         SCOPED_TRACE(what);
         const uint64_t salt = salt_of(dtype, n, static_cast<int>(op));
         Tensor t = input_of(world().rank(), n, dtype, salt);
@@ -121,8 +120,7 @@ TEST(MpiCollectives, AllreduceChunksOfSeveralSegments) {
     const int64_t segment = mpi::kSegmentBytes / dtype_size(dtype);
     for (int64_t n : {p * segment + 1, p * (5 * segment / 2) + 3}) {
       for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kAvg}) {
-        const std::string what = absl::StrCat("allreduce(", reduce_op_name(op), ") ",
-                                              dtype_name(dtype), "[", n, "]");
+        const std::string what = absl::StrCat("allreduce(", reduce_op_name(op), ") ", dtype_name(dtype), "[", n, "]");
         SCOPED_TRACE(what);
         const uint64_t salt = salt_of(dtype, n, 200 + static_cast<int>(op));
         Tensor t = input_of(world().rank(), n, dtype, salt);
@@ -180,13 +178,13 @@ TEST(MpiCollectives, AllgatherEveryDtypeAndSize) {
         expected.v.insert(expected.v.end(), r.v.begin(), r.v.end());
       }
       const std::string what = absl::StrCat("allgather of ", dtype_name(dtype), "[", n, "]");
-      Tensor out = *Tensor::allocate({p, n}, dtype, Device::cpu());
+      Tensor out = Tensor::allocate({p, n}, dtype, Device::cpu());
       ASSERT_OK(world().allgather(out, input_of(world().rank(), n, dtype, salt)).wait());
       expect_equal(out, expected, what);
       // In place: the input is this rank's row of the output.
-      Tensor in_place = *Tensor::allocate({p, n}, dtype, Device::cpu());
-      Tensor row = *in_place.select(0, world().rank());
-      ASSERT_OK(copy_(row, input_of(world().rank(), n, dtype, salt)));
+      Tensor in_place = Tensor::allocate({p, n}, dtype, Device::cpu());
+      Tensor row = in_place.select(0, world().rank());
+      copy_(row, input_of(world().rank(), n, dtype, salt));
       ASSERT_OK(world().allgather(in_place, row).wait());
       expect_equal(in_place, expected, what + " (in place)");
     }
@@ -199,15 +197,16 @@ TEST(MpiCollectives, ReduceScatterEveryDtypeAndSize) {
     for (ReduceOp op : ops_for(dtype)) {
       for (int64_t block : {int64_t{0}, int64_t{1}, int64_t{5}, int64_t{1000}, int64_t{70001}}) {
         const uint64_t salt = salt_of(dtype, block, 300 + static_cast<int>(op));
-        const std::string what = absl::StrCat("reduce_scatter(", reduce_op_name(op), ") ",
-                                              dtype_name(dtype), " blocks of ", block);
+        const std::string what =
+            absl::StrCat("reduce_scatter(", reduce_op_name(op), ") ", dtype_name(dtype), " blocks of ", block);
         Tensor input = input_of(world().rank(), p * block, dtype, salt);
-        Tensor before = *clone(input);
-        Tensor out = *Tensor::allocate({block}, dtype, Device::cpu());
+        Tensor before = clone(input);
+        Tensor out = Tensor::allocate({block}, dtype, Device::cpu());
         ASSERT_OK(world().reduce_scatter(out, input, op).wait());
         const Ref all = reduce_ref(p * block, dtype, op, salt);
-        Ref mine{{block}, std::vector<double>(all.v.begin() + world().rank() * block,
-                                              all.v.begin() + (world().rank() + 1) * block)};
+        Ref mine{
+            {block},
+            std::vector<double>(all.v.begin() + world().rank() * block, all.v.begin() + (world().rank() + 1) * block)};
         expect_matches(out, mine, what);
         expect_equal(input, ref_of(before), what + ": input must be left unchanged");
       }
@@ -223,19 +222,18 @@ TEST(MpiCollectives, SendRecvAroundTheRing) {
     for (int64_t n : {int64_t{0}, int64_t{1}, int64_t{13}, int64_t{65537}}) {
       const uint64_t salt = salt_of(dtype, n, 400);
       Tensor out = input_of(world().rank(), n, dtype, salt);
-      Tensor in = *Tensor::allocate({n}, dtype, Device::cpu());
-      const PeerTransfer transfers[] = {{PeerTransfer::Kind::kSend, out, right},
-                                        {PeerTransfer::Kind::kRecv, in, left}};
+      Tensor in = Tensor::allocate({n}, dtype, Device::cpu());
+      const PeerTransfer transfers[] = {{PeerTransfer::Kind::kSend, out, right}, {PeerTransfer::Kind::kRecv, in, left}};
       ASSERT_OK(world().exchange(transfers).wait());
       expect_equal(in, ref_of(input_of(left, n, dtype, salt)),
                    absl::StrCat("recv of ", dtype_name(dtype), "[", n, "] from rank ", left));
     }
   }
   // The single-transfer helpers, between ranks 0 and 1.
-  Tensor x = *full({3}, Scalar(7.5), {DType::kF64});
+  Tensor x = full({3}, Scalar(7.5), {DType::kF64});
   if (world().rank() == 0) ASSERT_OK(world().send(x, 1).wait());
   if (world().rank() == 1) {
-    Tensor y = *zeros({3}, {DType::kF64});
+    Tensor y = zeros({3}, {DType::kF64});
     ASSERT_OK(world().recv(y, 0).wait());
     expect_equal(y, ref_of(x), "recv from rank 0");
   }
@@ -246,7 +244,7 @@ TEST(MpiCollectives, AsyncHandlesCompleteInAnyOrder) {
   std::vector<Tensor> tensors;
   std::vector<Work> works;
   for (int i = 0; i < kCount; ++i) {
-    tensors.push_back(*full({50000 + i}, Scalar(double(world().rank() + i)), {DType::kF32}));
+    tensors.push_back(full({50000 + i}, Scalar(double(world().rank() + i)), {DType::kF32}));
     works.push_back(world().allreduce(tensors.back(), ReduceOp::kSum));
   }
   // Waiting on the last first must not deadlock the earlier ones.
@@ -255,7 +253,7 @@ TEST(MpiCollectives, AsyncHandlesCompleteInAnyOrder) {
     EXPECT_TRUE(works[i].is_completed());
     const int p = world().world_size();
     const double expected = p * (p - 1) / 2.0 + p * i;
-    EXPECT_EQ(*item<float>(*tensors[i].select(0, 0)), expected) << "allreduce " << i;
+    EXPECT_EQ(item<float>(tensors[i].select(0, 0)), expected) << "allreduce " << i;
     EXPECT_OK(works[i].wait());  // waiting again gives the same result
   }
   Work barrier = world().barrier();
@@ -265,24 +263,23 @@ TEST(MpiCollectives, AsyncHandlesCompleteInAnyOrder) {
 }
 
 TEST(MpiCollectives, BadArgumentsAreErrorsNamingTheOp) {
-  Tensor base = *zeros({4, 6});
-  Tensor strided = *base.transpose(0, 1);
+  Tensor base = zeros({4, 6});
+  Tensor strided = base.transpose(0, 1);
   expect_error(world().allreduce(strided, ReduceOp::kSum).wait(), absl::StatusCode::kInvalidArgument,
                {"allreduce(sum)", "f32[6, 4]", "not contiguous"});
-  expect_error(world().allreduce(*zeros({3}, {DType::kI32}), ReduceOp::kAvg).wait(),
-               absl::StatusCode::kInvalidArgument, {"allreduce(avg)", "i32[3]", "not floating"});
+  expect_error(world().allreduce(zeros({3}, {DType::kI32}), ReduceOp::kAvg).wait(), absl::StatusCode::kInvalidArgument,
+               {"allreduce(avg)", "i32[3]", "not floating"});
   expect_error(world().broadcast(base, world().world_size()).wait(), absl::StatusCode::kInvalidArgument,
                {"broadcast", "root", "not a rank"});
-  expect_error(world().allgather(*zeros({5}), *zeros({2})).wait(), absl::StatusCode::kInvalidArgument,
+  expect_error(world().allgather(zeros({5}), zeros({2})).wait(), absl::StatusCode::kInvalidArgument,
                {"allgather", "f32[5]", "f32[2]"});
-  expect_error(world().send(base, -1).wait(), absl::StatusCode::kInvalidArgument,
-               {"send", "destination -1"});
+  expect_error(world().send(base, -1).wait(), absl::StatusCode::kInvalidArgument, {"send", "destination -1"});
   expect_error(world().allreduce(Tensor(), ReduceOp::kMax).wait(), absl::StatusCode::kInvalidArgument,
                {"allreduce(max)", "undefined"});
   // None of the above started anything: the ranks are still in step.
-  Tensor one = *ones({1});
+  Tensor one = ones({1});
   ASSERT_OK(world().allreduce(one, ReduceOp::kSum).wait());
-  EXPECT_EQ(*item<float>(one), world().world_size());
+  EXPECT_EQ(item<float>(one), world().world_size());
 }
 
 TEST(MpiCollectives, SplitByParity) {
@@ -291,11 +288,11 @@ TEST(MpiCollectives, SplitByParity) {
   const int p = world().world_size();
   EXPECT_EQ(half->world_size(), (p - color + 1) / 2);
   EXPECT_EQ(half->rank(), world().rank() / 2);
-  Tensor t = *full({3}, Scalar(double(world().rank())), {DType::kI64});
+  Tensor t = full({3}, Scalar(double(world().rank())), {DType::kI64});
   ASSERT_OK(half->allreduce(t, ReduceOp::kSum).wait());
   int64_t expected = 0;
   for (int q = color; q < p; q += 2) expected += q;
-  EXPECT_EQ(*item<int64_t>(*t.select(0, 2)), expected);
+  EXPECT_EQ(item<int64_t>(t.select(0, 2)), expected);
 }
 
 TEST(MpiCollectives, DebugModeReportsTheFirstMismatch) {
@@ -304,25 +301,25 @@ TEST(MpiCollectives, DebugModeReportsTheFirstMismatch) {
   options.timeout = absl::Seconds(60);
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<mpi::MpiCommunicator> comm, mpi::MpiCommunicator::create(options));
   // Matching calls pass the check.
-  Tensor a = *ones({2, 5});
+  Tensor a = ones({2, 5});
   ASSERT_OK(comm->allreduce(a, ReduceOp::kSum).wait());
   // Rank 1 passes a different shape; every rank reports the same mismatch.
-  Tensor b = *ones({world().rank() == 1 ? 12 : 10});
+  Tensor b = ones({world().rank() == 1 ? 12 : 10});
   expect_error(comm->allreduce(b, ReduceOp::kSum).wait(), absl::StatusCode::kFailedPrecondition,
                {"collective mismatch", "rank 0 called allreduce(sum) #1 on f32[10]",
                 "rank 1 called allreduce(sum) #1 on f32[12]", "shape differ"});
   // A different op and dtype on the last rank.
   const bool last = world().rank() == world().world_size() - 1;
-  Tensor c = *ones({4}, {last ? DType::kF16 : DType::kF32});
+  Tensor c = ones({4}, {last ? DType::kF16 : DType::kF32});
   Work w = last ? comm->broadcast(c, 0) : comm->allreduce(c, ReduceOp::kMax);
-  expect_error(w.wait(), absl::StatusCode::kFailedPrecondition,
-               {"rank 0 called allreduce(max) #2 on f32[4]",
-                absl::StrCat("rank ", world().world_size() - 1, " called broadcast(root 0) #2 on f16[4]"),
-                "op, dtype differ"});
+  expect_error(
+      w.wait(), absl::StatusCode::kFailedPrecondition,
+      {"rank 0 called allreduce(max) #2 on f32[4]",
+       absl::StrCat("rank ", world().world_size() - 1, " called broadcast(root 0) #2 on f16[4]"), "op, dtype differ"});
   // Nothing ran, so the communicator is still usable.
-  Tensor d = *ones({3});
+  Tensor d = ones({3});
   ASSERT_OK(comm->allreduce(d, ReduceOp::kSum).wait());
-  EXPECT_EQ(*item<float>(*d.select(0, 0)), world().world_size());
+  EXPECT_EQ(item<float>(d.select(0, 0)), world().world_size());
 }
 
 }  // namespace

@@ -17,8 +17,8 @@
 namespace ts::collectives {
 namespace {
 
-using ::ts::testing::expect_error;
 using mpitest::world;
+using ::ts::testing::expect_error;
 
 constexpr absl::Duration kTimeout = absl::Seconds(2);
 // Timeout, the liveness probe's grace (timeout / 10, at least 100 ms) and
@@ -35,7 +35,7 @@ int last_rank() { return world().world_size() - 1; }
 
 TEST(MpiFailure, LateRankIsNamedAndTheOthersGiveUp) {
   std::unique_ptr<mpi::MpiCommunicator> comm = short_timeout_comm();
-  Tensor t = *ones({100});
+  Tensor t = ones({100});
   const std::string missing = absl::StrCat("rank ", last_rank(), " did not reach it");
   if (comm->rank() == last_rank()) {
     std::this_thread::sleep_for(std::chrono::milliseconds(4000));
@@ -48,8 +48,7 @@ TEST(MpiFailure, LateRankIsNamedAndTheOthersGiveUp) {
     const absl::Duration elapsed = absl::Now() - start;
     // The first rank to time out diagnoses; the others may hear its abort
     // first. Either way the message names the collective and the late rank.
-    EXPECT_TRUE(status.code() == absl::StatusCode::kDeadlineExceeded ||
-                status.code() == absl::StatusCode::kAborted)
+    EXPECT_TRUE(status.code() == absl::StatusCode::kDeadlineExceeded || status.code() == absl::StatusCode::kAborted)
         << status;
     expect_error(status, status.code(), {"allreduce(sum) #0 of f32[100]", "timed out after", missing});
     EXPECT_LT(elapsed, kFailWithin);
@@ -67,13 +66,13 @@ TEST(MpiFailure, ExitedRankIsNamed) {
     _exit(0);  // dies without finalizing, as a crashed rank would
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  Tensor t = *zeros({7, 3}, {DType::kBF16});
+  Tensor t = zeros({7, 3}, {DType::kBF16});
   const absl::Time start = absl::Now();
   const absl::Status status = comm->allreduce(t, ReduceOp::kMax).wait();
   EXPECT_LT(absl::Now() - start, kFailWithin);
-  expect_error(status, status.code(),
-               {"allreduce(max) #1 of bf16[7, 3]", "timed out after",
-                absl::StrCat("rank ", last_rank(), " did not reach it")});
+  expect_error(
+      status, status.code(),
+      {"allreduce(max) #1 of bf16[7, 3]", "timed out after", absl::StrCat("rank ", last_rank(), " did not reach it")});
 }
 
 }  // namespace

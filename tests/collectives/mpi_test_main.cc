@@ -40,12 +40,11 @@ int main(int argc, char** argv) {
   if (!std::getenv("TS_COLLECTIVES_TIMEOUT")) options->timeout = absl::Seconds(60);
   absl::StatusOr<std::unique_ptr<tc::mpi::MpiCommunicator>> world = tc::mpi::MpiCommunicator::create(*options);
   if (!world.ok()) {
-    std::fprintf(stderr, "cannot create the world communicator: %s\n",
-                 std::string(world.status().message()).c_str());
+    std::fprintf(stderr, "cannot create the world communicator: %s\n", std::string(world.status().message()).c_str());
     return 2;
   }
   mpitest::g_world = *std::move(world);
-  ts::Tensor seed = *ts::Tensor::allocate({1}, ts::DType::kI64, ts::Device::cpu());
+  ts::Tensor seed = ts::Tensor::allocate({1}, ts::DType::kI64, ts::Device::cpu());
   seed.data<int64_t>()[0] = static_cast<int64_t>(ts::testing::test_seed());
   if (absl::Status s = mpitest::g_world->broadcast(seed, 0).wait(); !s.ok()) {
     std::fprintf(stderr, "seed broadcast failed: %s\n", std::string(s.message()).c_str());

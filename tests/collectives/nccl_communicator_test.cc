@@ -11,8 +11,8 @@
 #include <thread>
 
 #include "collectives/rendezvous.h"
-#include "tensor/cuda/stream.h"
 #include "gtest/gtest.h"
+#include "tensor/cuda/stream.h"
 #include "tests/tensor/testing.h"
 
 namespace ts::collectives::nccl {
@@ -44,14 +44,14 @@ TEST_P(NcclCollectivesOfOneRank, MatchTheCpu) {
   std::mt19937_64 rng(7);
   for (DType dtype : kAllDTypes) {
     const Tensor host = ::ts::testing::random_tensor(rng, {1001}, dtype, 0, 10);
-    Tensor x = *to(host, Device::cuda(0));
+    Tensor x = to(host, Device::cuda(0));
     ASSERT_OK(comm->allreduce(x, is_floating(dtype) ? ReduceOp::kAvg : ReduceOp::kSum).wait());
     ASSERT_OK(comm->broadcast(x, 0).wait());
-    Tensor gathered = *empty({1001}, {dtype, Device::cuda(0)});
+    Tensor gathered = empty({1001}, {dtype, Device::cuda(0)});
     ASSERT_OK(comm->allgather(gathered, x).wait());
-    Tensor scattered = *empty({1001}, {dtype, Device::cuda(0)});
+    Tensor scattered = empty({1001}, {dtype, Device::cuda(0)});
     ASSERT_OK(comm->reduce_scatter(scattered, gathered, ReduceOp::kMax).synchronize());
-    expect_equal(*to(scattered, Device::cpu()), ref_of(host), std::string(dtype_name(dtype)));
+    expect_equal(to(scattered, Device::cpu()), ref_of(host), std::string(dtype_name(dtype)));
   }
   ASSERT_OK(comm->barrier().synchronize());
 }
@@ -63,7 +63,7 @@ TEST(NcclCommunicator, CpuTensorsAreErrors) {
   TS_SKIP_WITHOUT_CUDA();
   std::unique_ptr<NcclCommunicator> comm = single_rank_comm();
   ASSERT_NE(comm, nullptr);
-  expect_error(comm->allreduce(*ones({3}), ReduceOp::kSum).wait(), absl::StatusCode::kInvalidArgument,
+  expect_error(comm->allreduce(ones({3}), ReduceOp::kSum).wait(), absl::StatusCode::kInvalidArgument,
                {"allreduce(sum)", "f32[3] on cpu", "wrong device"});
 }
 
@@ -91,7 +91,7 @@ TEST(NcclCommunicator, WatchdogFailsACollectiveThatCannotFinishAndAborts) {
   Tensor x;
   {
     cuda::StreamGuard on_caller(caller);
-    x = *ones({1000}, {DType::kF32, Device::cuda(0)});
+    x = ones({1000}, {DType::kF32, Device::cuda(0)});
     ASSERT_EQ(cudaLaunchHostFunc(caller.get(), &StreamGate::hold, &gate), cudaSuccess);
     stuck = comm->allreduce(x, ReduceOp::kSum);
   }

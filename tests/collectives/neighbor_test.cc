@@ -14,11 +14,11 @@
 namespace ts::collectives {
 namespace {
 
+using mpitest::rank_rng;
+using mpitest::world;
 using ::ts::testing::expect_close;
 using ::ts::testing::Ref;
 using ::ts::testing::ref_of;
-using mpitest::rank_rng;
-using mpitest::world;
 
 Tensor input_of(int q, int64_t n, DType dtype, uint64_t salt) {
   std::mt19937_64 rng = rank_rng(q, salt);
@@ -60,7 +60,7 @@ TEST(NeighborAllreduce, ExponentialTwoConvergesToTheGlobalAverage) {
 
 TEST(NeighborAllreduce, MismatchedTopologyIsAnError) {
   ::ts::testing::expect_error(
-      neighbor_allreduce(world(), *ones({2}), *Topology::ring(world().world_size() + 1)).status(),
+      neighbor_allreduce(world(), ones({2}), *Topology::ring(world().world_size() + 1)).status(),
       absl::StatusCode::kInvalidArgument, {"neighbor_allreduce", "topology of"});
 }
 
@@ -73,8 +73,8 @@ TEST(HierarchicalNeighborAllreduce, AveragesMachinesThenMixesThem) {
   EXPECT_EQ(comms.local->world_size(), per_machine);
   EXPECT_EQ(comms.cross->world_size(), machines);
   const Topology machine_graph = *Topology::ring(machines);
-  ASSERT_OK_AND_ASSIGN(Tensor out, hierarchical_neighbor_allreduce(
-                                       comms, input_of(world().rank(), 99, DType::kF64, 3), machine_graph));
+  ASSERT_OK_AND_ASSIGN(
+      Tensor out, hierarchical_neighbor_allreduce(comms, input_of(world().rank(), 99, DType::kF64, 3), machine_graph));
   auto machine_mean = [&](int m) {
     Ref mean{{99}, std::vector<double>(99, 0)};
     for (int q = m * per_machine; q < (m + 1) * per_machine; ++q) {
@@ -103,11 +103,11 @@ void expect_reaches_global_optimum(DecentralizedStyle style) {
   constexpr int kSteps = 300;
   constexpr double kLr = 0.1;
   const Tensor b = input_of(world().rank(), kN, DType::kF64, 4);
-  Tensor x = *zeros({kN}, {DType::kF64});
-  Tensor y = *zeros({2, 2}, {DType::kF64});  // a second parameter, target 0
+  Tensor x = zeros({kN}, {DType::kF64});
+  Tensor y = zeros({2, 2}, {DType::kF64});  // a second parameter, target 0
   for (int step = 0; step < kSteps; ++step) {
-    Tensor gx = *sub(x, b);
-    Tensor gy = *clone(y);
+    Tensor gx = x - b;
+    Tensor gy = clone(y);
     ASSERT_OK(decentralized_step(world(), t, {x, y}, {gx, gy}, kLr, style));
   }
   // The same recursion, run centrally over every rank's b.
@@ -142,7 +142,7 @@ void expect_reaches_global_optimum(DecentralizedStyle style) {
   expect_close(x, Ref{{kN}, xs[world().rank()]}, 1e-9, 1.0, "the central recursion");
   expect_close(y, Ref{{2, 2}, std::vector<double>(4, 0)}, 1e-9, 1.0, "second parameter");
   // The ranks' average follows gradient descent on the mean objective.
-  Tensor mean = *clone(x);
+  Tensor mean = clone(x);
   ASSERT_OK(world().allreduce(mean, ReduceOp::kAvg).wait());
   expect_close(mean, mean_of_inputs(kN, 4), 1e-9, 1.0, "average of the ranks' parameters");
 }
@@ -152,12 +152,11 @@ TEST(DecentralizedStep, DgdReachesTheGlobalOptimum) { expect_reaches_global_opti
 
 TEST(DecentralizedStep, MismatchedListsAreErrors) {
   const Topology t = *Topology::ring(world().world_size());
-  Tensor p = *zeros({3});
+  Tensor p = zeros({3});
   ::ts::testing::expect_error(decentralized_step(world(), t, {p}, {}, 0.1, DecentralizedStyle::kAtc),
                               absl::StatusCode::kInvalidArgument, {"1 parameters but 0 gradients"});
-  ::ts::testing::expect_error(
-      decentralized_step(world(), t, {p}, {*zeros({4})}, 0.1, DecentralizedStyle::kDgd),
-      absl::StatusCode::kInvalidArgument, {"parameter 0 is f32[3]", "f32[4]"});
+  ::ts::testing::expect_error(decentralized_step(world(), t, {p}, {zeros({4})}, 0.1, DecentralizedStyle::kDgd),
+                              absl::StatusCode::kInvalidArgument, {"parameter 0 is f32[3]", "f32[4]"});
 }
 
 }  // namespace

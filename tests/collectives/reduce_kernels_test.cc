@@ -21,16 +21,15 @@ TEST(ReduceKernelsTest, F16SumMatchesScalarRounding) {
       std::vector<Half> a(n + offset), b(n + offset), out(n + offset);
       for (auto& x : a) x = Half(value(rng) / (rng() % 2 ? 1 : 5000));
       for (auto& x : b) x = Half(value(rng) / (rng() % 2 ? 1 : 5000));
-      reduce_into(out.data() + offset, a.data() + offset, b.data() + offset, n, DType::kF16,
-                  ReduceOp::kSum);
+      reduce_into(out.data() + offset, a.data() + offset, b.data() + offset, n, DType::kF16, ReduceOp::kSum);
       for (int64_t i = offset; i < n + offset; ++i) {
         const Half expected(static_cast<float>(a[i]) + static_cast<float>(b[i]));
         ASSERT_EQ(out[i].bits, expected.bits) << "n " << n << " offset " << offset << " i " << i;
       }
       // In place, as the ring does it.
       std::vector<Half> in_place = a;
-      reduce_into(in_place.data() + offset, in_place.data() + offset, b.data() + offset, n,
-                  DType::kF16, ReduceOp::kSum);
+      reduce_into(in_place.data() + offset, in_place.data() + offset, b.data() + offset, n, DType::kF16,
+                  ReduceOp::kSum);
       for (int64_t i = offset; i < n + offset; ++i) ASSERT_EQ(in_place[i].bits, out[i].bits);
     }
   }
@@ -47,8 +46,7 @@ void expect_sums_match_scalar_adds(DType dtype) {
       for (auto& x : b) x = value(rng);
       reduce_into(out.data() + offset, a.data() + offset, b.data() + offset, n, dtype, ReduceOp::kSum);
       std::vector<T> in_place = a;
-      reduce_into(in_place.data() + offset, in_place.data() + offset, b.data() + offset, n, dtype,
-                  ReduceOp::kSum);
+      reduce_into(in_place.data() + offset, in_place.data() + offset, b.data() + offset, n, dtype, ReduceOp::kSum);
       for (int64_t i = offset; i < n + offset; ++i) {
         ASSERT_EQ(out[i], a[i] + b[i]) << dtype_name(dtype) << " n " << n << " offset " << offset << " i " << i;
         ASSERT_EQ(in_place[i], out[i]) << dtype_name(dtype) << " in place, n " << n << " i " << i;

@@ -69,8 +69,8 @@ TEST(TcpRendezvous, NoRankZeroIsAnErrorNamingTheAddress) {
   expect_error(TcpRendezvous::connect("127.0.0.1", port, 2, 3, absl::Milliseconds(300)).status(),
                absl::StatusCode::kDeadlineExceeded,
                {"rank 2 could not connect to rank 0 at 127.0.0.1:", "Connection refused"});
-  expect_error(TcpRendezvous::connect("", port, 1, 2, absl::Seconds(1)).status(),
-               absl::StatusCode::kInvalidArgument, {"MASTER_ADDR is not set"});
+  expect_error(TcpRendezvous::connect("", port, 1, 2, absl::Seconds(1)).status(), absl::StatusCode::kInvalidArgument,
+               {"MASTER_ADDR is not set"});
 }
 
 }  // namespace

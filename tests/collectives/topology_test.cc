@@ -36,8 +36,8 @@ TEST(Topology, RingMeshAndFullNeighbors) {
 
 TEST(Topology, WeightsAreDoublyStochastic) {
   for (int size = 1; size <= 12; ++size) {
-    for (const auto& make : {&Topology::exponential_two, &Topology::ring, &Topology::mesh,
-                             &Topology::fully_connected}) {
+    for (const auto& make :
+         {&Topology::exponential_two, &Topology::ring, &Topology::mesh, &Topology::fully_connected}) {
       const Topology t = *make(size);
       std::vector<double> column(size, 0);
       for (int i = 0; i < size; ++i) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "autograd/ops.h"
+#include "base/error.h"
 #include "gtest/gtest.h"
 #include "tests/tensor/testing.h"
 
@@ -16,7 +17,7 @@ namespace {
 
 using autograd::Variable;
 using ::ts::testing::expect_error;
-using ::ts::testing::value_or_die;
+using ::ts::testing::expect_throws;
 
 class RecordingCommunicator final : public Communicator {
  public:
@@ -28,7 +29,7 @@ class RecordingCommunicator final : public Communicator {
   Work allreduce(const Tensor& tensor, ReduceOp op) override {
     allreduced.push_back(tensor.numel());
     dtypes.push_back(tensor.dtype());
-    return Work::done();
+    return allreduce_status.ok() ? Work::done() : Work::failed(allreduce_status);
   }
   Work broadcast(const Tensor&, int) override { return Work::done(); }
   Work allgather(const Tensor& output, const Tensor& input) override {
@@ -37,16 +38,13 @@ class RecordingCommunicator final : public Communicator {
   Work reduce_scatter(const Tensor&, const Tensor&, ReduceOp) override {
     return Work::failed(absl::UnimplementedError("reduce_scatter"));
   }
-  Work exchange(absl::Span<const PeerTransfer>) override {
-    return Work::failed(absl::UnimplementedError("exchange"));
-  }
+  Work exchange(absl::Span<const PeerTransfer>) override { return Work::failed(absl::UnimplementedError("exchange")); }
   Work barrier() override { return Work::done(); }
-  absl::StatusOr<std::unique_ptr<Communicator>> split(int, int) override {
-    return absl::UnimplementedError("split");
-  }
+  absl::StatusOr<std::unique_ptr<Communicator>> split(int, int) override { return absl::UnimplementedError("split"); }
 
   std::vector<int64_t> allreduced;
   std::vector<DType> dtypes;
+  absl::Status allreduce_status;  // what every allreduce's wait() returns
 };
 
 // Three "layers" y = ((x * w0) * w1) * w2 summed; parameters of 256 floats.
@@ -54,48 +52,44 @@ struct Chain {
   std::vector<GradientReducer::NamedParameter> params;
   Chain() {
     for (int i = 0; i < 3; ++i) {
-      params.emplace_back("w" + std::to_string(i),
-                          Variable(value_or_die(full({256}, 1.0 + i)), /*requires_grad=*/true));
+      params.emplace_back("w" + std::to_string(i), Variable(full({256}, 1.0 + i), /*requires_grad=*/true));
     }
   }
-  absl::Status step(std::vector<int> used = {0, 1, 2}) {
-    Variable y(value_or_die(ones({256})));
-    for (int i : used) y = value_or_die(autograd::mul(y, params[i].second));
-    return value_or_die(autograd::sum(y)).backward();
+  void step(std::vector<int> used = {0, 1, 2}) {
+    Variable y(ones({256}));
+    for (int i : used) y = y * params[i].second;
+    autograd::sum(y).backward();
   }
 };
 
 TEST(ReducerTest, BucketCapsDecideTheNumberOfAllreduces) {
   // 256 floats = 1 KiB per parameter.
-  for (const auto& [cap_kib, expected_calls] :
-       std::vector<std::pair<double, size_t>>{{0.5, 3}, {2, 2}, {100, 1}}) {
+  for (const auto& [cap_kib, expected_calls] : std::vector<std::pair<double, size_t>>{{0.5, 3}, {2, 2}, {100, 1}}) {
     Chain chain;
     RecordingCommunicator comm;
     ASSERT_OK_AND_ASSIGN(auto reducer,
-                         GradientReducer::create(chain.params, &comm,
-                                                 {cap_kib / 1024, cap_kib / 1024, std::nullopt}));
+                         GradientReducer::create(chain.params, &comm, {cap_kib / 1024, cap_kib / 1024, std::nullopt}));
     ASSERT_OK(reducer->prepare_for_backward());
-    ASSERT_OK(chain.step());
+    chain.step();
     EXPECT_EQ(comm.allreduced.size(), expected_calls) << "cap " << cap_kib << " KiB";
     EXPECT_EQ(reducer->stats().steps, 1);
     // Values pass through the (identity) average unchanged: d/dw0 = w1*w2 = 6.
-    EXPECT_EQ(value_or_die(to_vector<float>(chain.params[0].second.grad()))[0], 6.0f);
-    EXPECT_EQ(value_or_die(to_vector<float>(chain.params[2].second.grad()))[0], 2.0f);
+    EXPECT_EQ(to_vector<float>(chain.params[0].second.grad())[0], 6.0f);
+    EXPECT_EQ(to_vector<float>(chain.params[2].second.grad())[0], 2.0f);
   }
 }
 
 TEST(ReducerTest, CompressionSendsReducedPrecision) {
   Chain chain;
   RecordingCommunicator comm;
-  ASSERT_OK_AND_ASSIGN(auto reducer,
-                       GradientReducer::create(chain.params, &comm, {25, 1, DType::kBF16}));
+  ASSERT_OK_AND_ASSIGN(auto reducer, GradientReducer::create(chain.params, &comm, {25, 1, DType::kBF16}));
   ASSERT_OK(reducer->prepare_for_backward());
-  ASSERT_OK(chain.step());
+  chain.step();
   ASSERT_EQ(comm.dtypes.size(), 1u);
   EXPECT_EQ(comm.dtypes[0], DType::kBF16);
   EXPECT_EQ(reducer->stats().bytes_sent, 3 * 256 * 2);
   EXPECT_EQ(chain.params[1].second.grad().dtype(), DType::kF32);
-  EXPECT_EQ(value_or_die(to_vector<float>(chain.params[1].second.grad()))[0], 3.0f);
+  EXPECT_EQ(to_vector<float>(chain.params[1].second.grad())[0], 3.0f);
 }
 
 TEST(ReducerTest, NoSyncAccumulatesThenTheNextBackwardSyncs) {
@@ -104,13 +98,13 @@ TEST(ReducerTest, NoSyncAccumulatesThenTheNextBackwardSyncs) {
   ASSERT_OK_AND_ASSIGN(auto reducer, GradientReducer::create(chain.params, &comm));
   reducer->set_sync_enabled(false);
   ASSERT_OK(reducer->prepare_for_backward());
-  ASSERT_OK(chain.step());
+  chain.step();
   EXPECT_TRUE(comm.allreduced.empty());
   reducer->set_sync_enabled(true);
   ASSERT_OK(reducer->prepare_for_backward());
-  ASSERT_OK(chain.step());
+  chain.step();
   EXPECT_EQ(comm.allreduced.size(), 1u);
-  EXPECT_EQ(value_or_die(to_vector<float>(chain.params[0].second.grad()))[0], 12.0f);
+  EXPECT_EQ(to_vector<float>(chain.params[0].second.grad())[0], 12.0f);
 }
 
 TEST(ReducerTest, UnusedParameterIsNamedAtTheNextForward) {
@@ -118,18 +112,52 @@ TEST(ReducerTest, UnusedParameterIsNamedAtTheNextForward) {
   RecordingCommunicator comm;
   ASSERT_OK_AND_ASSIGN(auto reducer, GradientReducer::create(chain.params, &comm));
   ASSERT_OK(reducer->prepare_for_backward());
-  ASSERT_OK(chain.step({0, 2}));  // w1 unused: its bucket never fills
+  chain.step({0, 2});  // w1 unused: its bucket never fills
   EXPECT_TRUE(comm.allreduced.empty());
-  expect_error(reducer->prepare_for_backward(), absl::StatusCode::kFailedPrecondition,
-               {"rank 0", "no gradient", "w1"});
+  expect_error(reducer->prepare_for_backward(), absl::StatusCode::kFailedPrecondition, {"rank 0", "no gradient", "w1"});
 }
 
 TEST(ReducerTest, BackwardWithoutPrepareDoesNotSync) {
   Chain chain;
   RecordingCommunicator comm;
   ASSERT_OK_AND_ASSIGN(auto reducer, GradientReducer::create(chain.params, &comm));
-  ASSERT_OK(chain.step());
+  chain.step();
   EXPECT_TRUE(comm.allreduced.empty());
+}
+
+TEST(ReducerTest, UnpreparedBackwardCheckStopsTheBackwardWithItsError) {
+  Chain chain;
+  RecordingCommunicator comm;
+  ASSERT_OK_AND_ASSIGN(auto reducer, GradientReducer::create(chain.params, &comm));
+  int checks = 0;
+  reducer->set_unprepared_backward_check([&checks] {
+    ++checks;
+    return absl::FailedPreconditionError("no step began");
+  });
+  expect_throws(absl::StatusCode::kFailedPrecondition, {"no step began"}, [&] { chain.step(); });
+  EXPECT_EQ(checks, 1);  // the first gradient's hook stopped the backward
+  EXPECT_TRUE(comm.allreduced.empty());
+  // Under no_sync nothing is averaged, so nothing is missed: no check.
+  reducer->set_sync_enabled(false);
+  chain.step();
+  reducer->set_sync_enabled(true);
+  EXPECT_EQ(checks, 1);
+  // A prepared backward syncs without asking.
+  ASSERT_OK(reducer->prepare_for_backward());
+  chain.step();
+  EXPECT_EQ(checks, 1);
+  EXPECT_EQ(comm.allreduced.size(), 1u);
+}
+
+TEST(ReducerTest, FailedAllreduceStopsTheBackwardWithItsError) {
+  Chain chain;
+  RecordingCommunicator comm;
+  comm.allreduce_status = absl::DeadlineExceededError("allreduce(avg) #3 timed out: rank 1 did not reach it");
+  ASSERT_OK_AND_ASSIGN(auto reducer, GradientReducer::create(chain.params, &comm));
+  ASSERT_OK(reducer->prepare_for_backward());
+  const absl::Status status = capture([&] { chain.step(); });
+  expect_error(status, absl::StatusCode::kDeadlineExceeded, {"allreduce(avg) #3", "rank 1 did not reach it"});
+  EXPECT_EQ(reducer->stats().steps, 0);
 }
 
 TEST(ReducerTest, BadOptionsAreErrors) {
