@@ -22,6 +22,8 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "base/error.h"
+#include "base/status_macros.h"
 #include "collectives/environment.h"
 #include "collectives/mpi/mpi_communicator.h"
 #include "collectives/mpi/mpi_runtime.h"
@@ -31,7 +33,6 @@
 #include "tasks/common/report.h"
 #include "tensor/half.h"
 #include "tensor/ops.h"
-#include "tensor/status_macros.h"
 
 ABSL_FLAG(int64_t, max_size, 100000000, "Largest allreduce, in elements");
 ABSL_FLAG(int64_t, min_size, 1, "Smallest allreduce, in elements (sizes below are skipped)");
@@ -68,11 +69,9 @@ Stats stats_of(std::vector<double> t) {
 
 // Per repeat, the slowest rank's time (exchanged on the communicator's device).
 absl::StatusOr<std::vector<double>> slowest(Communicator& comm, const Device& device, const std::vector<double>& mine) {
-  ASSIGN_OR_RETURN(Tensor host, from_vector<double>(mine, {static_cast<int64_t>(mine.size())}));
-  ASSIGN_OR_RETURN(Tensor t, to(host, device));
+  Tensor t = to(from_vector<double>(mine, {static_cast<int64_t>(mine.size())}), device);
   RETURN_IF_ERROR(comm.allreduce(t, ReduceOp::kMax).wait());
-  ASSIGN_OR_RETURN(host, to(t, Device::cpu()));
-  return to_vector<double>(host);
+  return to_vector<double>(t);
 }
 
 double bus_factor(int p) { return 2.0 * (p - 1) / p; }
@@ -122,10 +121,11 @@ absl::Status run() {
     ASSIGN_OR_RETURN(DType dtype, parse_dtype(name));
     for (int64_t n : logspace_sizes(absl::GetFlag(FLAGS_max_size))) {
       if (n < absl::GetFlag(FLAGS_min_size)) continue;
-      ASSIGN_OR_RETURN(Tensor x, ones({n}, {dtype, device}));
+      Tensor x = ones({n}, {dtype, device});
       MPI_Datatype mpi_type = dtype == DType::kF32 ? MPI_FLOAT : dtype == DType::kF64 ? MPI_DOUBLE : MPI_UINT16_T;
       MPI_Op mpi_op = dtype == DType::kF16 ? half_op : MPI_SUM;
-      const bool baseline_ok = mpi_comm != nullptr && (dtype == DType::kF32 || dtype == DType::kF64 || dtype == DType::kF16);
+      const bool baseline_ok =
+          mpi_comm != nullptr && (dtype == DType::kF32 || dtype == DType::kF64 || dtype == DType::kF16);
       // synchronize(): the host waits for the GPU too (on the CPU it is wait()).
       auto ours = [&]() -> absl::Status { return comm.allreduce(x, ReduceOp::kSum).synchronize(); };
       auto direct = [&]() -> absl::Status {
@@ -198,7 +198,8 @@ absl::Status run() {
 
 int main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
-  const absl::Status status = ts::tasks::comm_bench::run();
+  // A tensor op's Error ends the run with the same one line as a Status.
+  const absl::Status status = ts::capture(ts::tasks::comm_bench::run);
   if (!status.ok()) std::fprintf(stderr, "comm_bench: %s\n", std::string(status.message()).c_str());
   ts::collectives::mpi::finalize();
   return status.ok() ? 0 : 1;

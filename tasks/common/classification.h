@@ -1,54 +1,58 @@
-// Training a classifier with the task runner: loaders over the train and
-// test splits (sharded across ranks), DDP when there is more than one rank,
-// SGD with the config's schedule and MLBench's lr scaling, a task-given loss
-// and score, evaluation after each epoch, and checkpoint state. The ResNet
-// tasks and logistic regression differ only in their data, model and loss.
+// Classification as the MLBench tasks train it: a model mapping a batch of
+// inputs to logits, a training loss over them, and an evaluation that
+// reports the mean loss and the accuracy. ResNet-20 (cross-entropy, top-1)
+// and logistic regression (binary cross-entropy with an L2 term, sign
+// accuracy) are two objectives of one recipe.
 #pragma once
 
 #include <functional>
 #include <memory>
-#include <string>
+#include <utility>
 
-#include "absl/status/statusor.h"
 #include "autograd/variable.h"
-#include "data/dataset.h"
-#include "data/loader/transform.h"
 #include "nn/module.h"
-#include "optim/lr_schedule.h"
-#include "tasks/common/distributed.h"
-#include "tasks/common/evaluation.h"
-#include "tasks/common/runner.h"
+#include "tasks/common/recipe.h"
 
 namespace ts::tasks {
 
-// Examples are {input, target}.
-struct ClassificationData {
-  std::shared_ptr<const data::Dataset> train;
-  std::shared_ptr<const data::Dataset> test;
-  data::Transform train_transform;  // empty: none
-  data::Transform test_transform;
-  int64_t channels = 0;     // images; 0 otherwise
-  int64_t num_classes = 0;  // 1: a binary problem with one logit
-  std::string description;  // for the report: "fashion-mnist (/usr/share/...)"
+struct ClassificationObjective {
+  // The training loss of a batch's logits: a 0-dim Variable.
+  std::function<autograd::Variable(const autograd::Variable& logits, const Tensor& labels)> loss;
+  // The summed loss and the number of correct predictions of a batch, as
+  // 0-dim tensors on the logits' device.
+  std::function<std::pair<Tensor, Tensor>(const Tensor& logits, const Tensor& labels)> score;
 };
 
-struct ClassificationRecipe {
-  // The training loss of a batch's model outputs.
-  std::function<absl::StatusOr<autograd::Variable>(const autograd::Variable& outputs,
-                                                   const Tensor& targets)>
-      loss;
-  // Evaluation: summed loss and correct predictions of a batch.
-  ScoreFn score;
-  // How the per-worker lr of the config grows with the world size.
-  optim::LrScaling lr_scaling = optim::LrScaling::kLinear;
+// Cross-entropy and top-1 accuracy of logits [N, C] against labels [N].
+ClassificationObjective cross_entropy_objective();
+
+// Batches are {inputs, labels}. Evaluation reports "accuracy" and "loss"
+// (the mean over the evaluation set).
+class ClassificationRecipe final : public Recipe {
+ public:
+  // M is any module with `Variable forward(const Variable&)` giving logits.
+  template <typename M>
+  ClassificationRecipe(TrainingData data, nn::Handle<M> model, ClassificationObjective objective,
+                       optim::LrScaling lr_scaling = optim::LrScaling::kLinear)
+      : data_(std::move(data)),
+        model_(model.ptr()),
+        forward_([model](const autograd::Variable& x) { return model(x); }),
+        objective_(std::move(objective)),
+        lr_scaling_(lr_scaling) {}
+
+  const TrainingData& data() const override { return data_; }
+  std::shared_ptr<nn::Module> model() const override { return model_; }
+  autograd::Variable loss(absl::Span<const Tensor> batch) override;
+  EvalSums evaluate(absl::Span<const Tensor> batch) override;
+  Metrics metrics(const std::map<std::string, double>& sums) const override;
+  optim::LrScaling lr_scaling() const override { return lr_scaling_; }
+
+ private:
+  TrainingData data_;
+  std::shared_ptr<nn::Module> model_;
+  std::function<autograd::Variable(const autograd::Variable&)> forward_;
+  ClassificationObjective objective_;
+  optim::LrScaling lr_scaling_;
 };
-
-// Trains `model` on the runner's device; reports "accuracy" and "loss" of
-// the test split after each epoch.
-absl::Status train_classifier(Runner& runner, Distributed& dist, std::shared_ptr<nn::Module> model,
-                              const ClassificationData& splits, const ClassificationRecipe& recipe);
-
-// Cross-entropy training and scoring (multi-class logits [N, C]).
-ClassificationRecipe cross_entropy_recipe();
 
 }  // namespace ts::tasks

@@ -9,10 +9,10 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/files.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/text_format.h"
-#include "tasks/common/files.h"
 
 namespace ts::tasks {
 namespace {
@@ -53,10 +53,12 @@ absl::StatusOr<std::vector<std::string>> split_path(absl::string_view path) {
   while (i < path.size()) {
     if (path[i] == '[') {
       const size_t close = path.find(']', i);
-      if (close == absl::string_view::npos) return absl::InvalidArgumentError(absl::StrCat("unclosed '[' in field path '", path, "'"));
+      if (close == absl::string_view::npos)
+        return absl::InvalidArgumentError(absl::StrCat("unclosed '[' in field path '", path, "'"));
       parts.emplace_back(path.substr(i + 1, close - i - 1));
       i = close + 1;
-      if (i < path.size() && path[i] != '.') return absl::InvalidArgumentError(absl::StrCat("expected '.' after ']' in field path '", path, "'"));
+      if (i < path.size() && path[i] != '.')
+        return absl::InvalidArgumentError(absl::StrCat("expected '.' after ']' in field path '", path, "'"));
       ++i;
     } else {
       size_t dot = path.find('.', i);
@@ -122,19 +124,24 @@ Json field_value_json(const pb::Message& m, const pb::FieldDescriptor* f, int in
   const pb::Reflection* r = m.GetReflection();
   const bool rep = index >= 0;
   switch (f->cpp_type()) {
-    case pb::FieldDescriptor::CPPTYPE_INT32: return rep ? r->GetRepeatedInt32(m, f, index) : r->GetInt32(m, f);
-    case pb::FieldDescriptor::CPPTYPE_INT64: return rep ? r->GetRepeatedInt64(m, f, index) : r->GetInt64(m, f);
-    case pb::FieldDescriptor::CPPTYPE_UINT32: return rep ? r->GetRepeatedUInt32(m, f, index) : r->GetUInt32(m, f);
+    case pb::FieldDescriptor::CPPTYPE_INT32:
+      return rep ? r->GetRepeatedInt32(m, f, index) : r->GetInt32(m, f);
+    case pb::FieldDescriptor::CPPTYPE_INT64:
+      return rep ? r->GetRepeatedInt64(m, f, index) : r->GetInt64(m, f);
+    case pb::FieldDescriptor::CPPTYPE_UINT32:
+      return rep ? r->GetRepeatedUInt32(m, f, index) : r->GetUInt32(m, f);
     case pb::FieldDescriptor::CPPTYPE_UINT64: {
       const uint64_t v = rep ? r->GetRepeatedUInt64(m, f, index) : r->GetUInt64(m, f);
       // Beyond int64, keep the exact digits as a string rather than wrap.
       if (v > static_cast<uint64_t>(INT64_MAX)) return Json(std::to_string(v));
       return Json(static_cast<int64_t>(v));
     }
-    case pb::FieldDescriptor::CPPTYPE_DOUBLE: return rep ? r->GetRepeatedDouble(m, f, index) : r->GetDouble(m, f);
+    case pb::FieldDescriptor::CPPTYPE_DOUBLE:
+      return rep ? r->GetRepeatedDouble(m, f, index) : r->GetDouble(m, f);
     case pb::FieldDescriptor::CPPTYPE_FLOAT:
       return static_cast<double>(rep ? r->GetRepeatedFloat(m, f, index) : r->GetFloat(m, f));
-    case pb::FieldDescriptor::CPPTYPE_BOOL: return rep ? r->GetRepeatedBool(m, f, index) : r->GetBool(m, f);
+    case pb::FieldDescriptor::CPPTYPE_BOOL:
+      return rep ? r->GetRepeatedBool(m, f, index) : r->GetBool(m, f);
     case pb::FieldDescriptor::CPPTYPE_ENUM:
       return (rep ? r->GetRepeatedEnum(m, f, index) : r->GetEnum(m, f))->name();
     case pb::FieldDescriptor::CPPTYPE_STRING: {
@@ -166,9 +173,59 @@ absl::StatusOr<TaskConfig> load_config(const std::string& path) {
   return parse_config(*text, path);
 }
 
+namespace {
+
+// The optimizer message a short name like "lr" refers to: the chosen one, or
+// SGD (the default) when the config chooses none.
+const pb::FieldDescriptor* chosen_optimizer(const TaskConfig& config) {
+  const pb::OneofDescriptor* oneof = TaskConfig::descriptor()->FindOneofByName("optimizer");
+  const pb::FieldDescriptor* chosen = config.GetReflection()->GetOneofFieldDescriptor(config, oneof);
+  return chosen != nullptr ? chosen : TaskConfig::descriptor()->FindFieldByName("sgd");
+}
+
+// A field name that is not TaskConfig's own, resolved to the path of the
+// field of that name in the chosen optimizer's message or in one of the
+// task's extension messages linked into the binary ("lr" -> "sgd.lr",
+// "dataset" -> "[ts.tasks.resnet20].dataset"). Empty when no field has that
+// name; an error when several do.
+absl::StatusOr<std::string> resolve_short_name(const TaskConfig& config, const std::string& name) {
+  std::vector<std::string> candidates;
+  const pb::FieldDescriptor* optimizer = chosen_optimizer(config);
+  if (optimizer->message_type()->FindFieldByName(name) != nullptr) {
+    candidates.push_back(absl::StrCat(optimizer->name(), ".", name));
+  }
+  std::vector<const pb::FieldDescriptor*> extensions;
+  pb::DescriptorPool::generated_pool()->FindAllExtensions(TaskConfig::descriptor(), &extensions);
+  for (const pb::FieldDescriptor* e : extensions) {
+    if (e->cpp_type() == pb::FieldDescriptor::CPPTYPE_MESSAGE && e->message_type()->FindFieldByName(name) != nullptr) {
+      candidates.push_back(absl::StrCat("[", e->full_name(), "].", name));
+    }
+  }
+  if (candidates.size() > 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "config field '", name, "' is ambiguous: ", absl::StrJoin(candidates, " or "), "; give the full path"));
+  }
+  return candidates.empty() ? std::string() : candidates[0];
+}
+
+}  // namespace
+
+double configured_lr(const TaskConfig& config) {
+  const pb::FieldDescriptor* optimizer = chosen_optimizer(config);
+  const pb::Message& settings = config.GetReflection()->GetMessage(config, optimizer);
+  const pb::FieldDescriptor* lr = optimizer->message_type()->FindFieldByName("lr");
+  return settings.GetReflection()->GetDouble(settings, lr);
+}
+
 absl::Status set_config_field(TaskConfig& config, absl::string_view path, absl::string_view value) {
   absl::StatusOr<std::vector<std::string>> parts = split_path(path);
   if (!parts.ok()) return parts.status();
+  if (parts->size() == 1 && TaskConfig::descriptor()->FindFieldByName((*parts)[0]) == nullptr &&
+      find_extension(TaskConfig::descriptor(), (*parts)[0]) == nullptr) {
+    absl::StatusOr<std::string> full = resolve_short_name(config, (*parts)[0]);
+    if (!full.ok()) return full.status();
+    if (!full->empty()) return set_config_field(config, *full, value);
+  }
   pb::Message* message = &config;
   const pb::FieldDescriptor* field = nullptr;
   for (size_t i = 0; i < parts->size(); ++i) {
@@ -177,8 +234,8 @@ absl::Status set_config_field(TaskConfig& config, absl::string_view path, absl::
     field = type->FindFieldByName(part);
     if (field == nullptr) field = find_extension(type, part);
     if (field == nullptr) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("unknown config field '", part, "' (in '", path, "'; ", type->full_name(), " has no such field)"));
+      return absl::InvalidArgumentError(absl::StrCat("unknown config field '", part, "' (in '", path, "'; ",
+                                                     type->full_name(), " has no such field)"));
     }
     if (i + 1 == parts->size()) break;
     if (field->cpp_type() != pb::FieldDescriptor::CPPTYPE_MESSAGE || field->is_repeated()) {
@@ -190,9 +247,9 @@ absl::Status set_config_field(TaskConfig& config, absl::string_view path, absl::
 
   // The containing message parses "name: value" text, so every scalar type,
   // enum names, extensions and lists use text-format rules.
-  const std::string literal =
-      field->cpp_type() == pb::FieldDescriptor::CPPTYPE_STRING && !field->is_repeated() ? string_literal(value)
-                                                                                           : std::string(value);
+  const std::string literal = field->cpp_type() == pb::FieldDescriptor::CPPTYPE_STRING && !field->is_repeated()
+                                  ? string_literal(value)
+                                  : std::string(value);
   const std::string text = field->cpp_type() == pb::FieldDescriptor::CPPTYPE_MESSAGE
                                ? absl::StrCat(text_name(field), " ", literal)
                                : absl::StrCat(text_name(field), ": ", literal);
@@ -201,10 +258,12 @@ absl::Status set_config_field(TaskConfig& config, absl::string_view path, absl::
   pb::TextFormat::Parser parser;
   parser.RecordErrorsTo(&errors);
   if (field->is_repeated() && (value.empty() || value.front() != '[')) {
-    return absl::InvalidArgumentError(absl::StrCat("config field '", path, "' is repeated: give a list like [a, b], got '", value, "'"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("config field '", path, "' is repeated: give a list like [a, b], got '", value, "'"));
   }
   if (!parser.ParseFromString(text, scratch.get())) {
-    return absl::InvalidArgumentError(absl::StrCat("bad value for config field '", path, "' (", field->type_name(), "): ", errors.joined()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("bad value for config field '", path, "' (", field->type_name(), "): ", errors.joined()));
   }
   // A list replaces the configured one; a message merges into it.
   if (field->is_repeated()) message->GetReflection()->ClearField(message, field);
@@ -256,15 +315,23 @@ absl::Status validate_config(const TaskConfig& c) {
   need(c.epochs() >= 1, "epochs", c.epochs(), "must be >= 1");
   need(c.max_steps() >= 0, "max_steps", c.max_steps(), "must be >= 0; 0 means no limit");
   need(c.batch_size() >= 1, "batch_size", c.batch_size(), "must be >= 1");
-  need(std::isfinite(c.lr()) && c.lr() >= 0, "lr", c.lr(), "must be finite and >= 0");
-  need(c.momentum() >= 0 && c.momentum() < 1, "momentum", c.momentum(), "must be in [0, 1)");
-  need(!c.nesterov() || c.momentum() > 0, "nesterov", "true", "needs momentum > 0");
-  need(c.weight_decay() >= 0, "weight_decay", c.weight_decay(), "must be >= 0");
+  need(c.gradient_accumulation_steps() >= 1, "gradient_accumulation_steps", c.gradient_accumulation_steps(),
+       "must be >= 1");
+  if (c.has_sgd()) {
+    const SgdConfig& sgd = c.sgd();
+    need(std::isfinite(sgd.lr()) && sgd.lr() >= 0, "sgd.lr", sgd.lr(), "must be finite and >= 0");
+    need(sgd.momentum() >= 0 && sgd.momentum() < 1, "sgd.momentum", sgd.momentum(), "must be in [0, 1)");
+    need(!sgd.nesterov() || (sgd.momentum() > 0 && sgd.dampening() == 0), "sgd.nesterov", "true",
+         "needs momentum > 0 and dampening 0");
+    need(sgd.weight_decay() >= 0, "sgd.weight_decay", sgd.weight_decay(), "must be >= 0");
+    need(sgd.dampening() >= 0 && sgd.dampening() <= 1, "sgd.dampening", sgd.dampening(), "must be in [0, 1]");
+  }
   need(c.warmup_epochs() >= 0, "warmup_epochs", c.warmup_epochs(), "must be >= 0");
-  need(c.lr_decay_factor() > 0 && c.lr_decay_factor() <= 1, "lr_decay_factor", c.lr_decay_factor(), "must be in (0, 1]");
+  need(c.lr_decay_factor() > 0 && c.lr_decay_factor() <= 1, "lr_decay_factor", c.lr_decay_factor(),
+       "must be in (0, 1]");
   need(c.lr_step_epochs() >= 1, "lr_step_epochs", c.lr_step_epochs(), "must be >= 1");
   need(c.lr_patience() >= 0, "lr_patience", c.lr_patience(), "must be >= 0");
-  need(c.lr_min() >= 0 && c.lr_min() <= c.lr(), "lr_min", c.lr_min(), "must be in [0, lr]");
+  need(c.lr_min() >= 0 && c.lr_min() <= configured_lr(c), "lr_min", c.lr_min(), "must be in [0, lr]");
   for (int i = 1; i < c.lr_milestones_size(); ++i) {
     need(c.lr_milestones(i) > c.lr_milestones(i - 1), "lr_milestones", absl::StrJoin(c.lr_milestones(), ","),
          "must increase");
@@ -277,6 +344,8 @@ absl::Status validate_config(const TaskConfig& c) {
   need(c.num_workers() >= 0, "num_workers", c.num_workers(), "must be >= 0");
   need(c.progress_interval_seconds() >= 0, "progress_interval_seconds", c.progress_interval_seconds(), "must be >= 0");
   need(c.warmup_steps() >= 0, "warmup_steps", c.warmup_steps(), "must be >= 0");
+  need(c.dtype() == TaskConfig::F32 || c.dtype() == TaskConfig::TF32, "dtype", TaskConfig::DType_Name(c.dtype()),
+       "F16 and BF16 need mixed precision, which is not implemented yet");
   if (problems.empty()) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrCat("invalid config: ", absl::StrJoin(problems, "; ")));
 }

@@ -1,7 +1,7 @@
 #include "tasks/common/distributed.h"
 
+#include "base/status_macros.h"
 #include "collectives/world.h"
-#include "tensor/status_macros.h"
 
 namespace ts::tasks {
 
@@ -10,8 +10,7 @@ absl::StatusOr<Distributed> init_distributed(const collectives::LaunchEnvironmen
   Distributed d;
   d.env = env;
   if (d.env.world_size > 1 || force_ddp) {
-    ASSIGN_OR_RETURN(collectives::CommunicatorOptions options,
-                     collectives::CommunicatorOptions::from_flags_and_env());
+    ASSIGN_OR_RETURN(collectives::CommunicatorOptions options, collectives::CommunicatorOptions::from_flags_and_env());
     ASSIGN_OR_RETURN(d.comm, collectives::connect_world(d.env, device, options));
   }
   return d;

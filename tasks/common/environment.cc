@@ -17,9 +17,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "tasks/common/build_info.h"
+#include "base/build_info.h"
 #include "tensor/cuda/device.h"
-#include "tensor/random.h"
 
 namespace ts::tasks {
 namespace {
@@ -97,17 +96,11 @@ absl::StatusOr<Device> select_device(absl::string_view requested, int local_rank
   if (requested == "cuda") device = Device::cuda(local_rank);
   if (device->is_cuda()) {
     if (absl::Status s = cuda::check_device(device->index); !s.ok()) {
-      return absl::FailedPreconditionError(absl::StrCat("--device=", requested, " (", device->to_string(), "): ",
-                                                        s.message()));
+      return absl::FailedPreconditionError(
+          absl::StrCat("--device=", requested, " (", device->to_string(), "): ", s.message()));
     }
   }
   return *device;
-}
-
-void seed_everything(uint64_t seed, std::mt19937_64& rng) {
-  manual_seed(seed);
-  rng.seed(seed);
-  std::srand(static_cast<unsigned>(seed));
 }
 
 Environment describe_environment(const Device& device) {

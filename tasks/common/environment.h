@@ -1,15 +1,14 @@
-// The machine a task runs on: device selection (CUDA when present, else CPU),
-// seeding, and the description every report carries (CPU, GPU, CUDA, cuDNN,
-// NCCL, host, commit, date).
+// The machine a task runs on: device selection (CUDA when present, else CPU)
+// and the description every report carries (CPU, GPU, CUDA, cuDNN, NCCL,
+// host, commit, date).
 #pragma once
 
 #include <cstdint>
-#include <random>
 #include <string>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "tasks/common/json.h"
+#include "base/json.h"
 #include "tensor/device.h"
 
 namespace ts::tasks {
@@ -18,10 +17,6 @@ namespace ts::tasks {
 // "cpu", "cuda" (cuda:<local_rank>), "cuda:N": that device, an error naming
 // it if unusable.
 absl::StatusOr<Device> select_device(absl::string_view requested, int local_rank = 0);
-
-// Seeds ts::manual_seed (every tensor random op), `rng` (host-side shuffles)
-// and std::srand.
-void seed_everything(uint64_t seed, std::mt19937_64& rng);
 
 struct Environment {
   std::string hostname;

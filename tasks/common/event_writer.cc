@@ -8,8 +8,8 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "base/files.h"
 #include "tasks/common/event.pb.h"
-#include "tasks/common/files.h"
 #include "tasks/common/tfrecord.h"
 
 namespace ts::tasks {

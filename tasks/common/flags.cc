@@ -14,7 +14,8 @@
 #include "absl/strings/strip.h"
 #include "tasks/common/config.h"
 
-ABSL_FLAG(std::string, config, "", "Text-proto TaskConfig file (default: the task's own config.textproto).");
+ABSL_FLAG(std::string, config, "",
+          "Text-proto TaskConfig file (default: the task's own config.textproto, compiled into the binary).");
 ABSL_FLAG(std::string, set, "",
           "Overrides of any config field: field=value,... (text-format values; lists as [a, b]; "
           "task fields by extension name, e.g. resnet.depth=56).");
@@ -27,15 +28,16 @@ ABSL_FLAG(std::optional<uint64_t>, seed, std::nullopt, "Random seed.");
 ABSL_FLAG(std::optional<int32_t>, epochs, std::nullopt, "Training epochs.");
 ABSL_FLAG(std::optional<int64_t>, max_steps, std::nullopt, "Stop after this many steps in total; 0: no limit.");
 ABSL_FLAG(std::optional<int32_t>, batch_size, std::nullopt, "Batch size per worker.");
-ABSL_FLAG(std::optional<double>, lr, std::nullopt, "Base learning rate.");
-ABSL_FLAG(std::optional<double>, momentum, std::nullopt, "SGD momentum.");
-ABSL_FLAG(std::optional<double>, weight_decay, std::nullopt, "Weight decay.");
+ABSL_FLAG(std::optional<double>, lr, std::nullopt, "Per-worker learning rate (of the chosen optimizer).");
+ABSL_FLAG(std::optional<double>, momentum, std::nullopt, "Momentum (of the chosen optimizer).");
+ABSL_FLAG(std::optional<double>, weight_decay, std::nullopt, "Weight decay (of the chosen optimizer).");
 ABSL_FLAG(std::optional<double>, warmup_epochs, std::nullopt, "Linear learning-rate warm-up, in epochs.");
 ABSL_FLAG(std::optional<std::string>, lr_schedule, std::nullopt, "CONSTANT, STEP, MULTISTEP, COSINE or PLATEAU.");
 ABSL_FLAG(std::optional<double>, target_value, std::nullopt, "Target value of target_metric (time to accuracy).");
 ABSL_FLAG(std::optional<int32_t>, eval_every_epochs, std::nullopt, "Evaluate every N epochs.");
 ABSL_FLAG(std::optional<std::string>, data_path, std::nullopt, "Dataset file or folder.");
-ABSL_FLAG(std::optional<std::string>, dataset, std::nullopt, "Dataset kind (a TaskConfig.Dataset name).");
+ABSL_FLAG(std::optional<std::string>, dataset, std::nullopt,
+          "Dataset, for tasks with a choice (a value of the task's dataset enum).");
 ABSL_FLAG(bool, synthetic, false, "Train on deterministic synthetic data of the same shapes.");
 ABSL_FLAG(std::optional<int32_t>, num_workers, std::nullopt, "Data loader threads.");
 ABSL_FLAG(std::optional<std::string>, device, std::nullopt, "auto, cpu, cuda or cuda:N.");
@@ -129,11 +131,11 @@ void parse_task_command_line(int argc, char** argv) {
   if (sets.size() > 1) absl::SetFlag(&FLAGS_set, absl::StrJoin(sets, ","));
 }
 
-absl::StatusOr<TaskConfig> config_from_flags(absl::string_view default_config_path) {
+absl::StatusOr<TaskConfig> config_from_flags(absl::string_view default_config, absl::string_view task) {
   const std::string flag_path = absl::GetFlag(FLAGS_config);
-  const std::string path =
-      flag_path.empty() ? std::string(default_config_path) : user_path(flag_path);
-  absl::StatusOr<TaskConfig> config = path.empty() ? TaskConfig() : load_config(path);
+  absl::StatusOr<TaskConfig> config = flag_path.empty()
+                                          ? parse_config(default_config, absl::StrCat(task, " default config"))
+                                          : load_config(user_path(flag_path));
   if (!config.ok()) return config.status();
   if (absl::Status s = apply_typed_flags(*config); !s.ok()) return s;
   if (absl::Status s = apply_overrides(*config, absl::GetFlag(FLAGS_set)); !s.ok()) return s;

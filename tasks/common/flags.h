@@ -1,9 +1,11 @@
-// The command-line flags every task binary has: --config (the text proto),
-// typed flags for the common fields (--lr=0.4, --epochs=3, ...), --set for any
-// field ("--set=momentum=0.9,lr_schedule=COSINE", may be repeated) and
-// --resume. Typed flags apply first, then --set; both override the file.
-// Typed flags apply only when given (--lr=0.4); --resume and --synthetic can
-// only switch on.
+// The command-line flags every task binary has: --config (a text-proto file
+// replacing the task's compiled-in default), typed flags for the common
+// fields (--lr=0.4, --epochs=3, ...; --lr and friends set the chosen
+// optimizer's field, --dataset the task's), --set for any field
+// ("--set=momentum=0.9,lr_schedule=COSINE", may be repeated) and --resume.
+// Typed flags apply first, then --set; both override the config. Typed flags
+// apply only when given (--lr=0.4); --resume and --synthetic can only switch
+// on.
 #pragma once
 
 #include <string>
@@ -22,10 +24,11 @@ namespace ts::tasks {
 // counts, in order (absl keeps only the last value of a repeated flag).
 void parse_task_command_line(int argc, char** argv);
 
-// After absl::ParseCommandLine: loads --config (or `default_config_path` when
-// the flag is empty; neither: the proto defaults), applies the typed flags
-// given on the command line, then --set, then validates. Errors name the
-// file and line, or the flag, field and value.
-absl::StatusOr<TaskConfig> config_from_flags(absl::string_view default_config_path);
+// After parse_task_command_line: the config from --config (a text-proto file)
+// or else `default_config` (the task's own, compiled into its binary, so it
+// runs the same from any directory and on any machine; `task` names it in
+// errors), then the typed flags given on the command line, then --set, then
+// validation. Errors name the file and line, or the flag, field and value.
+absl::StatusOr<TaskConfig> config_from_flags(absl::string_view default_config, absl::string_view task);
 
 }  // namespace ts::tasks

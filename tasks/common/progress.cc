@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdlib>
+#include <string_view>
 
 #include "absl/strings/str_format.h"
 
@@ -24,13 +26,30 @@ std::string format_progress(const ProgressState& s) {
                          s.steps, s.loss, s.samples_per_second, format_duration(s.eta_seconds));
 }
 
+namespace {
+
+bool under_launcher() {
+  for (const char* var : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "SLURM_PROCID"}) {
+    if (std::getenv(var) != nullptr) return true;
+  }
+  return false;
+}
+
+bool is_terminal(std::FILE* out) {
+  if (out == nullptr || ::isatty(::fileno(out)) != 1) return false;
+  const char* term = std::getenv("TERM");
+  if (term != nullptr && std::string_view(term) == "dumb") return false;
+  return !under_launcher();
+}
+
+}  // namespace
+
 ProgressLine ProgressLine::for_stream(std::FILE* out, double interval_seconds) {
-  return ProgressLine(out, out != nullptr && ::isatty(::fileno(out)) == 1, interval_seconds);
+  return ProgressLine(out, is_terminal(out), interval_seconds);
 }
 
 void ProgressLine::update(const ProgressState& state, double now_seconds) {
-  if (out_ == nullptr) return;
-  if (shown_ && now_seconds - last_ < interval_) return;
+  if (!due(now_seconds)) return;
   shown_ = true;
   last_ = now_seconds;
   if (tty_) {

@@ -35,9 +35,15 @@ class ProgressLine {
   // line when `interval_seconds` passed since the last one.
   ProgressLine(std::FILE* out, bool tty, double interval_seconds)
       : out_(out), tty_(tty), interval_(tty ? 0.1 : interval_seconds) {}
-  // tty = isatty(out). A null `out` prints nothing.
+  // tty when `out` is a terminal a person watches: isatty(out), TERM is not
+  // "dumb", and the process is not a rank under a launcher (mpirun gives each
+  // rank a pseudo-terminal of its own and copies it to wherever its own
+  // output goes, a log file as often as not). A null `out` prints nothing.
   static ProgressLine for_stream(std::FILE* out, double interval_seconds);
 
+  // Whether an update at `now_seconds` would print (callers skip gathering
+  // the state when it would not).
+  bool due(double now_seconds) const { return out_ != nullptr && (!shown_ || now_seconds - last_ >= interval_); }
   // `now_seconds`: any monotonic clock. The first update always shows.
   void update(const ProgressState& state, double now_seconds);
   // A whole line (an epoch summary) that does not garble the redrawn one.

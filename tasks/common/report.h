@@ -4,37 +4,25 @@
 // per-size table). tools/report diffs two of them.
 #pragma once
 
-#include <map>
 #include <string>
 
 #include "absl/status/status.h"
-#include "tasks/common/json.h"
+#include "absl/strings/string_view.h"
+#include "base/json.h"
+#include "google/protobuf/repeated_ptr_field.h"
+#include "tasks/common/run_state.pb.h"
 
 namespace ts::tasks {
-
-struct EpochRecord {
-  int epoch = 0;  // 1-based
-  int64_t steps = 0;
-  double train_loss = 0;  // sample-weighted mean over the epoch's steps
-  std::map<std::string, double> metrics;  // empty when not evaluated
-  double lr = 0;
-  double epoch_seconds = 0;  // wall time of this epoch
-  double wall_seconds = 0;   // run time at its end, all sessions
-};
 
 class Report {
  public:
   Report();
-
   void set(absl::string_view section, Json value);  // config, environment, ...
-  void add_epoch(const EpochRecord& record);
+  // The "epochs" section, from the run state's records.
+  void set_epochs(const google::protobuf::RepeatedPtrField<EpochRecord>& epochs);
   // Free-form sections, created empty on first use; "extra" holds them.
   Json& extra(absl::string_view name);
-
   const Json& json() const { return root_; }
-  // Replaces the epochs (a resumed run continues the saved list).
-  absl::Status restore_epochs(const Json& epochs);
-
   // Atomic write of the pretty-printed JSON.
   absl::Status write(const std::string& path) const;
 

@@ -4,8 +4,8 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
-#include "tasks/common/crc32c.h"
-#include "tasks/common/files.h"
+#include "base/crc32c.h"
+#include "base/files.h"
 
 namespace ts::tasks {
 namespace {
@@ -13,7 +13,9 @@ namespace {
 // Layout: magic[8] | version u32 | payload length u64 | payload CRC-32C u32 |
 // payload (a serialized RunState); integers little-endian.
 constexpr char kMagic[8] = {'T', 'S', 'R', 'U', 'N', 'S', 'T', '\n'};
-constexpr uint32_t kVersion = 1;
+// 2: the run state as the trainer keeps it (epoch records, step statistics
+// and target as messages); version 1 files came from the runner before it.
+constexpr uint32_t kVersion = 2;
 constexpr size_t kHeaderSize = 8 + 4 + 8 + 4;
 
 void put_le(uint64_t v, int bytes, std::string& out) {
@@ -30,7 +32,8 @@ uint64_t get_le(const std::string& s, size_t at, int bytes) {
 
 absl::Status save_run_state(const std::string& path, const RunState& state) {
   std::string payload;
-  if (!state.SerializeToString(&payload)) return absl::InternalError(absl::StrCat("cannot serialize run state for ", path));
+  if (!state.SerializeToString(&payload))
+    return absl::InternalError(absl::StrCat("cannot serialize run state for ", path));
   std::string file(kMagic, sizeof kMagic);
   put_le(kVersion, 4, file);
   put_le(payload.size(), 8, file);
@@ -42,7 +45,9 @@ absl::Status save_run_state(const std::string& path, const RunState& state) {
 absl::StatusOr<RunState> load_run_state(const std::string& path) {
   absl::StatusOr<std::string> file = read_file(path);
   if (!file.ok()) return absl::Status(file.status().code(), absl::StrCat("run state: ", file.status().message()));
-  const auto bad = [&](const std::string& why) { return absl::DataLossError(absl::StrCat("run state ", path, ": ", why)); };
+  const auto bad = [&](const std::string& why) {
+    return absl::DataLossError(absl::StrCat("run state ", path, ": ", why));
+  };
   if (file->size() < kHeaderSize) return bad(absl::StrCat("truncated header (", file->size(), " bytes)"));
   if (std::memcmp(file->data(), kMagic, sizeof kMagic) != 0) return bad("not a run-state file (bad magic)");
   const uint64_t version = get_le(*file, 8, 4);

@@ -3,32 +3,48 @@
 #include <cstdio>
 #include <string>
 
+#include "base/error.h"
+#include "base/status_macros.h"
+#include "collectives/environment.h"
 #include "collectives/mpi/mpi_runtime.h"
+#include "tasks/common/distributed.h"
+#include "tasks/common/environment.h"
 #include "tasks/common/flags.h"
-#include "tensor/status_macros.h"
+#include "tasks/common/trainer.h"
+#include "tensor/random.h"
 
 namespace ts::tasks {
+namespace {
 
-absl::StatusOr<TaskStart> start_task(int argc, char** argv, absl::string_view default_config) {
+absl::Status train(int argc, char** argv, const TaskInfo& task, const RecipeFactory& make_recipe) {
   parse_task_command_line(argc, argv);
-  TaskStart start;
   ASSIGN_OR_RETURN(const collectives::LaunchEnvironment env, collectives::discover_environment());
-  RunnerOptions options;
+  ASSIGN_OR_RETURN(TaskConfig config, config_from_flags(task.default_config, task.name));
+  ASSIGN_OR_RETURN(const Device device, select_device(config.device(), env.local_rank));
+  // The communicator is the device's (NCCL on GPUs, MPI on the CPU).
+  ASSIGN_OR_RETURN(Distributed dist, init_distributed(env, device, config.force_ddp()));
+  // Before the recipe builds its model: the initial weights come from it.
+  manual_seed(config.seed());
+  const TaskContext context{config, device, env.rank, env.world_size, dist.comm.get()};
+  ASSIGN_OR_RETURN(std::unique_ptr<Recipe> recipe, make_recipe(context));
+  TrainerOptions options;
   options.world_size = env.world_size;
   options.rank = env.rank;
-  options.local_rank = env.local_rank;
-  // The runner picks the device; the communicator is the device's.
-  ASSIGN_OR_RETURN(start.runner, Runner::from_flags(default_config, options));
-  ASSIGN_OR_RETURN(start.dist,
-                   init_distributed(env, start.runner->device(), start.runner->config().force_ddp()));
-  return start;
+  options.comm = dist.comm.get();
+  ASSIGN_OR_RETURN(std::unique_ptr<Trainer> trainer, Trainer::create(config, device, *recipe, options));
+  return trainer->run().status();
 }
 
-int finish_task(absl::string_view task, const absl::Status& status) {
+}  // namespace
+
+int run_task(int argc, char** argv, const TaskInfo& task, const RecipeFactory& make_recipe) {
+  // What the recipe's model code throws becomes a Status here too, so every
+  // failure ends the same way.
+  const absl::Status status = capture([&] { return train(argc, argv, task, make_recipe); });
   // mpirun counts a rank that exits without MPI_Finalize as a crash.
   collectives::mpi::finalize();
   if (status.ok()) return 0;
-  std::fprintf(stderr, "%s: %s\n", std::string(task).c_str(), std::string(status.message()).c_str());
+  std::fprintf(stderr, "%s: %s\n", std::string(task.name).c_str(), std::string(status.message()).c_str());
   return 1;
 }
 

@@ -1,27 +1,47 @@
-// The start and end every task binary shares: parse the flags, join the
-// ranks of the launch, build the runner from the task's config; print a
-// failed run's error and give the exit code.
+// The start and end every task binary shares. A task's main is
+//
+//   int main(int argc, char** argv) {
+//     return ts::tasks::run_task(argc, argv, {"resnet20", kDefaultConfig}, make_recipe);
+//   }
+//
+// run_task parses the flags into the config (the task's default config,
+// compiled into the binary, unless --config names a file), joins the ranks of
+// the launch, selects the device, asks the task for its Recipe, trains it
+// with the Trainer, and returns the exit code: 0, or 1 after one line
+// "<task>: <error>" on stderr for any failure - a Status, or an Error or
+// other exception from model code.
 #pragma once
 
+#include <functional>
 #include <memory>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "tasks/common/distributed.h"
-#include "tasks/common/runner.h"
+#include "collectives/communicator.h"
+#include "tasks/common/config.pb.h"
+#include "tasks/common/recipe.h"
+#include "tensor/device.h"
 
 namespace ts::tasks {
 
-struct TaskStart {
-  Distributed dist;
-  std::unique_ptr<Runner> runner;
+struct TaskInfo {
+  absl::string_view name;            // for errors: "resnet20"
+  absl::string_view default_config;  // text proto (the task's config.textproto)
 };
 
-absl::StatusOr<TaskStart> start_task(int argc, char** argv, absl::string_view default_config);
+// What a recipe is built from.
+struct TaskContext {
+  const TaskConfig& config;
+  Device device;
+  int rank = 0;
+  int world_size = 1;
+  // The run's communicator (null for a single process without DDP), e.g. to
+  // let rank 0 prepare files the other ranks then read.
+  collectives::Communicator* comm = nullptr;
+};
 
-// Call after the run's objects are gone: finalizes MPI when the task
-// initialized it; returns 0 for OK, else prints "<task>: <error>" to stderr
-// and returns 1.
-int finish_task(absl::string_view task, const absl::Status& status);
+using RecipeFactory = std::function<absl::StatusOr<std::unique_ptr<Recipe>>(const TaskContext&)>;
+
+int run_task(int argc, char** argv, const TaskInfo& task, const RecipeFactory& make_recipe);
 
 }  // namespace ts::tasks

@@ -3,7 +3,7 @@
 #include <cstdint>
 
 #include "absl/strings/str_cat.h"
-#include "tasks/common/crc32c.h"
+#include "base/crc32c.h"
 
 namespace ts::tasks {
 namespace {

@@ -3,12 +3,12 @@
 namespace ts::tasks {
 
 bool TimeToTarget::observe(double value, double elapsed_seconds, int epoch) {
-  if (!has_best_ || value > best_) best_ = value;
-  has_best_ = true;
-  if (reached_ || !(value >= target_)) return false;  // NaN never reaches
-  reached_ = true;
-  seconds_ = elapsed_seconds;
-  epoch_ = epoch;
+  if (!state_->has_best() || value > state_->best()) state_->set_best(value);
+  state_->set_has_best(true);
+  if (state_->reached() || !(value >= target_)) return false;  // NaN never reaches
+  state_->set_reached(true);
+  state_->set_seconds(elapsed_seconds);
+  state_->set_epoch(epoch);
   return true;
 }
 
@@ -16,19 +16,11 @@ Json TimeToTarget::to_json() const {
   Json j = Json::object();
   j["metric"] = metric_;
   j["target"] = target_;
-  j["reached"] = reached_;
-  j["seconds"] = reached_ ? Json(seconds_) : Json("not reached");
-  j["epoch"] = reached_ ? Json(epoch_) : Json();
-  j["best"] = has_best_ ? Json(best_) : Json();
+  j["reached"] = state_->reached();
+  j["seconds"] = state_->reached() ? Json(state_->seconds()) : Json("not reached");
+  j["epoch"] = state_->reached() ? Json(state_->epoch()) : Json();
+  j["best"] = state_->has_best() ? Json(state_->best()) : Json();
   return j;
-}
-
-void TimeToTarget::restore(bool reached, double seconds, int epoch, bool has_best, double best) {
-  reached_ = reached;
-  seconds_ = seconds;
-  epoch_ = epoch;
-  has_best_ = has_best;
-  best_ = best;
 }
 
 }  // namespace ts::tasks

@@ -4,8 +4,8 @@
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
-#include "tasks/common/files.h"
-#include "tensor/status_macros.h"
+#include "base/files.h"
+#include "base/status_macros.h"
 
 namespace ts::tasks {
 
@@ -20,9 +20,8 @@ absl::Status write_upper_body_libsvm(const data::Dataset& images, const std::str
     ASSIGN_OR_RETURN(data::Example example, images.get(i));
     const Tensor& image = example.fields[0];
     if (image.dtype() != DType::kU8 || !image.is_contiguous()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "write_upper_body_libsvm: example ", i, " is ", image.describe(),
-          "; expected contiguous u8 pixels"));
+      return absl::InvalidArgumentError(absl::StrCat("write_upper_body_libsvm: example ", i, " is ", image.describe(),
+                                                     "; expected contiguous u8 pixels"));
     }
     const int64_t label = *example.fields[1].data<int64_t>();
     text += is_upper_body(label) ? "+1" : "-1";

@@ -5,26 +5,39 @@
 // its shard with DDP and the lr follows MLBench's linear scaling rule.
 #include <memory>
 
+#include "base/error.h"
+#include "base/status_macros.h"
+#include "data/sets/image_classification.h"
 #include "nn/models/resnet_cifar.h"
 #include "tasks/common/classification.h"
-#include "tasks/common/image_data.h"
 #include "tasks/common/task_main.h"
-#include "tensor/status_macros.h"
+#include "tasks/resnet20/default_config.h"
+#include "tasks/resnet20/resnet20.pb.h"
 
 namespace ts::tasks {
 namespace {
 
-absl::Status run(int argc, char** argv) {
-  ASSIGN_OR_RETURN(TaskStart task, start_task(argc, argv, "tasks/resnet20/config.textproto"));
-  ASSIGN_OR_RETURN(ClassificationData data, open_image_data(task.runner->config()));
-  ASSIGN_OR_RETURN(std::shared_ptr<nn::Module> model,
-                   nn::models::resnet20(data.num_classes, data.channels));
-  return train_classifier(*task.runner, task.dist, std::move(model), data, cross_entropy_recipe());
+absl::StatusOr<std::unique_ptr<Recipe>> make_recipe(const TaskContext& task) {
+  const TaskConfig& config = task.config;
+  const ResNet20Config& settings = config.GetExtension(resnet20);
+  data::ImageClassificationOptions options;
+  options.set =
+      settings.dataset() == ResNet20Config::CIFAR10 ? data::ImageSet::kCifar10 : data::ImageSet::kFashionMnist;
+  options.path = config.data_path();
+  options.synthetic = config.synthetic();
+  options.seed = config.seed();
+  ASSIGN_OR_RETURN(data::ImageClassificationData images, data::open_image_classification(options));
+  TrainingData data{images.train, images.test, images.train_transform, images.test_transform, images.description};
+  return capture([&]() -> std::unique_ptr<Recipe> {
+    return std::make_unique<ClassificationRecipe>(
+        std::move(data), nn::Handle(nn::models::resnet_cifar(settings.depth(), images.num_classes, images.channels)),
+        cross_entropy_objective());
+  });
 }
 
 }  // namespace
 }  // namespace ts::tasks
 
 int main(int argc, char** argv) {
-  return ts::tasks::finish_task("resnet20", ts::tasks::run(argc, argv));
+  return ts::tasks::run_task(argc, argv, {"resnet20", kResNet20DefaultConfig}, ts::tasks::make_recipe);
 }

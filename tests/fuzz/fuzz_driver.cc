@@ -27,11 +27,33 @@ namespace {
 // Byte strings the formats are made of: magic numbers, separators, numbers
 // at the edges of their types.
 const std::vector<std::string>& dictionary() {
-  static const auto* words = new std::vector<std::string>{
-      std::string("\x00\x00\x08\x03", 4), std::string("\x00\x00\x08\x01", 4), std::string("\xde\x12\x04\x95", 4),
-      std::string("\x95\x04\x12\xde", 4), std::string("\x1f\x8b", 2), std::string("\x00", 1), std::string("\x04", 1),
-      "\xff\xff\xff\xff", "\x7f\xff\xff\xff", " ", ":", "\n", "#", "qid:", "-1", "+1", "0", "1e38", "1e39",
-      "nan", "inf", "-0", "2147483648", "\r\n", "\t", "\xc3", "\xe2\x82\xac"};
+  static const auto* words = new std::vector<std::string>{std::string("\x00\x00\x08\x03", 4),
+                                                          std::string("\x00\x00\x08\x01", 4),
+                                                          std::string("\xde\x12\x04\x95", 4),
+                                                          std::string("\x95\x04\x12\xde", 4),
+                                                          std::string("\x1f\x8b", 2),
+                                                          std::string("\x00", 1),
+                                                          std::string("\x04", 1),
+                                                          "\xff\xff\xff\xff",
+                                                          "\x7f\xff\xff\xff",
+                                                          " ",
+                                                          ":",
+                                                          "\n",
+                                                          "#",
+                                                          "qid:",
+                                                          "-1",
+                                                          "+1",
+                                                          "0",
+                                                          "1e38",
+                                                          "1e39",
+                                                          "nan",
+                                                          "inf",
+                                                          "-0",
+                                                          "2147483648",
+                                                          "\r\n",
+                                                          "\t",
+                                                          "\xc3",
+                                                          "\xe2\x82\xac"};
   return *words;
 }
 

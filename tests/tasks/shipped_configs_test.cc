@@ -4,6 +4,8 @@
 
 #include "gtest/gtest.h"
 #include "tasks/common/config.h"
+#include "tasks/logreg/logreg.pb.h"
+#include "tasks/resnet20/resnet20.pb.h"
 #include "tests/tensor/testing.h"
 
 namespace ts::tasks {
@@ -26,6 +28,7 @@ TEST(ShippedConfigs, Resnet20DefaultIsTheShortRunWithADecay) {
   ASSERT_EQ(c.lr_milestones_size(), 1);
   EXPECT_LT(c.lr_milestones(0), c.epochs()) << "the decay must happen within the run";
   EXPECT_DOUBLE_EQ(c.target_value(), 0.90);
+  EXPECT_EQ(c.GetExtension(resnet20).depth(), 20);
 }
 
 TEST(ShippedConfigs, Resnet20MlbenchIsTheFullRecipe) {
@@ -33,8 +36,11 @@ TEST(ShippedConfigs, Resnet20MlbenchIsTheFullRecipe) {
   EXPECT_EQ(c.name(), "resnet20");
   EXPECT_EQ(c.epochs(), 164);
   EXPECT_EQ(c.batch_size(), 128);
-  EXPECT_DOUBLE_EQ(c.lr(), 0.02);
-  EXPECT_TRUE(c.nesterov());
+  ASSERT_TRUE(c.has_sgd());
+  EXPECT_DOUBLE_EQ(c.sgd().lr(), 0.02);
+  EXPECT_DOUBLE_EQ(c.sgd().momentum(), 0.9);
+  EXPECT_TRUE(c.sgd().nesterov());
+  EXPECT_DOUBLE_EQ(c.sgd().weight_decay(), 1e-4);
   EXPECT_EQ(c.lr_schedule(), TaskConfig::PLATEAU);
 }
 
@@ -42,6 +48,7 @@ TEST(ShippedConfigs, LogregDefault) {
   const TaskConfig c = load("tasks/logreg/config.textproto");
   EXPECT_EQ(c.name(), "logreg");
   EXPECT_EQ(c.lr_schedule(), TaskConfig::PLATEAU);
+  EXPECT_DOUBLE_EQ(c.GetExtension(logreg).l2(), 2.5e-6);
 }
 
 }  // namespace

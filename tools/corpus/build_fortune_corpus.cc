@@ -32,11 +32,12 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "build_fortune_corpus: %s\n", std::string(stats.status().message()).c_str());
     return 1;
   }
-  std::printf("%lld files, %lld entries (%lld with bad UTF-8 left out) -> %lld paragraphs: "
-              "train %lld, valid %lld, test %lld in %s\n",
-              static_cast<long long>(stats->files), static_cast<long long>(stats->entries),
-              static_cast<long long>(stats->invalid_utf8), static_cast<long long>(stats->paragraphs),
-              static_cast<long long>(stats->per_split[0]), static_cast<long long>(stats->per_split[1]),
-              static_cast<long long>(stats->per_split[2]), options.out_dir.c_str());
+  std::printf(
+      "%lld files, %lld entries (%lld with bad UTF-8 left out) -> %lld paragraphs: "
+      "train %lld, valid %lld, test %lld in %s\n",
+      static_cast<long long>(stats->files), static_cast<long long>(stats->entries),
+      static_cast<long long>(stats->invalid_utf8), static_cast<long long>(stats->paragraphs),
+      static_cast<long long>(stats->per_split[0]), static_cast<long long>(stats->per_split[1]),
+      static_cast<long long>(stats->per_split[2]), options.out_dir.c_str());
   return 0;
 }

@@ -6,9 +6,10 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "base/files.h"
+#include "base/status_macros.h"
 #include "data/readers/file_io.h"
 #include "data/readers/utf8.h"
-#include "tensor/status_macros.h"
 #include "tools/corpus/text_clean.h"
 
 namespace ts::corpus {
@@ -16,8 +17,8 @@ namespace {
 
 bool is_leading_punct(char c) { return c == '(' || c == '[' || c == '"' || c == '\''; }
 bool is_trailing_punct(char c) {
-  return c == '.' || c == ',' || c == ';' || c == ':' || c == '!' || c == '?' || c == ')' || c == ']' ||
-         c == '"' || c == '\'';
+  return c == '.' || c == ',' || c == ';' || c == ':' || c == '!' || c == '?' || c == ')' || c == ']' || c == '"' ||
+         c == '\'';
 }
 
 }  // namespace
@@ -82,7 +83,7 @@ absl::StatusOr<FortuneCorpusStats> build_fortune_corpus(const FortuneCorpusOptio
   std::string out[3];
   absl::flat_hash_set<std::string> seen;
   for (const auto& file : files) {
-    ASSIGN_OR_RETURN(const std::string text, data::read_file(file.string()));
+    ASSIGN_OR_RETURN(const std::string text, data::read_inflated(file.string()));
     ++stats.files;
     for (const std::string& entry : split_fortunes(text)) {
       ++stats.entries;
@@ -101,8 +102,8 @@ absl::StatusOr<FortuneCorpusStats> build_fortune_corpus(const FortuneCorpusOptio
   std::filesystem::create_directories(options.out_dir, ec);
   if (ec) return absl::PermissionDeniedError(absl::StrCat(options.out_dir, ": cannot create: ", ec.message()));
   for (Split split : {Split::kTrain, Split::kValid, Split::kTest}) {
-    RETURN_IF_ERROR(data::write_file(absl::StrCat(options.out_dir, "/", split_name(split), ".txt"),
-                                     out[static_cast<int>(split)]));
+    RETURN_IF_ERROR(write_file_atomically(absl::StrCat(options.out_dir, "/", split_name(split), ".txt"),
+                                          out[static_cast<int>(split)]));
   }
   return stats;
 }

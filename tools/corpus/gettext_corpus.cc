@@ -5,9 +5,9 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
-#include "data/readers/file_io.h"
+#include "base/files.h"
+#include "base/status_macros.h"
 #include "data/readers/utf8.h"
-#include "tensor/status_macros.h"
 #include "tools/corpus/text_clean.h"
 
 namespace ts::corpus {
@@ -58,8 +58,8 @@ absl::StatusOr<GettextCorpusStats> build_gettext_corpus(const GettextCorpusOptio
   for (Split split : {Split::kTrain, Split::kValid, Split::kTest}) {
     const int s = static_cast<int>(split);
     const std::string base = absl::StrCat(options.out_dir, "/", split_name(split));
-    RETURN_IF_ERROR(data::write_file(base + ".en", source_out[s]));
-    RETURN_IF_ERROR(data::write_file(base + ".de", target_out[s]));
+    RETURN_IF_ERROR(write_file_atomically(base + ".en", source_out[s]));
+    RETURN_IF_ERROR(write_file_atomically(base + ".de", target_out[s]));
   }
   return stats;
 }

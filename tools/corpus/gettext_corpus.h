@@ -32,8 +32,8 @@ std::vector<SentencePair> clean_pairs(const std::vector<data::MoEntry>& entries)
 
 struct GettextCorpusStats {
   int64_t files = 0;
-  int64_t entries = 0;    // in all catalogs, header entries included
-  int64_t pairs = 0;      // after cleaning and deduplication
+  int64_t entries = 0;               // in all catalogs, header entries included
+  int64_t pairs = 0;                 // after cleaning and deduplication
   int64_t per_split[3] = {0, 0, 0};  // train, valid, test
 };
 

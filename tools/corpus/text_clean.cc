@@ -14,8 +14,9 @@ bool starts_entity(absl::string_view rest) {
   size_t i = 1;
   if (i < rest.size() && rest[i] == '#') ++i;
   const size_t first = i;
-  while (i < rest.size() && i < 12 && ((rest[i] >= 'a' && rest[i] <= 'z') || (rest[i] >= 'A' && rest[i] <= 'Z') ||
-                                       (rest[i] >= '0' && rest[i] <= '9'))) {
+  while (i < rest.size() && i < 12 &&
+         ((rest[i] >= 'a' && rest[i] <= 'z') || (rest[i] >= 'A' && rest[i] <= 'Z') ||
+          (rest[i] >= '0' && rest[i] <= '9'))) {
     ++i;
   }
   return i > first && i < rest.size() && rest[i] == ';';

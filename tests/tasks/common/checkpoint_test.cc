@@ -2,9 +2,9 @@
 // errors naming the file for a missing, truncated, corrupt or foreign one.
 #include <cstdlib>
 
+#include "base/files.h"
 #include "gtest/gtest.h"
 #include "tasks/common/checkpoint_schedule.h"
-#include "tasks/common/files.h"
 #include "tasks/common/run_state_file.h"
 #include "tests/tensor/testing.h"
 
@@ -30,8 +30,8 @@ RunState sample_state() {
   s.set_step_in_epoch(17);
   s.set_global_step(1234);
   s.set_elapsed_seconds(456.5);
-  s.mutable_rng()->mutable_tensor()->set_offset(99);
-  s.add_step_seconds(0.25);
+  s.mutable_generator()->set_offset(99);
+  s.mutable_steps()->add_counted_seconds(0.25);
   (*s.mutable_blobs())["model"] = std::string("\0\1\2weights", 10);
   return s;
 }
@@ -62,9 +62,9 @@ TEST(RunStateFileTest, DamagedFilesAreNamedErrors) {
   expect_error(load_run_state(path).status(), absl::StatusCode::kDataLoss, {path, "bad magic"});
 
   std::string future = good;
-  future[8] = 2;  // format version 2
+  future[8] = 7;  // format version 7
   ASSERT_OK(write_file_atomically(path, future));
-  expect_error(load_run_state(path).status(), absl::StatusCode::kDataLoss, {path, "version 2"});
+  expect_error(load_run_state(path).status(), absl::StatusCode::kDataLoss, {path, "version 7"});
 
   const std::string missing = join_path(::testing::TempDir(), "none.ckpt");
   expect_error(load_run_state(missing).status(), absl::StatusCode::kNotFound, {missing});

@@ -1,27 +1,28 @@
-// train_classifier with force_ddp: a single process trains through
-// DistributedDataParallel over a communicator of one rank (MPI on the CPU,
-// started as a singleton; NCCL on a GPU) and ends with exactly the parameters of the plain
-// run, so the DDP overhead a report measures is DDP's alone. The report names
-// the backend that carried the gradients.
+// The classification recipe on the trainer with force_ddp: a single process
+// trains through DistributedDataParallel over a communicator of one rank (MPI
+// on the CPU, started as a singleton; NCCL on a GPU) and ends with exactly
+// the parameters of the plain run, so the DDP overhead a report measures is
+// DDP's alone. The report names the backend that carried the gradients.
 #include <stdlib.h>
 
 #include <filesystem>
-#include <fstream>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/files.h"
+#include "base/status_macros.h"
 #include "collectives/mpi/mpi_runtime.h"
+#include "collectives/world.h"
+#include "data/sets/image_classification.h"
 #include "gtest/gtest.h"
 #include "nn/flatten.h"
 #include "nn/linear.h"
 #include "nn/sequential.h"
 #include "tasks/common/classification.h"
-#include "tasks/common/files.h"
-#include "tasks/common/image_data.h"
-#include "tensor/status_macros.h"
+#include "tasks/common/trainer.h"
+#include "tensor/random.h"
 #include "tests/tensor/testing.h"
 
 namespace ts::tasks {
@@ -32,37 +33,46 @@ struct TrainedRun {
   std::string report;
 };
 
-absl::StatusOr<TrainedRun> train(const std::string& device, bool force_ddp) {
+// Synthetic images of CIFAR-10's shapes, normalized and augmented as the
+// ResNet-20 task reads them.
+absl::StatusOr<TrainingData> synthetic_images() {
+  data::ImageClassificationOptions options;
+  options.set = data::ImageSet::kCifar10;
+  options.synthetic = true;
+  options.seed = 5;
+  ASSIGN_OR_RETURN(data::ImageClassificationData images, data::open_image_classification(options));
+  return TrainingData{images.train, images.test, images.train_transform, images.test_transform, images.description};
+}
+
+absl::StatusOr<TrainedRun> train(const std::string& device_name, bool force_ddp) {
   TaskConfig config;
-  config.set_synthetic(true);
   config.set_epochs(1);
   config.set_max_steps(4);
   config.set_batch_size(16);
-  config.set_lr(0.05);
-  config.set_momentum(0.9);
-  config.set_device(device);
-  config.set_force_ddp(force_ddp);
-  config.set_output_dir(join_path(::testing::TempDir(), absl::StrCat(device, force_ddp ? "_ddp" : "_plain")));
-  RunnerOptions options;
-  options.progress_out = nullptr;
-  ASSIGN_OR_RETURN(std::unique_ptr<Runner> runner, Runner::create(config, options));
-  ASSIGN_OR_RETURN(Distributed dist, init_distributed(collectives::LaunchEnvironment{}, runner->device(),
-                                                      runner->config().force_ddp()));
-  ASSIGN_OR_RETURN(ClassificationData data, open_image_data(runner->config()));
-  ASSIGN_OR_RETURN(std::shared_ptr<nn::Linear> linear,
-                   nn::Linear::create(data.channels * 32 * 32, data.num_classes));
-  auto model = std::make_shared<nn::Sequential>(
-      std::vector<std::shared_ptr<nn::Module>>{std::make_shared<nn::Flatten>(), linear});
-  RETURN_IF_ERROR(train_classifier(*runner, dist, model, data, cross_entropy_recipe()));
-  TrainedRun run;
-  for (const autograd::Variable& p : model->parameters()) {
-    ASSIGN_OR_RETURN(Tensor on_host, to(p.data(), Device::cpu()));
-    run.parameters.push_back(on_host);
+  config.set_num_workers(0);
+  config.mutable_sgd()->set_lr(0.05);
+  config.mutable_sgd()->set_momentum(0.9);
+  config.set_device(device_name);
+  config.set_output_dir(join_path(::testing::TempDir(), absl::StrCat(device_name, force_ddp ? "_ddp" : "_plain")));
+  const Device device = device_name == "cuda" ? Device::cuda() : Device::cpu();
+  std::unique_ptr<collectives::Communicator> comm;
+  if (force_ddp) {
+    ASSIGN_OR_RETURN(collectives::CommunicatorOptions options, collectives::CommunicatorOptions::from_flags_and_env());
+    ASSIGN_OR_RETURN(comm, collectives::connect_world(collectives::LaunchEnvironment{}, device, options));
   }
-  std::ifstream file(runner->report_path());
-  std::stringstream text;
-  text << file.rdbuf();
-  run.report = text.str();
+  ASSIGN_OR_RETURN(TrainingData data, synthetic_images());
+  manual_seed(config.seed());
+  auto model =
+      std::make_shared<nn::Sequential>(std::make_shared<nn::Flatten>(), std::make_shared<nn::Linear>(3 * 32 * 32, 10));
+  ClassificationRecipe recipe(std::move(data), nn::Handle(model), cross_entropy_objective());
+  TrainerOptions options;
+  options.progress_out = nullptr;
+  options.comm = comm.get();
+  ASSIGN_OR_RETURN(std::unique_ptr<Trainer> trainer, Trainer::create(config, device, recipe, options));
+  RETURN_IF_ERROR(trainer->run().status());
+  TrainedRun run;
+  for (const autograd::Variable& p : model->parameters()) run.parameters.push_back(to(p.data(), Device::cpu()));
+  ASSIGN_OR_RETURN(run.report, read_file(trainer->report_path()));
   return run;
 }
 

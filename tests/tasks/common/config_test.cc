@@ -1,12 +1,14 @@
 // Config files parse with errors naming file and line; overrides by field
-// name set every kind of field, task extensions included, and reject unknown
-// fields and bad values by name.
+// name set every kind of field, the optimizer's and task extensions'
+// included (short names resolve to them), and reject unknown, ambiguous
+// fields and bad values by name; validation lists every broken rule.
 #include "tasks/common/config.h"
 
+#include <cmath>
 #include <cstdlib>
 
+#include "base/files.h"
 #include "gtest/gtest.h"
-#include "tasks/common/files.h"
 #include "tests/tasks/common/test_task.pb.h"
 #include "tests/tensor/testing.h"
 
@@ -21,27 +23,29 @@ TEST(ConfigTest, LoadsTextProtoWithExtension) {
     # a comment
     name: "toy"
     epochs: 3
-    lr: 0.4
+    sgd { lr: 0.4 momentum: 0.9 }
     lr_schedule: MULTISTEP
     lr_milestones: [1, 2]
-    dataset: FASHION_MNIST
-    [ts.tasks.testing.toy] { depth: 56 }
+    [ts.tasks.testing.toy] { depth: 56 dataset: CIFAR10 }
   )"));
   ASSERT_OK_AND_ASSIGN(TaskConfig c, load_config(path));
   EXPECT_EQ(c.name(), "toy");
   EXPECT_EQ(c.epochs(), 3);
-  EXPECT_EQ(c.lr(), 0.4);
+  ASSERT_TRUE(c.has_sgd());
+  EXPECT_EQ(c.sgd().lr(), 0.4);
+  EXPECT_EQ(c.sgd().momentum(), 0.9);
+  EXPECT_FALSE(c.sgd().nesterov());  // default
   EXPECT_EQ(c.lr_schedule(), TaskConfig::MULTISTEP);
   EXPECT_EQ(c.lr_milestones_size(), 2);
-  EXPECT_EQ(c.dataset(), TaskConfig::FASHION_MNIST);
   EXPECT_EQ(c.GetExtension(testing::toy).depth(), 56);
+  EXPECT_EQ(c.GetExtension(testing::toy).dataset(), testing::ToyConfig::CIFAR10);
   EXPECT_EQ(c.batch_size(), 32);  // default
 }
 
 TEST(ConfigTest, ParseErrorsNameFileLineAndColumn) {
   expect_error(parse_config("epochs: 3\nlrr: 0.1\n", "cfg.textproto").status(), absl::StatusCode::kInvalidArgument,
                {"cfg.textproto:2:", "lrr"});
-  expect_error(parse_config("lr: 0.1\n\nepochs: \"x\"\n", "cfg.textproto").status(),
+  expect_error(parse_config("sgd { lr: 0.1 }\n\nepochs: \"x\"\n", "cfg.textproto").status(),
                absl::StatusCode::kInvalidArgument, {"cfg.textproto:3:9"});
   expect_error(parse_config("lr_schedule: SOMETIMES", "c").status(), absl::StatusCode::kInvalidArgument,
                {"c:1:", "SOMETIMES"});
@@ -49,10 +53,21 @@ TEST(ConfigTest, ParseErrorsNameFileLineAndColumn) {
   expect_error(load_config(missing).status(), absl::StatusCode::kNotFound, {"config", missing});
 }
 
+TEST(ConfigTest, FilesOfTheOldSchemaAreErrors) {
+  // The optimizer's fields moved into its message and the global dataset
+  // enum into the tasks' own: old files fail on the first moved field
+  // rather than run with defaults.
+  expect_error(parse_config("epochs: 3\nlr: 0.1\n", "old.textproto").status(), absl::StatusCode::kInvalidArgument,
+               {"old.textproto:2:", "lr"});
+  expect_error(parse_config("dataset: CIFAR10\n", "old.textproto").status(), absl::StatusCode::kInvalidArgument,
+               {"old.textproto:1:", "dataset"});
+}
+
 TEST(ConfigTest, SetsFieldsOfEveryKind) {
   TaskConfig c;
   ASSERT_OK(set_config_field(c, "lr", "0.25"));
   ASSERT_OK(set_config_field(c, "nesterov", "true"));
+  ASSERT_OK(set_config_field(c, "sgd.momentum", "0.5"));
   ASSERT_OK(set_config_field(c, "seed", "18446744073709551615"));
   ASSERT_OK(set_config_field(c, "lr_schedule", "COSINE"));
   ASSERT_OK(set_config_field(c, "data_path", "/data/a b,c"));
@@ -61,8 +76,11 @@ TEST(ConfigTest, SetsFieldsOfEveryKind) {
   ASSERT_OK(set_config_field(c, "lr_milestones", "[7]"));  // replaces the list
   ASSERT_OK(set_config_field(c, "toy.depth", "110"));
   ASSERT_OK(set_config_field(c, "[ts.tasks.testing.toy].variant", "bottleneck"));
-  EXPECT_EQ(c.lr(), 0.25);
-  EXPECT_TRUE(c.nesterov());
+  ASSERT_OK(set_config_field(c, "toy.dataset", "CIFAR10"));
+  ASSERT_TRUE(c.has_sgd());
+  EXPECT_EQ(c.sgd().lr(), 0.25);
+  EXPECT_TRUE(c.sgd().nesterov());
+  EXPECT_EQ(c.sgd().momentum(), 0.5);
   EXPECT_EQ(c.seed(), 18446744073709551615u);
   EXPECT_EQ(c.lr_schedule(), TaskConfig::COSINE);
   EXPECT_EQ(c.data_path(), "/data/a b,c");
@@ -71,6 +89,40 @@ TEST(ConfigTest, SetsFieldsOfEveryKind) {
   EXPECT_EQ(c.lr_milestones(0), 7);
   EXPECT_EQ(c.GetExtension(testing::toy).depth(), 110);
   EXPECT_EQ(c.GetExtension(testing::toy).variant(), "bottleneck");
+  EXPECT_EQ(c.GetExtension(testing::toy).dataset(), testing::ToyConfig::CIFAR10);
+}
+
+TEST(ConfigTest, ShortNamesResolveToTheOptimizerAndTheTaskExtension) {
+  TaskConfig c;
+  ASSERT_OK(set_config_field(c, "lr", "0.4"));  // no optimizer chosen: SGD's
+  ASSERT_OK(set_config_field(c, "weight_decay", "1e-4"));
+  ASSERT_OK(set_config_field(c, "dataset", "CIFAR10"));
+  ASSERT_OK(set_config_field(c, "variant", "wide"));
+  ASSERT_TRUE(c.has_sgd());
+  EXPECT_EQ(c.sgd().lr(), 0.4);
+  EXPECT_EQ(c.sgd().weight_decay(), 1e-4);
+  EXPECT_EQ(c.GetExtension(testing::toy).dataset(), testing::ToyConfig::CIFAR10);
+  EXPECT_EQ(c.GetExtension(testing::toy).variant(), "wide");
+  // A name TaskConfig has is TaskConfig's, even where an extension has it too.
+  ASSERT_OK(set_config_field(c, "epochs", "6"));
+  EXPECT_EQ(c.epochs(), 6);
+  EXPECT_FALSE(c.HasExtension(testing::other_toy));
+  // A short name's value is checked as the resolved field's.
+  expect_error(set_config_field(c, "dataset", "IMAGENET"), absl::StatusCode::kInvalidArgument,
+               {"[ts.tasks.testing.toy].dataset", "IMAGENET"});
+}
+
+TEST(ConfigTest, AmbiguousAndUnknownShortNamesAreErrors) {
+  TaskConfig c;
+  expect_error(set_config_field(c, "depth", "56"), absl::StatusCode::kInvalidArgument,
+               {"'depth' is ambiguous", "[ts.tasks.testing.toy].depth", "[ts.tasks.testing.other_toy].depth",
+                "give the full path"});
+  EXPECT_FALSE(c.HasExtension(testing::toy));
+  ASSERT_OK(set_config_field(c, "other_toy.depth", "56"));
+  EXPECT_EQ(c.GetExtension(testing::other_toy).depth(), 56);
+  expect_error(set_config_field(c, "momentumm", "0.9"), absl::StatusCode::kInvalidArgument,
+               {"unknown config field 'momentumm'", "ts.tasks.TaskConfig has no such field"});
+  EXPECT_FALSE(c.has_sgd());
 }
 
 TEST(ConfigTest, SetErrorsNameTheField) {
@@ -78,7 +130,7 @@ TEST(ConfigTest, SetErrorsNameTheField) {
   expect_error(set_config_field(c, "lrr", "1"), absl::StatusCode::kInvalidArgument, {"unknown config field 'lrr'"});
   expect_error(set_config_field(c, "toy.width", "1"), absl::StatusCode::kInvalidArgument,
                {"unknown config field 'width'", "toy.width"});
-  expect_error(set_config_field(c, "lr.x", "1"), absl::StatusCode::kInvalidArgument, {"'lr'", "no subfields"});
+  expect_error(set_config_field(c, "sgd.lr.x", "1"), absl::StatusCode::kInvalidArgument, {"'lr'", "no subfields"});
   expect_error(set_config_field(c, "epochs", "three"), absl::StatusCode::kInvalidArgument,
                {"bad value for config field 'epochs'", "three"});
   expect_error(set_config_field(c, "epochs", "99999999999"), absl::StatusCode::kInvalidArgument, {"'epochs'"});
@@ -91,7 +143,7 @@ TEST(ConfigTest, SetErrorsNameTheField) {
 TEST(ConfigTest, OverrideListSplitsOutsideQuotesAndBrackets) {
   TaskConfig c;
   ASSERT_OK(apply_overrides(c, " lr=0.5, lr_milestones=[3, 4],name='a,b' ,epochs=2,"));
-  EXPECT_EQ(c.lr(), 0.5);
+  EXPECT_EQ(c.sgd().lr(), 0.5);
   EXPECT_EQ(c.lr_milestones_size(), 2);
   EXPECT_EQ(c.name(), "a,b");
   EXPECT_EQ(c.epochs(), 2);
@@ -99,25 +151,81 @@ TEST(ConfigTest, OverrideListSplitsOutsideQuotesAndBrackets) {
                {"--set", "expected field=value", "momentum"});
   expect_error(apply_overrides(c, "epochs=1,batchsize=8"), absl::StatusCode::kInvalidArgument,
                {"--set", "'batchsize'"});
+  expect_error(apply_overrides(c, "depth=8"), absl::StatusCode::kInvalidArgument, {"--set", "ambiguous"});
+}
+
+TEST(ConfigTest, ConfiguredLrIsTheChosenOptimizers) {
+  TaskConfig c;
+  EXPECT_EQ(configured_lr(c), 0.1);  // SGD's default when none is chosen
+  c.mutable_sgd()->set_lr(0.4);
+  EXPECT_EQ(configured_lr(c), 0.4);
 }
 
 TEST(ConfigTest, ValidationListsEveryProblem) {
   TaskConfig c;
   ASSERT_OK(validate_config(c));
   c.set_epochs(0);
-  c.set_nesterov(true);
+  c.mutable_sgd()->set_nesterov(true);
   c.set_resume(true);
   expect_error(validate_config(c), absl::StatusCode::kInvalidArgument,
                {"epochs = 0", "nesterov", "needs momentum", "resume", "needs checkpoint_dir"});
 }
 
+TEST(ConfigTest, ValidationRejectsMixedPrecisionAndNoAccumulation) {
+  TaskConfig c;
+  c.set_dtype(TaskConfig::TF32);
+  ASSERT_OK(validate_config(c));
+  for (const TaskConfig::DType dtype : {TaskConfig::F16, TaskConfig::BF16}) {
+    c.set_dtype(dtype);
+    expect_error(validate_config(c), absl::StatusCode::kInvalidArgument,
+                 {"dtype = " + TaskConfig::DType_Name(dtype), "not implemented"});
+  }
+  c.set_dtype(TaskConfig::F32);
+  c.set_gradient_accumulation_steps(0);
+  expect_error(validate_config(c), absl::StatusCode::kInvalidArgument, {"gradient_accumulation_steps = 0", ">= 1"});
+}
+
+TEST(ConfigTest, ValidationChecksTheSgdSettings) {
+  TaskConfig c;
+  SgdConfig& sgd = *c.mutable_sgd();
+  sgd.set_lr(0.1);
+  sgd.set_momentum(0.9);
+  sgd.set_nesterov(true);
+  sgd.set_weight_decay(5e-4);
+  ASSERT_OK(validate_config(c));
+  sgd.set_lr(-1);
+  sgd.set_momentum(1);
+  sgd.set_weight_decay(-1e-4);
+  sgd.set_dampening(1.5);
+  expect_error(validate_config(c), absl::StatusCode::kInvalidArgument,
+               {"sgd.lr = -1", "sgd.momentum = 1 (must be in [0, 1))", "sgd.weight_decay = -0.0001",
+                "sgd.dampening = 1.5", "sgd.nesterov", "dampening 0"});
+  sgd.set_lr(std::nan(""));
+  sgd.set_momentum(0.9);
+  sgd.set_weight_decay(0);
+  sgd.set_dampening(0);
+  expect_error(validate_config(c), absl::StatusCode::kInvalidArgument, {"sgd.lr = nan", "finite"});
+  sgd.set_lr(0.1);
+  sgd.set_momentum(0);
+  expect_error(validate_config(c), absl::StatusCode::kInvalidArgument, {"sgd.nesterov", "momentum > 0"});
+  // lr_min is bounded by the configured lr.
+  sgd.set_nesterov(false);
+  c.set_lr_min(0.2);
+  expect_error(validate_config(c), absl::StatusCode::kInvalidArgument, {"lr_min = 0.2", "[0, lr]"});
+  sgd.set_lr(0.4);
+  EXPECT_OK(validate_config(c));
+}
+
 TEST(ConfigTest, JsonHasEveryFieldAndSetExtensions) {
   TaskConfig c;
-  c.set_lr(0.3);
+  c.mutable_sgd()->set_lr(0.3);
   c.add_lr_milestones(4);
   Json j = config_to_json(c);
-  EXPECT_EQ(j.find("lr")->as_double(), 0.3);
-  EXPECT_EQ(j.find("batch_size")->as_int(), 32);  // default shown
+  ASSERT_NE(j.find("sgd"), nullptr);
+  EXPECT_EQ(j.find("sgd")->find("lr")->as_double(), 0.3);
+  EXPECT_EQ(j.find("sgd")->find("momentum")->as_double(), 0);  // default shown
+  EXPECT_EQ(j.find("lr"), nullptr);                            // no longer a field of its own
+  EXPECT_EQ(j.find("batch_size")->as_int(), 32);               // default shown
   EXPECT_EQ(j.find("lr_schedule")->as_string(), "CONSTANT");
   EXPECT_EQ(j.find("lr_milestones")->as_array().size(), 1u);
   EXPECT_EQ(j.find("[ts.tasks.testing.toy]"), nullptr);
@@ -126,6 +234,7 @@ TEST(ConfigTest, JsonHasEveryFieldAndSetExtensions) {
   ASSERT_NE(j.find("[ts.tasks.testing.toy]"), nullptr);
   EXPECT_EQ(j.find("[ts.tasks.testing.toy]")->find("depth")->as_int(), 8);
   EXPECT_EQ(j.find("[ts.tasks.testing.toy]")->find("variant")->as_string(), "basic");
+  EXPECT_EQ(j.find("[ts.tasks.testing.toy]")->find("dataset")->as_string(), "FASHION_MNIST");
 }
 
 }  // namespace

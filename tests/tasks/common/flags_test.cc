@@ -1,18 +1,23 @@
-// Command-line flags override the config file: typed flags, then --set; an
-// unknown flag, field or bad value is an error naming it.
+// Command-line flags override the task's compiled-in default config (or the
+// --config file that replaces it): typed flags, then --set; an unknown flag,
+// field or bad value is an error naming it.
 #include "tasks/common/flags.h"
 
 #include <cstdlib>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
+#include "base/files.h"
 #include "gtest/gtest.h"
-#include "tasks/common/files.h"
 #include "tests/tasks/common/test_task.pb.h"
 #include "tests/tensor/testing.h"
 
 ABSL_DECLARE_FLAG(std::optional<double>, lr);
+ABSL_DECLARE_FLAG(std::optional<double>, momentum);
+ABSL_DECLARE_FLAG(std::optional<std::string>, dataset);
 ABSL_DECLARE_FLAG(std::optional<std::string>, dtype);
 ABSL_DECLARE_FLAG(bool, resume);
 
@@ -20,6 +25,9 @@ namespace ts::tasks {
 namespace {
 
 using ::ts::testing::expect_error;
+
+// What a task binary compiles in (its config.textproto).
+constexpr char kDefaultConfig[] = "epochs: 4\nsgd { lr: 0.1 }\nbatch_size: 64\n";
 
 void parse(std::vector<std::string> args) {
   args.insert(args.begin(), "flags_test");
@@ -30,26 +38,23 @@ void parse(std::vector<std::string> args) {
 
 class FlagsTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    path_ = join_path(::testing::TempDir(), "flags.textproto");
-    ASSERT_OK(write_file_atomically(path_, "epochs: 4\nlr: 0.1\nbatch_size: 64\n"));
-  }
   void TearDown() override {
     absl::SetFlag(&FLAGS_config, "");
     absl::SetFlag(&FLAGS_set, "");
     absl::SetFlag(&FLAGS_lr, std::nullopt);
+    absl::SetFlag(&FLAGS_momentum, std::nullopt);
+    absl::SetFlag(&FLAGS_dataset, std::nullopt);
     absl::SetFlag(&FLAGS_dtype, std::nullopt);
     absl::SetFlag(&FLAGS_resume, false);
   }
-  std::string path_;
 };
 
-TEST_F(FlagsTest, TypedFlagsThenSetOverrideTheFile) {
+TEST_F(FlagsTest, TypedFlagsThenSetOverrideTheDefault) {
   parse({"--lr=0.4", "--resume", "--set=epochs=7,toy.depth=32,checkpoint_dir=/tmp/ck,lr=0.5"});
-  ASSERT_OK_AND_ASSIGN(TaskConfig c, config_from_flags(path_));
-  EXPECT_EQ(c.lr(), 0.5);       // --set wins over --lr
+  ASSERT_OK_AND_ASSIGN(TaskConfig c, config_from_flags(kDefaultConfig, "toy"));
+  EXPECT_EQ(c.sgd().lr(), 0.5);  // --set wins over --lr
   EXPECT_EQ(c.epochs(), 7);
-  EXPECT_EQ(c.batch_size(), 64);  // from the file
+  EXPECT_EQ(c.batch_size(), 64);  // from the default
   EXPECT_TRUE(c.resume());
   EXPECT_EQ(c.GetExtension(testing::toy).depth(), 32);
 }
@@ -57,32 +62,72 @@ TEST_F(FlagsTest, TypedFlagsThenSetOverrideTheFile) {
 TEST_F(FlagsTest, RepeatedSetFlagsAllApplyInOrder) {
   parse({"--set=epochs=7,lr=0.5", "-set", "toy.depth=32", "--lr=0.4", "--set", "lr=0.25,batch_size=8",
          "-set=checkpoint_dir=/tmp/ck"});
-  ASSERT_OK_AND_ASSIGN(TaskConfig c, config_from_flags(path_));
+  ASSERT_OK_AND_ASSIGN(TaskConfig c, config_from_flags(kDefaultConfig, "toy"));
   EXPECT_EQ(c.epochs(), 7);
   EXPECT_EQ(c.GetExtension(testing::toy).depth(), 32);
-  EXPECT_EQ(c.lr(), 0.25);  // the later --set wins
+  EXPECT_EQ(c.sgd().lr(), 0.25);  // the later --set wins
   EXPECT_EQ(c.batch_size(), 8);
   EXPECT_EQ(c.checkpoint_dir(), "/tmp/ck");
 }
 
 TEST_F(FlagsTest, TypedFlagAloneAndConfigFlag) {
-  parse({"--lr=0.4", "--config=" + path_});
-  ASSERT_OK_AND_ASSIGN(TaskConfig c, config_from_flags("does/not/exist.textproto"));
-  EXPECT_EQ(c.lr(), 0.4);
+  const std::string path = join_path(::testing::TempDir(), "flags.textproto");
+  ASSERT_OK(write_file_atomically(path, kDefaultConfig));
+  parse({"--lr=0.4", "--config=" + path});
+  // The file replaces the default whole: nothing of the default is merged in.
+  ASSERT_OK_AND_ASSIGN(TaskConfig c, config_from_flags("epochs: 9\nname: \"compiled in\"\n", "toy"));
+  EXPECT_EQ(c.sgd().lr(), 0.4);
   EXPECT_EQ(c.epochs(), 4);
+  EXPECT_EQ(c.batch_size(), 64);
+  EXPECT_EQ(c.name(), "");
+}
+
+TEST_F(FlagsTest, DefaultConfigAloneAndConfigSetInCode) {
+  ASSERT_OK_AND_ASSIGN(TaskConfig c, config_from_flags(kDefaultConfig, "toy"));
+  EXPECT_EQ(c.epochs(), 4);
+  EXPECT_EQ(c.sgd().lr(), 0.1);
+  const std::string path = join_path(::testing::TempDir(), "set_in_code.textproto");
+  ASSERT_OK(write_file_atomically(path, "epochs: 2\n[ts.tasks.testing.toy] { depth: 8 }\n"));
+  absl::SetFlag(&FLAGS_config, path);
+  ASSERT_OK_AND_ASSIGN(c, config_from_flags(kDefaultConfig, "toy"));
+  EXPECT_EQ(c.epochs(), 2);
+  EXPECT_FALSE(c.has_sgd());
+  EXPECT_EQ(c.GetExtension(testing::toy).depth(), 8);
+}
+
+TEST_F(FlagsTest, OptimizerAndDatasetFlagsSetTheirMessagesFields) {
+  parse({"--momentum=0.9", "--dataset=CIFAR10"});
+  ASSERT_OK_AND_ASSIGN(TaskConfig c, config_from_flags(kDefaultConfig, "toy"));
+  EXPECT_EQ(c.sgd().lr(), 0.1);  // the rest of the default's sgd stays
+  EXPECT_EQ(c.sgd().momentum(), 0.9);
+  EXPECT_EQ(c.GetExtension(testing::toy).dataset(), testing::ToyConfig::CIFAR10);
 }
 
 TEST_F(FlagsTest, ErrorsNameTheFlagAndField) {
   parse({"--dtype=F64"});
-  expect_error(config_from_flags(path_).status(), absl::StatusCode::kInvalidArgument, {"--dtype", "F64"});
+  expect_error(config_from_flags(kDefaultConfig, "toy").status(), absl::StatusCode::kInvalidArgument,
+               {"--dtype", "F64"});
   absl::SetFlag(&FLAGS_dtype, std::nullopt);
+  parse({"--dataset=IMAGENET"});
+  expect_error(config_from_flags(kDefaultConfig, "toy").status(), absl::StatusCode::kInvalidArgument,
+               {"--dataset", "IMAGENET"});
+  absl::SetFlag(&FLAGS_dataset, std::nullopt);
   parse({"--set=epochs=2,warmup=3"});
-  expect_error(config_from_flags(path_).status(), absl::StatusCode::kInvalidArgument, {"--set", "'warmup'"});
+  expect_error(config_from_flags(kDefaultConfig, "toy").status(), absl::StatusCode::kInvalidArgument,
+               {"--set", "'warmup'"});
   parse({"--set=epochs=0"});
-  expect_error(config_from_flags(path_).status(), absl::StatusCode::kInvalidArgument, {"epochs = 0"});
+  expect_error(config_from_flags(kDefaultConfig, "toy").status(), absl::StatusCode::kInvalidArgument, {"epochs = 0"});
   parse({"--set="});
-  expect_error(config_from_flags(join_path(::testing::TempDir(), "nope")).status(),
-               absl::StatusCode::kNotFound, {"nope"});
+  expect_error(config_from_flags("epochs: 4\nlr: 0.1\n", "toy").status(), absl::StatusCode::kInvalidArgument,
+               {"toy default config:2:", "lr"});
+  parse({"--config=" + join_path(::testing::TempDir(), "nope")});
+  expect_error(config_from_flags(kDefaultConfig, "toy").status(), absl::StatusCode::kNotFound, {"nope"});
+}
+
+TEST_F(FlagsTest, MixedPrecisionIsRejected) {
+  parse({"--dtype=BF16"});
+  expect_error(config_from_flags(kDefaultConfig, "toy").status(), absl::StatusCode::kInvalidArgument,
+               {"dtype = BF16", "not implemented"});
 }
 
 TEST(FlagsDeathTest, UnknownFlagIsNamed) {

@@ -59,8 +59,8 @@ TEST(ProgressTest, PipePrintsLinesAtTheInterval) {
   ProgressLine p(f, /*tty=*/false, 10);
   for (int i = 0; i < 30; ++i) p.update(state(i), i);  // one per second
   p.finish();
-  EXPECT_EQ(contents(f), format_progress(state(0)) + "\n" + format_progress(state(10)) + "\n" +
-                             format_progress(state(20)) + "\n");
+  EXPECT_EQ(contents(f),
+            format_progress(state(0)) + "\n" + format_progress(state(10)) + "\n" + format_progress(state(20)) + "\n");
   std::fclose(f);
 }
 

@@ -3,7 +3,7 @@
 #include <filesystem>
 #include <string>
 
-#include "data/readers/file_io.h"
+#include "base/files.h"
 #include "data/readers/parallel_text.h"
 #include "gtest/gtest.h"
 #include "tests/data/readers/test_files.h"
@@ -23,8 +23,7 @@ TEST(FortuneCorpusTest, SplitsEntriesOnPercentLines) {
 }
 
 TEST(FortuneCorpusTest, WikitextLineSplitsEdgePunctuation) {
-  EXPECT_EQ(wikitext_line("Hello,   world!\n\t-- \"Someone\" (2001)."),
-            "Hello , world ! -- \" Someone \" ( 2001 ) .");
+  EXPECT_EQ(wikitext_line("Hello,   world!\n\t-- \"Someone\" (2001)."), "Hello , world ! -- \" Someone \" ( 2001 ) .");
   EXPECT_EQ(wikitext_line("don't stop: e.g. 3.14"), "don't stop : e.g . 3.14");
   EXPECT_EQ(wikitext_line("..."), ". . .");
   EXPECT_EQ(wikitext_line(" \n "), "");
@@ -37,11 +36,11 @@ TEST(FortuneCorpusTest, BuildsSplitsSkippingIndexesLinksAndExcludedFiles) {
   for (int i = 0; i < 300; ++i) prose += "Fortune number " + std::to_string(i) + ", said he.\n%\n";
   prose += "Fortune number 0, said he.\n%\n";  // a duplicate
   prose += "bad \xff byte\n";
-  ASSERT_OK(data::write_file(dir + "/prose", prose));
-  ASSERT_OK(data::write_file(dir + "/prose.dat", "\x01\x02 index"));
+  ASSERT_OK(write_file_atomically(dir + "/prose", prose));
+  ASSERT_OK(write_file_atomically(dir + "/prose.dat", "\x01\x02 index"));
   std::filesystem::create_symlink("prose", dir + "/prose.u8");
-  ASSERT_OK(data::write_file(dir + "/art", "  /\\_/\\\n ( o.o )\n%\n"));
-  ASSERT_OK(data::write_file(dir + "/off/rude", "hidden\n"));
+  ASSERT_OK(write_file_atomically(dir + "/art", "  /\\_/\\\n ( o.o )\n%\n"));
+  ASSERT_OK(write_file_atomically(dir + "/off/rude", "hidden\n"));
 
   FortuneCorpusOptions options{dir, temp_path("fortune-out")};
   ASSERT_OK_AND_ASSIGN(FortuneCorpusStats stats, build_fortune_corpus(options));
@@ -51,7 +50,7 @@ TEST(FortuneCorpusTest, BuildsSplitsSkippingIndexesLinksAndExcludedFiles) {
   EXPECT_EQ(stats.paragraphs, 300);
   int64_t total = 0;
   for (Split split : {Split::kTrain, Split::kValid, Split::kTest}) {
-    ASSERT_OK_AND_ASSIGN(std::string text, data::read_file(options.out_dir + "/" + split_name(split) + ".txt"));
+    ASSERT_OK_AND_ASSIGN(std::string text, read_file(options.out_dir + "/" + split_name(split) + ".txt"));
     const auto lines = data::split_lines(text);
     EXPECT_EQ(static_cast<int64_t>(lines.size()), stats.per_split[static_cast<int>(split)]);
     for (const std::string& line : lines) {

@@ -3,7 +3,7 @@
 #include <filesystem>
 #include <string>
 
-#include "data/readers/file_io.h"
+#include "base/files.h"
 #include "data/readers/parallel_text.h"
 #include "gtest/gtest.h"
 #include "tests/data/readers/test_files.h"
@@ -33,7 +33,9 @@ TEST(GettextCorpusTest, CleansPairs) {
   const std::vector<SentencePair> pairs = clean_pairs(entries);
   ASSERT_EQ(pairs.size(), 4u);
   EXPECT_EQ(pairs[0].source, "Open File");
-  EXPECT_EQ(pairs[0].target, "Datei \xc3\xb6" "ffnen");
+  EXPECT_EQ(pairs[0].target,
+            "Datei \xc3\xb6"
+            "ffnen");
   EXPECT_EQ(pairs[1].source, "Quit");
   EXPECT_EQ(pairs[1].target, "Beenden");
   EXPECT_EQ(pairs[2].source, "%d file");
@@ -45,13 +47,21 @@ TEST(GettextCorpusTest, CleansPairs) {
 TEST(GettextCorpusTest, BuildsDedupedSplitFilesFromCatalogs) {
   const std::string dir = temp_path("catalogs");
   std::filesystem::create_directories(dir);
-  std::vector<data::testing::MoMessage> a = {
-      {"", "header"}, {"Open", "\xc3\x96" "ffnen"}, {"Close", "Schlie\xc3\x9f" "en"}};
-  std::vector<data::testing::MoMessage> b = {{"Open", "\xc3\x96" "ffnen"}, {"Save", "Speichern"}};
+  std::vector<data::testing::MoMessage> a = {{"", "header"},
+                                             {"Open",
+                                              "\xc3\x96"
+                                              "ffnen"},
+                                             {"Close",
+                                              "Schlie\xc3\x9f"
+                                              "en"}};
+  std::vector<data::testing::MoMessage> b = {{"Open",
+                                              "\xc3\x96"
+                                              "ffnen"},
+                                             {"Save", "Speichern"}};
   for (int i = 0; i < 200; ++i) b.push_back({"Item " + std::to_string(i), "Eintrag " + std::to_string(i)});
-  ASSERT_OK(data::write_file(dir + "/a.mo", mo_bytes(a)));
-  ASSERT_OK(data::write_file(dir + "/b.mo", mo_bytes(b, /*big_endian=*/true)));
-  ASSERT_OK(data::write_file(dir + "/notes.txt", "not a catalog"));
+  ASSERT_OK(write_file_atomically(dir + "/a.mo", mo_bytes(a)));
+  ASSERT_OK(write_file_atomically(dir + "/b.mo", mo_bytes(b, /*big_endian=*/true)));
+  ASSERT_OK(write_file_atomically(dir + "/notes.txt", "not a catalog"));
 
   GettextCorpusOptions options{dir, temp_path("out"), 0.2, 0.1};
   ASSERT_OK_AND_ASSIGN(GettextCorpusStats stats, build_gettext_corpus(options));
@@ -71,9 +81,9 @@ TEST(GettextCorpusTest, BuildsDedupedSplitFilesFromCatalogs) {
   }
   EXPECT_EQ(total, 203);
   // Deterministic: a rebuild writes the same bytes.
-  ASSERT_OK_AND_ASSIGN(std::string first, data::read_file(options.out_dir + "/train.de"));
+  ASSERT_OK_AND_ASSIGN(std::string first, read_file(options.out_dir + "/train.de"));
   ASSERT_OK(build_gettext_corpus(options).status());
-  ASSERT_OK_AND_ASSIGN(std::string second, data::read_file(options.out_dir + "/train.de"));
+  ASSERT_OK_AND_ASSIGN(std::string second, read_file(options.out_dir + "/train.de"));
   EXPECT_EQ(first, second);
 }
 
@@ -86,7 +96,7 @@ TEST(GettextCorpusTest, ErrorsNameTheDirectoryOrFile) {
                {empty, "no .mo files"});
   const std::string broken = temp_path("broken");
   std::filesystem::create_directories(broken);
-  ASSERT_OK(data::write_file(broken + "/x.mo", "not a mo file at all, long enough"));
+  ASSERT_OK(write_file_atomically(broken + "/x.mo", "not a mo file at all, long enough"));
   expect_error(build_gettext_corpus({broken, temp_path("o3")}).status(), absl::StatusCode::kInvalidArgument,
                {broken + "/x.mo", "bad magic"});
 }

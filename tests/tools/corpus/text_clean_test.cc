@@ -18,7 +18,10 @@ TEST(TextCleanTest, StripsAcceleratorsButNotIdentifiersOrEntities) {
   EXPECT_EQ(strip_accelerators("E&xit"), "Exit");
   EXPECT_EQ(strip_accelerators("_Open"), "Open");
   EXPECT_EQ(strip_accelerators("Save _As..."), "Save As...");
-  EXPECT_EQ(strip_accelerators("_\xc3\x96" "ffnen"), "\xc3\x96" "ffnen");
+  EXPECT_EQ(strip_accelerators("_\xc3\x96"
+                               "ffnen"),
+            "\xc3\x96"
+            "ffnen");
   EXPECT_EQ(strip_accelerators("Tom && Jerry"), "Tom & Jerry");
   EXPECT_EQ(strip_accelerators("__init"), "_init");
   EXPECT_EQ(strip_accelerators("file_name"), "file_name");

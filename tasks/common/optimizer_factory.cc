@@ -1,0 +1,25 @@
+#include "tasks/common/optimizer_factory.h"
+
+#include "base/error.h"
+#include "optim/sgd.h"
+
+namespace ts::tasks {
+
+std::unique_ptr<optim::Optimizer> make_optimizer(const TaskConfig& config, const nn::Module& model) {
+  switch (config.optimizer_case()) {
+    case TaskConfig::kSgd:
+    case TaskConfig::OPTIMIZER_NOT_SET: {
+      const SgdConfig& c = config.sgd();  // the defaults when not set
+      optim::SgdOptions options;
+      options.lr = c.lr();
+      options.momentum = c.momentum();
+      options.dampening = c.dampening();
+      options.weight_decay = c.weight_decay();
+      options.nesterov = c.nesterov();
+      return std::make_unique<optim::Sgd>(model.named_parameters(), options);
+    }
+  }
+  throw_error(absl::StatusCode::kInvalidArgument, "unknown optimizer in the config");
+}
+
+}  // namespace ts::tasks

@@ -1,0 +1,547 @@
+#include "tasks/common/trainer.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "autograd/grad_mode.h"
+#include "autograd/ops.h"
+#include "base/error.h"
+#include "base/files.h"
+#include "base/status_macros.h"
+#include "collectives/ddp/distributed_data_parallel.h"
+#include "data/loader/loader.h"
+#include "data/loader/sampler.h"
+#include "nn/checkpoint.h"
+#include "optim/lr_control.h"
+#include "tasks/common/checkpoint_schedule.h"
+#include "tasks/common/config.h"
+#include "tasks/common/environment.h"
+#include "tasks/common/event_writer.h"
+#include "tasks/common/loss_log.h"
+#include "tasks/common/optimizer_factory.h"
+#include "tasks/common/progress.h"
+#include "tasks/common/run_state_file.h"
+#include "tasks/common/step_clock.h"
+#include "tasks/common/step_times.h"
+#include "tasks/common/time_to_target.h"
+#include "tensor/ops.h"
+#include "tensor/precision.h"
+#include "tensor/random.h"
+
+namespace ts::tasks {
+namespace {
+
+double steady_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+absl::Status with_context(const absl::Status& s, absl::string_view context) {
+  return absl::Status(s.code(), absl::StrCat(context, ": ", s.message()));
+}
+
+absl::StatusOr<std::unique_ptr<data::Sampler>> make_sampler(int64_t n, const TrainerOptions& options, bool shuffle,
+                                                            uint64_t seed) {
+  if (options.world_size > 1) {
+    data::DistributedOptions distributed;
+    distributed.shuffle = shuffle;
+    distributed.seed = seed;
+    return data::DistributedSampler::create(n, options.world_size, options.rank, distributed);
+  }
+  if (shuffle) return std::unique_ptr<data::Sampler>(new data::ShuffledSampler(n, seed));
+  return std::unique_ptr<data::Sampler>(new data::SequentialSampler(n));
+}
+
+absl::StatusOr<std::unique_ptr<data::DataLoader>> make_loader(std::shared_ptr<const data::Dataset> dataset,
+                                                              const data::Transform& transform,
+                                                              const TaskConfig& config, const TrainerOptions& options,
+                                                              bool shuffle) {
+  if (dataset == nullptr) return absl::InvalidArgumentError("the recipe gave no dataset");
+  data::LoaderOptions loader;
+  loader.batch_size = config.batch_size();
+  loader.num_workers = config.num_workers();
+  loader.seed = config.seed();
+  loader.transform = transform;
+  ASSIGN_OR_RETURN(std::unique_ptr<data::Sampler> sampler,
+                   make_sampler(dataset->size(), options, shuffle, config.seed()));
+  return data::DataLoader::create(std::move(dataset), std::move(sampler), std::move(loader));
+}
+
+// The lr control the config describes, for `world_size` workers.
+optim::LrControlOptions lr_options(const TaskConfig& c, int world_size, optim::LrScaling scaling) {
+  optim::LrControlOptions o;
+  o.lr = configured_lr(c);
+  o.world_size = world_size;
+  o.scaling = scaling;
+  o.warmup_epochs = c.warmup_epochs();
+  o.epochs = c.epochs();
+  o.decay_factor = c.lr_decay_factor();
+  o.step_epochs = c.lr_step_epochs();
+  o.milestones.assign(c.lr_milestones().begin(), c.lr_milestones().end());
+  o.patience = c.lr_patience();
+  o.min_lr = c.lr_min();
+  switch (c.lr_schedule()) {
+    case TaskConfig::STEP:
+      o.schedule = optim::LrControlOptions::Schedule::kStep;
+      break;
+    case TaskConfig::MULTISTEP:
+      o.schedule = optim::LrControlOptions::Schedule::kMultiStep;
+      break;
+    case TaskConfig::COSINE:
+      o.schedule = optim::LrControlOptions::Schedule::kCosine;
+      break;
+    case TaskConfig::PLATEAU:
+      o.schedule = optim::LrControlOptions::Schedule::kPlateau;
+      break;
+    default:
+      o.schedule = optim::LrControlOptions::Schedule::kConstant;
+  }
+  return o;
+}
+
+std::vector<Tensor> fields_on(const data::Batch& batch, Device device) {
+  std::vector<Tensor> fields;
+  fields.reserve(batch.fields.size());
+  for (const Tensor& t : batch.fields) fields.push_back(to(t, device));
+  return fields;
+}
+
+}  // namespace
+
+struct Trainer::Parts {
+  Parts(const TaskConfig& config, Device device, std::FILE* out, std::optional<bool> terminal,
+        std::function<double()> clock)
+      : progress(terminal ? ProgressLine(out, *terminal, config.progress_interval_seconds())
+                          : ProgressLine::for_stream(out, config.progress_interval_seconds())),
+        step_clock(device, std::move(clock)) {}
+
+  std::shared_ptr<nn::Module> model;
+  std::unique_ptr<collectives::ddp::DistributedDataParallel> ddp;
+  std::unique_ptr<optim::Optimizer> optimizer;
+  std::optional<optim::LrControl> lr;
+  std::unique_ptr<data::DataLoader> train_loader, eval_loader;
+  std::unique_ptr<EventWriter> events;
+  ProgressLine progress;
+  StepClock step_clock;
+  LossLog losses;
+  // Views over parts of the run state, made once it is restored.
+  std::optional<StepTimes> step_times;
+  std::optional<TimeToTarget> target;
+  absl::Duration reported_comm_wait;
+};
+
+Trainer::Trainer(TaskConfig config, Device device, Recipe& recipe, TrainerOptions options)
+    : config_(std::move(config)), device_(device), recipe_(recipe), options_(std::move(options)) {
+  if (!options_.clock) options_.clock = steady_seconds;
+  parts_ = std::make_unique<Parts>(config_, device_, options_.rank == 0 ? options_.progress_out : nullptr,
+                                   options_.terminal, options_.clock);
+}
+
+Trainer::~Trainer() = default;
+
+std::string Trainer::report_path() const { return join_path(config_.output_dir(), "report.json"); }
+std::string Trainer::checkpoint_path() const { return join_path(config_.checkpoint_dir(), "run_state.ckpt"); }
+
+absl::StatusOr<std::unique_ptr<Trainer>> Trainer::create(TaskConfig config, Device device, Recipe& recipe,
+                                                         TrainerOptions options) {
+  RETURN_IF_ERROR(validate_config(config));
+  if (options.world_size < 1 || options.rank < 0 || options.rank >= options.world_size) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("trainer: rank ", options.rank, " is not in a world of size ", options.world_size));
+  }
+  std::unique_ptr<Trainer> t(new Trainer(std::move(config), device, recipe, std::move(options)));
+  Parts& p = *t->parts_;
+  const TaskConfig& c = t->config_;
+  set_allow_tf32(c.dtype() == TaskConfig::TF32);
+  RETURN_IF_ERROR(capture([&] {
+    p.model = recipe.model();
+    TS_CHECK(p.model != nullptr, "the recipe gave no model");
+    p.model->to(device);
+    p.model->train();
+    p.optimizer = make_optimizer(c, *p.model);
+    p.lr.emplace(lr_options(c, t->options_.world_size, recipe.lr_scaling()));
+  }));
+  if (t->options_.comm != nullptr) {
+    ASSIGN_OR_RETURN(p.ddp, collectives::ddp::DistributedDataParallel::create(p.model, t->options_.comm));
+    t->report_.extra("ddp")["backend"] = Json(std::string(t->options_.comm->backend_name()));
+  }
+  const TrainingData& data = recipe.data();
+  ASSIGN_OR_RETURN(p.train_loader, make_loader(data.train, data.train_transform, c, t->options_, /*shuffle=*/true));
+  ASSIGN_OR_RETURN(p.eval_loader, make_loader(data.eval, data.eval_transform, c, t->options_, /*shuffle=*/false));
+  if (t->steps_per_epoch() < 1) {
+    return absl::InvalidArgumentError(absl::StrCat("trainer: ", p.train_loader->num_batches(), " training batches of ",
+                                                   c.batch_size(), " make no step of ", c.gradient_accumulation_steps(),
+                                                   " micro-batches on rank ", t->options_.rank));
+  }
+  t->report_.set("data", Json(data.description));
+  t->report_.set("model", Json(absl::StrCat(p.model->type_name(), ", ", p.model->num_parameters(), " parameters")));
+  return t;
+}
+
+int64_t Trainer::steps_per_epoch() const {
+  return parts_->train_loader->num_batches() / config_.gradient_accumulation_steps();
+}
+
+double Trainer::elapsed() const { return elapsed_before_ + (now() - session_start_); }
+
+absl::Status Trainer::train_step(int64_t& samples, Tensor& loss) {
+  Parts& p = *parts_;
+  const int micro_steps = config_.gradient_accumulation_steps();
+  samples = 0;
+  Tensor loss_sum;
+  for (int micro = 0; micro < micro_steps; ++micro) {
+    ASSIGN_OR_RETURN(std::optional<data::Batch> batch, p.train_loader->next());
+    if (!batch) return absl::InternalError("the training loader ran out of batches within an epoch");
+    if (p.ddp != nullptr) RETURN_IF_ERROR(p.ddp->begin_step());
+    const auto forward_backward = [&] {
+      return capture([&] {
+        const std::vector<Tensor> fields = fields_on(*batch, device_);
+        const autograd::Variable micro_loss = recipe_.loss(fields);
+        TS_CHECK(micro_loss.numel() == 1, "the recipe's loss is ", micro_loss.data().describe(), ", not one value");
+        (micro_steps > 1 ? micro_loss / static_cast<double>(micro_steps) : micro_loss).backward();
+        loss_sum = loss_sum.defined() ? loss_sum + micro_loss.data() : micro_loss.data();
+      });
+    };
+    if (p.ddp != nullptr && micro + 1 < micro_steps) {
+      // Only the last micro-batch's backward averages across ranks.
+      const auto local_only = p.ddp->no_sync();
+      RETURN_IF_ERROR(forward_backward());
+    } else {
+      RETURN_IF_ERROR(forward_backward());
+    }
+    samples += batch->fields.empty() ? 0 : batch->fields[0].size(0);
+  }
+  return capture([&] {
+    p.optimizer->step();
+    p.optimizer->zero_grad();
+    loss = micro_steps > 1 ? loss_sum / static_cast<double>(micro_steps) : loss_sum;
+  });
+}
+
+absl::Status Trainer::absorb() {
+  Parts& p = *parts_;
+  ASSIGN_OR_RETURN(const std::vector<TimedStep> times, p.step_clock.take());
+  for (const TimedStep& s : times) {
+    p.step_times->record(s.seconds, s.samples);
+    session_step_seconds_ += s.seconds;
+  }
+  ASSIGN_OR_RETURN(const std::vector<StepLoss> losses, capture([&] { return p.losses.read(); }));
+  for (const StepLoss& s : losses) {
+    if (!std::isfinite(s.value)) {
+      return absl::InternalError(absl::StrCat("step ", s.global_step, ": the training loss is ", s.value));
+    }
+    state_.set_epoch_loss_sum(state_.epoch_loss_sum() + s.value * static_cast<double>(s.samples));
+    state_.set_epoch_samples(state_.epoch_samples() + s.samples);
+    last_loss_ = s.value;
+    if (p.events != nullptr) RETURN_IF_ERROR(p.events->add_scalar("train/loss", s.value, s.global_step));
+  }
+  if (p.ddp != nullptr) {
+    ASSIGN_OR_RETURN(const absl::Duration wait, p.ddp->communication_wait_time());
+    (*state_.mutable_time_buckets())["communication"] += absl::ToDoubleSeconds(wait - p.reported_comm_wait);
+    p.reported_comm_wait = wait;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Trainer::show_progress(int64_t steps) {
+  ProgressLine& progress = parts_->progress;
+  if (!progress.due(now())) return absl::OkStatus();
+  RETURN_IF_ERROR(absorb());
+  int64_t remaining = (steps - state_.step_in_epoch()) + (config_.epochs() - state_.epoch() - 1) * steps;
+  if (config_.max_steps() > 0) remaining = std::min(remaining, config_.max_steps() - state_.global_step());
+  ProgressState s;
+  s.epoch = state_.epoch() + 1;
+  s.epochs = config_.epochs();
+  s.step = state_.step_in_epoch();
+  s.steps = steps;
+  s.loss = state_.epoch_loss_sum() / static_cast<double>(std::max<int64_t>(state_.epoch_samples(), 1));
+  s.samples_per_second = session_step_seconds_ > 0 ? static_cast<double>(session_samples_) / session_step_seconds_ : 0;
+  s.eta_seconds = eta_seconds(session_step_seconds_, session_steps_, remaining);
+  progress.update(s, now());
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Metrics> Trainer::evaluate(int epoch) {
+  Parts& p = *parts_;
+  RETURN_IF_ERROR(p.eval_loader->start_epoch(epoch));
+  std::map<std::string, Tensor> sums;
+  autograd::NoGradGuard no_grad;
+  p.model->eval();
+  absl::Status status;
+  while (status.ok()) {
+    absl::StatusOr<std::optional<data::Batch>> batch = p.eval_loader->next();
+    if (!batch.ok()) {
+      status = batch.status();
+      break;
+    }
+    if (!batch->has_value()) break;
+    status = capture([&] {
+      for (auto& [name, value] : recipe_.evaluate(fields_on(**batch, device_))) {
+        const Tensor v = to(value, DType::kF64);
+        sums[name] = sums.contains(name) ? sums[name] + v : v;
+      }
+    });
+  }
+  p.model->train();
+  RETURN_IF_ERROR(status);
+  // One tensor of every sum (in name order, the same on every rank), summed
+  // across ranks on the run's device, then read once.
+  std::vector<std::string> names;
+  ASSIGN_OR_RETURN(Tensor packed, capture([&] {
+                     std::vector<Tensor> values;
+                     for (const auto& [name, value] : sums) {
+                       names.push_back(name);
+                       values.push_back(reshape(value, {1}));
+                     }
+                     TS_CHECK(!values.empty(), "evaluation: the recipe gave no sums (no evaluation batch?)");
+                     return contiguous(cat(values, 0));
+                   }));
+  if (options_.comm != nullptr) {
+    RETURN_IF_ERROR(options_.comm->allreduce(packed, collectives::ReduceOp::kSum).wait());
+  }
+  ASSIGN_OR_RETURN(const std::vector<double> totals, capture([&] { return to_vector<double>(packed); }));
+  std::map<std::string, double> by_name;
+  for (size_t i = 0; i < names.size(); ++i) by_name[names[i]] = totals[i];
+  return capture([&] { return recipe_.metrics(by_name); });
+}
+
+absl::Status Trainer::finish_epoch(bool evaluate_now) {
+  Parts& p = *parts_;
+  EpochRecord& record = *state_.add_epochs();
+  record.set_epoch(state_.epoch() + 1);
+  record.set_steps(state_.step_in_epoch());
+  record.set_train_loss(
+      state_.epoch_samples() > 0 ? state_.epoch_loss_sum() / static_cast<double>(state_.epoch_samples()) : 0);
+  record.set_lr(p.optimizer->lr(0));
+  if (evaluate_now) {
+    absl::StatusOr<Metrics> metrics = evaluate(state_.epoch());
+    if (!metrics.ok()) {
+      return with_context(metrics.status(), absl::StrCat("evaluation (epoch ", record.epoch(), ")"));
+    }
+    if (!metrics->contains(config_.target_metric())) {
+      std::vector<std::string> names;
+      for (const auto& [name, value] : *metrics) names.push_back(name);
+      return absl::InvalidArgumentError(
+          absl::StrCat("evaluation returned no '", config_.target_metric(),
+                       "' (config target_metric); it returned: ", absl::StrJoin(names, ", ")));
+    }
+    if (config_.lr_schedule() == TaskConfig::PLATEAU) {
+      if (!metrics->contains("loss")) {
+        return absl::InvalidArgumentError(
+            "the PLATEAU lr schedule follows the evaluated \"loss\", which the "
+            "recipe does not report");
+      }
+      p.lr->end_epoch(metrics->at("loss"));
+    }
+    record.mutable_metrics()->insert(metrics->begin(), metrics->end());
+    last_metrics_ = *metrics;
+  }
+  const double t = now();
+  record.set_epoch_seconds(epoch_seconds_before_ + (t - epoch_session_start_));
+  record.set_wall_seconds(elapsed());
+  if (evaluate_now) {
+    p.target->observe(record.metrics().at(config_.target_metric()), record.wall_seconds(), record.epoch());
+  }
+
+  if (!leader()) return absl::OkStatus();
+  std::string line =
+      absl::StrCat("epoch ", record.epoch(), "/", config_.epochs(), " done: train_loss ", record.train_loss());
+  const std::map<std::string, double> metrics(record.metrics().begin(), record.metrics().end());
+  for (const auto& [name, value] : metrics) absl::StrAppend(&line, "  ", name, " ", value);
+  absl::StrAppend(&line, "  lr ", record.lr(), "  ", format_duration(record.epoch_seconds()));
+  p.progress.message(line);
+  if (p.events != nullptr) {
+    const int64_t step = state_.global_step();
+    RETURN_IF_ERROR(p.events->add_scalar("train/epoch_loss", record.train_loss(), step));
+    RETURN_IF_ERROR(p.events->add_scalar("train/lr", record.lr(), step));
+    for (const auto& [name, value] : metrics) {
+      RETURN_IF_ERROR(p.events->add_scalar(absl::StrCat("eval/", name), value, step));
+    }
+    RETURN_IF_ERROR(p.events->add_scalar(
+        "throughput/samples_per_s",
+        session_step_seconds_ > 0 ? static_cast<double>(session_samples_) / session_step_seconds_ : 0, step));
+    RETURN_IF_ERROR(p.events->flush());
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Trainer::save_checkpoint() {
+  if (!leader()) return absl::OkStatus();
+  Parts& p = *parts_;
+  state_.set_elapsed_seconds(elapsed());
+  state_.set_epoch_seconds(epoch_seconds_before_ + (now() - epoch_session_start_));
+  const Generator::State g = default_generator().state();
+  state_.mutable_generator()->set_seed(g.seed);
+  state_.mutable_generator()->set_offset(g.offset);
+  auto& blobs = *state_.mutable_blobs();
+  ASSIGN_OR_RETURN(blobs["model"], nn::encode_tensors(p.model->state_dict()));
+  ASSIGN_OR_RETURN(blobs["optimizer"], nn::encode_tensors(p.optimizer->state()));
+  ASSIGN_OR_RETURN(blobs["lr"], nn::encode_tensors(p.lr->state()));
+  RETURN_IF_ERROR(make_dirs(config_.checkpoint_dir()));
+  const absl::Status saved = save_run_state(checkpoint_path(), state_);
+  state_.clear_blobs();  // the model's size, needed only in the file
+  return saved;
+}
+
+absl::Status Trainer::restore() {
+  Parts& p = *parts_;
+  absl::StatusOr<RunState> loaded = load_run_state(checkpoint_path());
+  if (absl::IsNotFound(loaded.status())) {
+    return absl::NotFoundError(absl::StrCat("--resume: no checkpoint at ", checkpoint_path()));
+  }
+  RETURN_IF_ERROR(loaded.status());
+  state_ = *std::move(loaded);
+  const auto blob = [&](const char* key) -> absl::StatusOr<nn::NamedTensors> {
+    const auto it = state_.blobs().find(key);
+    if (it == state_.blobs().end()) {
+      return absl::DataLossError(absl::StrCat("checkpoint has no \"", key, "\" state"));
+    }
+    return nn::decode_tensors(it->second, absl::StrCat("checkpoint ", key, " state"));
+  };
+  const auto in_context = [&](const absl::Status& s) {
+    return with_context(s, absl::StrCat("restoring from ", checkpoint_path()));
+  };
+  ASSIGN_OR_RETURN(const nn::NamedTensors model_state, blob("model"));
+  if (absl::Status s = p.model->load_state_dict(model_state); !s.ok()) return in_context(s);
+  ASSIGN_OR_RETURN(const nn::NamedTensors optimizer_state, blob("optimizer"));
+  if (absl::Status s = p.optimizer->load_state(optimizer_state); !s.ok()) return in_context(s);
+  ASSIGN_OR_RETURN(const nn::NamedTensors lr_state, blob("lr"));
+  if (absl::Status s = p.lr->load_state(lr_state); !s.ok()) return in_context(s);
+  state_.clear_blobs();
+  default_generator().set_state({state_.generator().seed(), state_.generator().offset()});
+  elapsed_before_ = state_.elapsed_seconds();
+  epoch_seconds_before_ = state_.epoch_seconds();
+  resumed_ = true;
+  return absl::OkStatus();
+}
+
+absl::Status Trainer::write_report() {
+  if (!leader()) return absl::OkStatus();
+  Parts& p = *parts_;
+  report_.set_epochs(state_.epochs());
+  report_.set("throughput", p.step_times->to_json());
+  report_.set("time_to_target", p.target->to_json());
+  Json breakdown = Json::object();
+  breakdown["step_seconds_total"] = state_.steps().total_seconds();
+  Json buckets = Json::object();
+  double fed = 0;
+  const std::map<std::string, double> sorted(state_.time_buckets().begin(), state_.time_buckets().end());
+  for (const auto& [name, seconds] : sorted) {
+    buckets[name] = seconds;
+    fed += seconds;
+  }
+  breakdown["buckets"] = std::move(buckets);
+  // Step time no bucket claims: compute, data loading, host overhead.
+  breakdown["other_seconds"] = state_.steps().total_seconds() - fed;
+  report_.set("time_breakdown", std::move(breakdown));
+  Json run = Json::object();
+  run["epochs_completed"] = state_.epochs_size();
+  run["global_step"] = state_.global_step();
+  run["elapsed_seconds"] = elapsed();
+  run["resumed"] = resumed_;
+  report_.set("run", std::move(run));
+  RETURN_IF_ERROR(make_dirs(config_.output_dir()));
+  return report_.write(report_path());
+}
+
+absl::StatusOr<RunSummary> Trainer::run() {
+  Parts& p = *parts_;
+  const bool checkpoints = !config_.checkpoint_dir().empty();
+  if (leader()) {
+    RETURN_IF_ERROR(make_dirs(config_.output_dir()));
+    ASSIGN_OR_RETURN(p.events, EventWriter::create(join_path(config_.output_dir(), "tensorboard")));
+    report_.set("config", config_to_json(config_));
+    report_.set("environment", describe_environment(device_).to_json());
+    Json world = Json::object();
+    world["size"] = options_.world_size;
+    world["rank"] = options_.rank;
+    report_.set("world", std::move(world));
+  }
+  session_start_ = now();
+  if (config_.resume()) RETURN_IF_ERROR(restore());
+  p.step_times.emplace(state_.mutable_steps(), config_.warmup_steps());
+  p.target.emplace(config_.target_metric(), config_.target_value(), state_.mutable_target());
+  CheckpointSchedule schedule(config_.checkpoint_interval_minutes(), now());
+  const int64_t max_steps = config_.max_steps();
+  const auto out_of_steps = [&] { return max_steps > 0 && state_.global_step() >= max_steps; };
+  const int64_t steps = steps_per_epoch();
+
+  while (state_.epoch() < config_.epochs() && !out_of_steps()) {
+    const int epoch = state_.epoch();
+    if (state_.step_in_epoch() == 0) {
+      state_.set_epoch_loss_sum(0);
+      state_.set_epoch_samples(0);
+      epoch_seconds_before_ = 0;
+    }
+    if (state_.step_in_epoch() > steps) {
+      return absl::FailedPreconditionError(absl::StrCat("checkpoint is at step ", state_.step_in_epoch(), " of epoch ",
+                                                        epoch + 1, ", which has only ", steps, " steps now"));
+    }
+    epoch_session_start_ = now();
+    p.optimizer->set_lr(p.lr->lr(epoch));
+    RETURN_IF_ERROR(p.train_loader->start_epoch(epoch, state_.step_in_epoch() * config_.gradient_accumulation_steps()));
+
+    while (state_.step_in_epoch() < steps && !out_of_steps()) {
+      const std::string where = absl::StrCat("epoch ", epoch + 1, ", step ", state_.step_in_epoch());
+      int64_t samples = 0;
+      Tensor loss;
+      RETURN_IF_ERROR(p.step_clock.start());
+      if (absl::Status s = train_step(samples, loss); !s.ok()) {
+        return with_context(s, absl::StrCat("train step (", where, ")"));
+      }
+      RETURN_IF_ERROR(p.step_clock.stop(samples));
+      state_.set_step_in_epoch(state_.step_in_epoch() + 1);
+      state_.set_global_step(state_.global_step() + 1);
+      ++session_steps_;
+      session_samples_ += samples;
+      p.losses.add(state_.global_step(), samples, std::move(loss));
+      // A bound on what waits on the device (and on how late a NaN is seen).
+      if (p.losses.size() >= 256) RETURN_IF_ERROR(absorb());
+      if (leader()) RETURN_IF_ERROR(show_progress(steps));
+      if (checkpoints && schedule.due(now())) {
+        p.step_clock.pause();
+        RETURN_IF_ERROR(absorb());
+        RETURN_IF_ERROR(save_checkpoint());
+        schedule.saved(now());
+      }
+    }
+    p.step_clock.pause();
+    RETURN_IF_ERROR(absorb());
+    if (state_.step_in_epoch() < steps) break;  // max_steps stopped it mid-epoch
+
+    const bool last = epoch + 1 == config_.epochs() || out_of_steps();
+    RETURN_IF_ERROR(finish_epoch(last || (epoch + 1) % config_.eval_every_epochs() == 0));
+    state_.set_epoch(epoch + 1);
+    state_.set_step_in_epoch(0);
+    if (checkpoints) {
+      RETURN_IF_ERROR(save_checkpoint());
+      schedule.saved(now());
+    }
+    // The report so far, so that a run killed later keeps its record.
+    RETURN_IF_ERROR(write_report());
+  }
+  // A run stopped mid-epoch by max_steps can be continued with --resume.
+  if (checkpoints && state_.step_in_epoch() > 0) RETURN_IF_ERROR(save_checkpoint());
+  if (leader()) {
+    p.progress.finish();
+    RETURN_IF_ERROR(p.events->flush());
+    RETURN_IF_ERROR(write_report());
+  }
+  p.events.reset();
+
+  RunSummary summary;
+  summary.epochs_completed = state_.epochs_size();
+  summary.global_step = state_.global_step();
+  summary.elapsed_seconds = elapsed();
+  summary.last_loss = last_loss_;
+  summary.last_metrics = last_metrics_;
+  summary.target_reached = p.target->reached();
+  summary.resumed = resumed_;
+  return summary;
+}
+
+}  // namespace ts::tasks

@@ -1,0 +1,126 @@
+// The trainer: the one training loop every task binary runs, over the task's
+// Recipe (recipe.h). It owns what is the same for every task:
+//   - the device, the model's move to it, and the generator's state in checkpoints;
+//   - DDP over the run's communicator (begin_step before each forward; the
+//     gradient averaging overlapped with the backward);
+//   - the optimizer the config chooses, the learning rate (per-worker lr
+//     scaled by the recipe's rule, warm-up, schedule), gradient accumulation;
+//   - the loaders (shuffled and sharded across ranks), evaluation every
+//     eval_every_epochs epochs and time to the target metric;
+//   - the progress line, TensorBoard events and the JSON report (rank 0);
+//   - checkpoints (timed, at epoch ends, at max_steps) and bit-exact resume.
+// Losses stay on the device until the progress line, an epoch's record or a
+// checkpoint reads them; on CUDA step times come from events. The run's
+// state is one RunState message (run_state.proto), updated in place and
+// written as is to checkpoints.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "collectives/communicator.h"
+#include "tasks/common/config.pb.h"
+#include "tasks/common/recipe.h"
+#include "tasks/common/report.h"
+#include "tasks/common/run_state.pb.h"
+#include "tensor/device.h"
+
+namespace ts::tasks {
+
+struct TrainerOptions {
+  int world_size = 1;
+  int rank = 0;  // only rank 0 prints, writes the report, events and checkpoints
+  // Joins the ranks (DDP, evaluation sums); null: one process without DDP.
+  collectives::Communicator* comm = nullptr;
+  std::FILE* progress_out = stdout;  // null: quiet
+  // Whether progress_out is a terminal to redraw a line on (default: see
+  // ProgressLine::for_stream).
+  std::optional<bool> terminal;
+  // Monotonic seconds: run time, progress, checkpoint intervals and (on the
+  // CPU) step times. Tests substitute a fake clock.
+  std::function<double()> clock;
+};
+
+struct RunSummary {
+  int epochs_completed = 0;
+  int64_t global_step = 0;
+  double elapsed_seconds = 0;
+  double last_loss = 0;
+  Metrics last_metrics;
+  bool target_reached = false;
+  bool resumed = false;
+};
+
+class Trainer {
+ public:
+  // Validates the config, moves the recipe's model to `device`, wraps it in
+  // DDP when there is a communicator, and builds the optimizer, the
+  // learning-rate control and the loaders. `recipe` must outlive the trainer.
+  // The model's initial weights and the run's later random draws (dropout)
+  // come from ts::default_generator(): seed it with the config's seed before
+  // the recipe builds its model, as run_task does.
+  static absl::StatusOr<std::unique_ptr<Trainer>> create(TaskConfig config, Device device, Recipe& recipe,
+                                                         TrainerOptions options = {});
+  ~Trainer();
+
+  // Call once. Trains from the start (or, with config().resume(), from the
+  // checkpoint) to the configured epochs or max_steps. Writes
+  // output_dir/report.json after every epoch and at the end, and
+  // checkpoint_dir/run_state.ckpt every checkpoint_interval_minutes, at epoch
+  // ends and when max_steps stops the run mid-epoch. An error (a reader's, a
+  // rank's, an Error the recipe threw) names the epoch and step.
+  absl::StatusOr<RunSummary> run();
+
+  const TaskConfig& config() const { return config_; }
+  Device device() const { return device_; }
+  // Free-form report sections: report().extra("allreduce") = ...
+  Report& report() { return report_; }
+  std::string report_path() const;
+  std::string checkpoint_path() const;
+
+ private:
+  struct Parts;  // the loaders, optimizer, lr control, DDP and loop helpers
+  Trainer(TaskConfig config, Device device, Recipe& recipe, TrainerOptions options);
+
+  double now() const { return options_.clock(); }
+  double elapsed() const;
+  bool leader() const { return options_.rank == 0; }
+  int64_t steps_per_epoch() const;
+
+  absl::Status train_step(int64_t& samples, Tensor& loss);
+  absl::Status absorb();
+  absl::Status show_progress(int64_t steps);
+  absl::StatusOr<Metrics> evaluate(int epoch);
+  absl::Status finish_epoch(bool evaluate);
+  absl::Status save_checkpoint();
+  absl::Status restore();
+  absl::Status write_report();
+
+  TaskConfig config_;
+  Device device_;
+  Recipe& recipe_;
+  TrainerOptions options_;
+  std::unique_ptr<Parts> parts_;
+  Report report_;
+  // Persistent state: written to checkpoints as is.
+  RunState state_;
+
+  // This session.
+  double session_start_ = 0;
+  double elapsed_before_ = 0;        // run time of earlier sessions
+  double epoch_session_start_ = 0;   // when this session began the current epoch
+  double epoch_seconds_before_ = 0;  // the current epoch's time in earlier sessions
+  int64_t session_steps_ = 0;
+  int64_t session_samples_ = 0;
+  double session_step_seconds_ = 0;
+  double last_loss_ = 0;
+  Metrics last_metrics_;
+  bool resumed_ = false;
+};
+
+}  // namespace ts::tasks

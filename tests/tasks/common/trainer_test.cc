@@ -1,0 +1,375 @@
+// The Trainer on a toy recipe (a line y = 3x + 1 fitted by SGD with a
+// linear layer, a dropout mask from the tensor generator on its input, and
+// shuffled batches): a run that crashes after a timed mid-epoch checkpoint,
+// or stops at max_steps, resumes to bit-identical parameters and losses;
+// gradient accumulation over k micro-batches equals one batch k times as
+// large; the report and TensorBoard files hold what the run did; the log has
+// no terminal escapes; errors name the step, the checkpoint or the field.
+#include "tasks/common/trainer.h"
+
+#include <dirent.h>
+
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "autograd/ops.h"
+#include "base/files.h"
+#include "gtest/gtest.h"
+#include "nn/dropout.h"
+#include "nn/linear.h"
+#include "nn/losses.h"
+#include "tasks/common/run_state_file.h"
+#include "tasks/common/tfrecord.h"
+#include "tensor/ops.h"
+#include "tests/tensor/testing.h"
+
+namespace ts::tasks {
+namespace {
+
+using ::ts::testing::expect_error;
+
+constexpr int kPoints = 40;
+constexpr int kBatch = 4;
+
+// Example i: {x [1], y [1]} with x in [-1, 1) and y = 3x + 1 (f64).
+class LineData final : public data::Dataset {
+ public:
+  int64_t size() const override { return kPoints; }
+  absl::StatusOr<data::Example> get(int64_t i) const override {
+    const double x = 2.0 * static_cast<double>(i) / kPoints - 1;
+    data::Example e;
+    e.fields.push_back(from_vector<double>({x}, {1}));
+    e.fields.push_back(from_vector<double>({3 * x + 1}, {1}));
+    return e;
+  }
+};
+
+// y = w * dropout(x) + b; evaluation reports "loss" (the mean squared error)
+// and "accuracy" (the share of points within 0.05).
+class LineRecipe final : public Recipe {
+ public:
+  // Builds its layers from the default generator: seed it first, as
+  // run_task does.
+  explicit LineRecipe(double dropout = 0) {
+    linear_ = std::make_shared<nn::Linear>(1, 1);
+    linear_->to(DType::kF64);
+    dropout_ = std::make_shared<nn::Dropout>(dropout);
+    data_.train = std::make_shared<LineData>();
+    data_.eval = std::make_shared<LineData>();
+    data_.description = "a line";
+  }
+
+  const TrainingData& data() const override { return data_; }
+  std::shared_ptr<nn::Module> model() const override { return linear_; }
+  autograd::Variable loss(absl::Span<const Tensor> batch) override {
+    if (steps_run == fail_at_step) throw_error(absl::StatusCode::kAborted, "simulated crash");
+    ++steps_run;
+    const autograd::Variable loss =
+        nn::mse_loss(linear_->forward((*dropout_).forward(autograd::Variable(batch[0]))), autograd::Variable(batch[1]));
+    if (nan_at_step == steps_run - 1) return loss * std::numeric_limits<double>::quiet_NaN();
+    losses.push_back(item<double>(loss.data()));
+    return loss;
+  }
+  EvalSums evaluate(absl::Span<const Tensor> batch) override {
+    const Tensor err = linear_->forward(autograd::Variable(batch[0])).data() - batch[1];
+    return {{"squared_error", sum(err * err)},
+            {"close", sum(lt(abs(err), 0.05))},
+            {"samples", scalar_tensor(batch[0].size(0), {DType::kF64})}};
+  }
+  Metrics metrics(const std::map<std::string, double>& sums) const override {
+    return {{"loss", sums.at("squared_error") / sums.at("samples")},
+            {"accuracy", sums.at("close") / sums.at("samples")}};
+  }
+
+  std::vector<double> parameters() const {
+    return {item<double>(linear_->named_parameters()[0].second.data()),
+            item<double>(linear_->named_parameters()[1].second.data())};
+  }
+
+  std::vector<double> losses;  // of every step this recipe ran
+  int64_t steps_run = 0;
+  int64_t fail_at_step = -1;  // this recipe's step at which loss() throws
+  int64_t nan_at_step = -1;   // ... at which its loss is NaN
+
+ private:
+  TrainingData data_;
+  std::shared_ptr<nn::Linear> linear_;
+  std::shared_ptr<nn::Dropout> dropout_;
+};
+
+// Each call advances 0.5 s, so timed checkpoints come every few steps.
+struct FakeClock {
+  double t = 0;
+  double operator()() { return t += 0.5; }
+};
+
+class TrainerTest : public ::testing::Test {
+ protected:
+  static constexpr uint64_t kSeed = 1234;
+
+  // The recipe as run_task makes it: from the seeded generator.
+  static std::unique_ptr<LineRecipe> recipe(double dropout = 0) {
+    manual_seed(kSeed);
+    return std::make_unique<LineRecipe>(dropout);
+  }
+
+  TaskConfig config(const std::string& name) {
+    TaskConfig c;
+    c.set_name(name);
+    c.set_seed(kSeed);
+    c.set_epochs(4);
+    c.set_batch_size(kBatch);
+    c.mutable_sgd()->set_lr(0.2);
+    c.set_target_metric("accuracy");
+    c.set_target_value(0.9);
+    c.set_device("cpu");
+    c.set_num_workers(0);
+    c.set_warmup_steps(2);
+    const std::string root = join_path(::testing::TempDir(), name);
+    c.set_output_dir(join_path(root, "out"));
+    c.set_checkpoint_dir(join_path(root, "ckpt"));
+    c.set_checkpoint_interval_minutes(0.1);  // 6 s of fake time
+    return c;
+  }
+
+  std::unique_ptr<Trainer> trainer(const TaskConfig& c, Recipe& recipe) {
+    TrainerOptions o;
+    o.clock = FakeClock{};
+    o.progress_out = out_;
+    o.terminal = false;
+    auto t = Trainer::create(c, Device::cpu(), recipe, o);
+    EXPECT_TRUE(t.ok()) << t.status();
+    return std::move(t).value();
+  }
+
+  std::string log() {
+    std::fflush(out_);
+    std::rewind(out_);
+    std::string text;
+    char buf[4096];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, out_)) > 0) text.append(buf, n);
+    return text;
+  }
+
+  void TearDown() override { std::fclose(out_); }
+  std::FILE* out_ = std::tmpfile();
+};
+
+TEST_F(TrainerTest, CrashAfterTimedCheckpointResumesBitIdentically) {
+  // Dropout draws a mask per step from the generator: a resume that restored
+  // its stream wrongly would change the losses.
+  auto reference = recipe(/*dropout=*/0.1);
+  ASSERT_OK_AND_ASSIGN(RunSummary full, trainer(config("reference"), *reference)->run());
+  ASSERT_EQ(reference->losses.size(), 40u);
+  // It learns: the evaluated (dropout-free) error falls far below the first
+  // steps' losses.
+  EXPECT_LT(full.last_metrics.at("loss"), 0.1 * reference->losses.front()) << reference->losses.front();
+
+  TaskConfig c = config("crash");
+  {
+    auto crashing = recipe(/*dropout=*/0.1);
+    crashing->fail_at_step = 27;  // epoch 3, step 7
+    expect_error(trainer(c, *crashing)->run().status(), absl::StatusCode::kAborted,
+                 {"train step (epoch 3, step 7)", "simulated crash"});
+  }
+  ASSERT_OK_AND_ASSIGN(RunState saved, load_run_state(join_path(c.checkpoint_dir(), "run_state.ckpt")));
+  ASSERT_EQ(saved.epoch(), 2);  // a timed checkpoint inside epoch 3, not an epoch-end one
+  ASSERT_GT(saved.step_in_epoch(), 0);
+  ASSERT_LT(saved.step_in_epoch(), 7);
+
+  c.set_resume(true);
+  auto resumed = recipe(/*dropout=*/0.1);
+  auto t = trainer(c, *resumed);
+  ASSERT_OK_AND_ASSIGN(RunSummary summary, t->run());
+  EXPECT_TRUE(summary.resumed);
+  EXPECT_EQ(summary.global_step, 40);
+  EXPECT_EQ(summary.epochs_completed, 4);
+  EXPECT_EQ(resumed->parameters(), reference->parameters());  // bit-identical
+  const std::vector<double> tail(reference->losses.begin() + saved.global_step(), reference->losses.end());
+  EXPECT_EQ(resumed->losses, tail);
+
+  // The resumed report covers the whole run.
+  ASSERT_OK_AND_ASSIGN(std::string text, read_file(t->report_path()));
+  ASSERT_OK_AND_ASSIGN(Json report, parse_json(text));
+  EXPECT_EQ(report.find("epochs")->as_array().size(), 4u);
+  EXPECT_TRUE(report.find("run")->find("resumed")->as_bool());
+}
+
+TEST_F(TrainerTest, MaxStepsStopsAndResumeFinishes) {
+  auto reference = recipe();
+  ASSERT_OK(trainer(config("reference2"), *reference)->run().status());
+  TaskConfig c = config("maxsteps");
+  c.set_checkpoint_interval_minutes(0);  // epoch ends and the stop only
+  c.set_max_steps(13);
+  {
+    auto first = recipe();
+    ASSERT_OK_AND_ASSIGN(RunSummary s, trainer(c, *first)->run());
+    EXPECT_EQ(s.global_step, 13);
+    EXPECT_EQ(s.epochs_completed, 1);
+  }
+  c.set_max_steps(0);
+  c.set_resume(true);
+  auto resumed = recipe();
+  ASSERT_OK(trainer(c, *resumed)->run().status());
+  EXPECT_EQ(resumed->parameters(), reference->parameters());
+}
+
+TEST_F(TrainerTest, AccumulatingMicroBatchesEqualsOneLargerBatch) {
+  // Without dropout the only difference is how the batch is cut: the
+  // epoch's order depends on the seed alone, so k micro-batches of b are the
+  // batch of k*b, and the mean of their means is its mean.
+  TaskConfig large = config("large");
+  large.set_batch_size(2 * kBatch);
+  large.set_checkpoint_dir("");
+  auto one = recipe();
+  ASSERT_OK_AND_ASSIGN(RunSummary a, trainer(large, *one)->run());
+
+  TaskConfig micro = config("micro");
+  micro.set_gradient_accumulation_steps(2);
+  micro.set_checkpoint_dir("");
+  auto accumulated = recipe();
+  ASSERT_OK_AND_ASSIGN(RunSummary b, trainer(micro, *accumulated)->run());
+
+  EXPECT_EQ(a.global_step, 20);
+  EXPECT_EQ(b.global_step, 20);  // optimizer steps, not micro-batches
+  const std::vector<double> pa = one->parameters(), pb = accumulated->parameters();
+  EXPECT_NEAR(pa[0], pb[0], 1e-12);
+  EXPECT_NEAR(pa[1], pb[1], 1e-12);
+  EXPECT_NEAR(a.last_loss, b.last_loss, 1e-12);
+}
+
+TEST_F(TrainerTest, ReportAndEventsHoldTheRun) {
+  TaskConfig c = config("report");
+  c.set_eval_every_epochs(3);  // evaluates after epochs 3 and 4 (the last)
+  auto line = recipe();
+  auto t = trainer(c, *line);
+  ASSERT_OK_AND_ASSIGN(RunSummary summary, t->run());
+  EXPECT_TRUE(summary.target_reached);
+
+  ASSERT_OK_AND_ASSIGN(std::string text, read_file(t->report_path()));
+  ASSERT_OK_AND_ASSIGN(Json j, parse_json(text));
+  EXPECT_EQ(j.find("config")->find("sgd")->find("lr")->as_double(), 0.2);
+  EXPECT_EQ(j.find("environment")->find("device")->as_string(), "cpu");
+  EXPECT_EQ(j.find("world")->find("size")->as_int(), 1);
+  EXPECT_EQ(j.find("data")->as_string(), "a line");
+  const auto& epochs = j.find("epochs")->as_array();
+  ASSERT_EQ(epochs.size(), 4u);
+  EXPECT_TRUE(epochs[0].find("eval")->as_object().empty());
+  EXPECT_EQ(epochs[2].find("eval")->find("accuracy")->type(), Json::Type::kDouble);
+  EXPECT_EQ(epochs[3].find("steps")->as_int(), 10);
+  EXPECT_EQ(epochs[3].find("lr")->as_double(), 0.2);
+  // Mean of the epoch's step losses (equal batch sizes).
+  double sum = 0;
+  for (int i = 30; i < 40; ++i) sum += line->losses[i];
+  EXPECT_NEAR(epochs[3].find("train_loss")->as_double(), sum / 10, 1e-12);
+  const Json& tp = *j.find("throughput");
+  EXPECT_EQ(tp.find("steps")->as_int(), 38);  // 40 minus 2 warm-up steps
+  EXPECT_EQ(tp.find("samples")->as_int(), 38 * kBatch);
+  for (const char* p : {"p50_s", "p75_s", "p90_s", "p95_s", "samples_per_s"}) {
+    EXPECT_GT(tp.find(p)->as_double(), 0) << p;
+  }
+  const Json& ttt = *j.find("time_to_target");
+  EXPECT_TRUE(ttt.find("reached")->as_bool());
+  EXPECT_EQ(ttt.find("epoch")->as_int(), 3);
+  const Json& breakdown = *j.find("time_breakdown");
+  EXPECT_GT(breakdown.find("step_seconds_total")->as_double(), 0);
+
+  // TensorBoard: the version record, 40 step losses, per epoch loss and lr
+  // and throughput, 2 metrics in 2 evaluated epochs.
+  const std::string tb = join_path(c.output_dir(), "tensorboard");
+  DIR* d = opendir(tb.c_str());
+  ASSERT_NE(d, nullptr);
+  std::string event_file;
+  while (dirent* e = readdir(d)) {
+    if (std::string(e->d_name).find("tfevents") != std::string::npos) event_file = join_path(tb, e->d_name);
+  }
+  closedir(d);
+  ASSERT_OK_AND_ASSIGN(std::string bytes, read_file(event_file));
+  ASSERT_OK_AND_ASSIGN(auto records, read_tfrecords(bytes, event_file));
+  EXPECT_EQ(records.size(), 1u + 40 + 4 * 3 + 2 * 2);
+}
+
+TEST_F(TrainerTest, ALogFileHasPlainLinesOnly) {
+  TaskConfig c = config("log");
+  c.set_progress_interval_seconds(2);
+  auto line = recipe();
+  ASSERT_OK(trainer(c, *line)->run().status());
+  const std::string text = log();
+  EXPECT_NE(text.find("epoch 1/4  step 1/10"), std::string::npos) << text;
+  EXPECT_NE(text.find("epoch 4/4 done"), std::string::npos) << text;
+  EXPECT_EQ(text.find('\r'), std::string::npos) << "carriage return in the log";
+  EXPECT_EQ(text.find('\033'), std::string::npos) << "terminal escape in the log";
+}
+
+TEST_F(TrainerTest, TargetNotReachedIsSaid) {
+  TaskConfig c = config("unreached");
+  c.set_epochs(1);
+  c.set_target_value(1.5);  // accuracy never exceeds 1
+  auto line = recipe();
+  auto t = trainer(c, *line);
+  ASSERT_OK(t->run().status());
+  ASSERT_OK_AND_ASSIGN(std::string text, read_file(t->report_path()));
+  ASSERT_OK_AND_ASSIGN(Json j, parse_json(text));
+  EXPECT_EQ(j.find("time_to_target")->find("seconds")->as_string(), "not reached");
+}
+
+TEST_F(TrainerTest, ANonFiniteLossNamesItsStep) {
+  TaskConfig c = config("nan");
+  c.set_checkpoint_dir("");
+  auto line = recipe();
+  line->nan_at_step = 14;
+  expect_error(trainer(c, *line)->run().status(), absl::StatusCode::kInternal, {"step 15: the training loss is nan"});
+}
+
+TEST_F(TrainerTest, ResumeErrorsNameTheCheckpoint) {
+  TaskConfig c = config("resume_errors");
+  c.set_resume(true);
+  {
+    auto line = recipe();
+    expect_error(trainer(c, *line)->run().status(), absl::StatusCode::kNotFound,
+                 {"--resume: no checkpoint at", "resume_errors/ckpt/run_state.ckpt"});
+  }
+  ASSERT_OK(make_dirs(c.checkpoint_dir()));
+  const std::string path = join_path(c.checkpoint_dir(), "run_state.ckpt");
+  RunState s;
+  (*s.mutable_blobs())["model"] = "short";
+  ASSERT_OK(save_run_state(path, s));
+  {
+    auto line = recipe();
+    expect_error(trainer(c, *line)->run().status(), absl::StatusCode::kInvalidArgument,
+                 {"checkpoint model state", "bad magic"});
+  }
+  ASSERT_OK_AND_ASSIGN(std::string bytes, read_file(path));
+  ASSERT_OK(write_file_atomically(path, bytes.substr(0, bytes.size() - 1)));
+  auto line = recipe();
+  expect_error(trainer(c, *line)->run().status(), absl::StatusCode::kDataLoss, {path, "truncated"});
+}
+
+TEST_F(TrainerTest, RecipeAndConfigErrors) {
+  TaskConfig c = config("metric");
+  c.set_target_metric("bleu");
+  auto line = recipe();
+  expect_error(trainer(c, *line)->run().status(), absl::StatusCode::kInvalidArgument, {"no 'bleu'", "accuracy, loss"});
+
+  TaskConfig bad = config("bad");
+  bad.set_batch_size(0);
+  expect_error(Trainer::create(bad, Device::cpu(), *line).status(), absl::StatusCode::kInvalidArgument,
+               {"batch_size = 0"});
+  TrainerOptions o;
+  o.world_size = 2;
+  o.rank = 2;
+  expect_error(Trainer::create(config("rank"), Device::cpu(), *line, o).status(), absl::StatusCode::kInvalidArgument,
+               {"rank 2"});
+  TaskConfig too_large = config("too_large");
+  too_large.set_batch_size(kPoints);
+  too_large.set_gradient_accumulation_steps(2);
+  expect_error(Trainer::create(too_large, Device::cpu(), *line).status(), absl::StatusCode::kInvalidArgument,
+               {"make no step of 2 micro-batches"});
+}
+
+}  // namespace
+}  // namespace ts::tasks

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# A task binary stands alone: copied into an empty folder outside the
+# repository, it runs with no flags but a short length (its default config is
+# compiled in), also as 2 ranks under mpirun started there; --config=FILE
+# overrides the default; with output to a file the log holds plain lines (no
+# carriage returns, no escape codes, whatever TERM says); and a bad flag or
+# config file ends with a one-line error naming it and exit status 1.
+#   standalone_test.sh LOGREG RESNET20
+set -uo pipefail
+logreg_src=$1 resnet20_src=$2
+
+dir=$(mktemp -d "${TEST_TMPDIR:-/tmp}/standalone.XXXXXX")
+cp "$logreg_src" "$resnet20_src" "$dir/"
+cd "$dir"
+failed=0
+fail() { echo "FAIL: $*"; failed=1; }
+
+# Plain lines only: no \r, no ESC.
+check_plain_log() {
+  if grep -q $'\r\|\x1b' "$1"; then fail "$1 holds carriage returns or escape codes"; fi
+}
+
+echo "== logreg, one epoch, no config flag, TERM=xterm, output to a file"
+TERM=xterm ./logreg --epochs=1 >logreg.log 2>&1 || fail "logreg exited with $?"
+cat logreg.log
+check_plain_log logreg.log
+grep -q "epoch 1/1 done" logreg.log || fail "logreg.log has no epoch line"
+[ -s output/report.json ] || fail "no output/report.json"
+grep -q '"name": "logreg"' output/report.json || fail "the report's config is not logreg's default"
+
+echo "== resnet20, synthetic data, 2 steps"
+./resnet20 --synthetic --max_steps=2 --batch_size=8 --output_dir=out20 >resnet20.log 2>&1 || fail "resnet20 exited with $?"
+cat resnet20.log
+check_plain_log resnet20.log
+grep -q '"name": "resnet20"' out20/report.json || fail "no resnet20 report"
+
+echo "== --config=FILE overrides the compiled-in default"
+cat >short.textproto <<'CONFIG'
+name: "logreg"
+seed: 7
+epochs: 1
+batch_size: 50
+sgd { lr: 2 }
+target_metric: "accuracy"
+target_value: 0.5
+CONFIG
+./logreg --config=short.textproto --output_dir=out_config >config.log 2>&1 || fail "logreg --config exited with $?"
+grep -q '"batch_size": 50' out_config/report.json || fail "--config's batch_size is not in the report"
+
+echo "== errors: one line naming the file or flag, exit status 1"
+./logreg --config=missing.textproto >missing.log 2>&1
+rc=$?
+cat missing.log
+[ "$rc" = 1 ] || fail "missing config: exit status $rc, want 1"
+grep -q "missing.textproto" missing.log || fail "the error does not name missing.textproto"
+echo 'name: "logreg" epochs: -3' >bad.textproto
+./logreg --config=bad.textproto >bad.log 2>&1
+rc=$?
+cat bad.log
+[ "$rc" = 1 ] || fail "bad config: exit status $rc, want 1"
+grep -q "epochs" bad.log || fail "the error does not name the field epochs"
+
+if command -v mpirun >/dev/null; then
+  echo "== 2 ranks under mpirun, started from this folder"
+  export OMPI_MCA_btl=self,vader OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  export TMPDIR=$dir
+  mpirun --oversubscribe -np 2 ./logreg --max_steps=20 --output_dir=out_mpi >mpi.log 2>&1 ||
+    fail "mpirun logreg exited with $?"
+  cat mpi.log
+  check_plain_log mpi.log
+  python3 -c "import json,sys; sys.exit(json.load(open('out_mpi/report.json'))['world']['size'] != 2)" || fail "the mpirun report is not from 2 ranks"
+fi
+
+[ "$failed" = 0 ] && echo PASS
+exit "$failed"
