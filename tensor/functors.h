@@ -285,6 +285,20 @@ struct Silu {
     return g * s * (T(1) + x * (T(1) - s));
   }
 };
+// log(1 + exp(x)), and x itself above 20 where the two agree in f32 and
+// exp would overflow sooner or later (PyTorch's softplus, beta 1,
+// threshold 20). Its derivative is sigmoid(x), and 1 above the threshold.
+struct Softplus {
+  static constexpr GradReads kGradReads = kReadsInput;
+  template <class T>
+  TS_HOST_DEVICE T operator()(T x) const {
+    return x > T(20) ? x : fm::log1p(fm::exp(x));
+  }
+  template <class T>
+  TS_HOST_DEVICE T grad(T g, T x, T) const {
+    return x > T(20) ? g : g / (T(1) + fm::exp(-x));
+  }
+};
 // Exact GELU: x * Phi(x), Phi the standard normal CDF.
 struct Gelu {
   static constexpr GradReads kGradReads = kReadsInput;

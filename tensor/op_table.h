@@ -39,6 +39,7 @@
   X(tanh, Tanh, kFloating)               \
   X(sigmoid, Sigmoid, kFloating)         \
   X(silu, Silu, kFloating)               \
+  X(softplus, Softplus, kFloating)       \
   X(gelu, Gelu, kFloating)               \
   X(erf, Erf, kFloating)                 \
   X(floor, Floor, kFloating)             \

@@ -237,6 +237,9 @@ const std::map<std::string, RowSpec>& row_specs() {
                        const Tensor s = sigmoid(x);
                        return g * s * (1 + x * (1 - s));
                      })},
+      // 20 is the threshold where the op switches to x.
+      {"softplus", unary([](double x) { return x > 20 ? x : std::log1p(std::exp(x)); }, {-10, 30, {20}},
+                         [](T g, T x, T) { return where(gt(x, 20), g, g * sigmoid(x)); })},
       {"gelu", unary(gelu_ref, {-4, 4},
                      [](T g, T x, T) {
                        const Tensor cdf = 0.5 * (1 + erf(x * kInvSqrt2));
