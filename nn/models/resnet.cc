@@ -1,5 +1,6 @@
 #include "nn/models/resnet.h"
 
+#include "absl/strings/str_join.h"
 #include "autograd/ops.h"
 #include "base/error.h"
 #include "nn/models/resnet_common.h"
@@ -73,12 +74,46 @@ Variable ResNet::forward(const Variable& x) {
 
 std::shared_ptr<ResNet> resnet(const ResNetConfig& config) { return std::make_shared<ResNet>(config); }
 
-std::shared_ptr<ResNet> resnet50(int64_t num_classes) { return resnet({{3, 4, 6, 3}, 1, 64, num_classes}); }
+namespace {
 
-std::shared_ptr<ResNet> resnet101(int64_t num_classes) { return resnet({{3, 4, 23, 3}, 1, 64, num_classes}); }
+struct NamedConfig {
+  const char* name;
+  ResNetConfig config;  // num_classes set by the caller
+};
 
-std::shared_ptr<ResNet> resnext50_32x4d(int64_t num_classes) { return resnet({{3, 4, 6, 3}, 32, 4, num_classes}); }
+// torchvision's configurations, and a narrow one-block-per-stage model that
+// runs every layer kind in a fraction of the time (tests, smoke runs).
+constexpr NamedConfig kNamedConfigs[] = {
+    {"resnet50", {{3, 4, 6, 3}, 1, 64, 1000}},        {"resnet101", {{3, 4, 23, 3}, 1, 64, 1000}},
+    {"resnext50_32x4d", {{3, 4, 6, 3}, 32, 4, 1000}}, {"resnext101_32x8d", {{3, 4, 23, 3}, 32, 8, 1000}},
+    {"resnet_tiny", {{1, 1, 1, 1}, 1, 16, 1000}},
+};
 
-std::shared_ptr<ResNet> resnext101_32x8d(int64_t num_classes) { return resnet({{3, 4, 23, 3}, 32, 8, num_classes}); }
+}  // namespace
+
+std::vector<std::string> resnet_names() {
+  std::vector<std::string> names;
+  for (const NamedConfig& c : kNamedConfigs) names.emplace_back(c.name);
+  return names;
+}
+
+std::shared_ptr<ResNet> resnet(absl::string_view name, int64_t num_classes) {
+  for (const NamedConfig& c : kNamedConfigs) {
+    if (name != c.name) continue;
+    ResNetConfig config = c.config;
+    config.num_classes = num_classes;
+    return resnet(config);
+  }
+  throw_error(absl::StatusCode::kInvalidArgument, "unknown model '", name,
+              "' (known: ", absl::StrJoin(resnet_names(), ", "), ")");
+}
+
+std::shared_ptr<ResNet> resnet50(int64_t num_classes) { return resnet("resnet50", num_classes); }
+
+std::shared_ptr<ResNet> resnet101(int64_t num_classes) { return resnet("resnet101", num_classes); }
+
+std::shared_ptr<ResNet> resnext50_32x4d(int64_t num_classes) { return resnet("resnext50_32x4d", num_classes); }
+
+std::shared_ptr<ResNet> resnext101_32x8d(int64_t num_classes) { return resnet("resnext101_32x8d", num_classes); }
 
 }  // namespace ts::nn::models

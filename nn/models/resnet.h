@@ -7,6 +7,10 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
 
 #include "nn/batch_norm.h"
 #include "nn/conv2d.h"
@@ -62,6 +66,12 @@ class ResNet final : public Module {
 };
 
 std::shared_ptr<ResNet> resnet(const ResNetConfig& config);
+
+// By torchvision's name ("resnet50", "resnet101", "resnext50_32x4d",
+// "resnext101_32x8d") or "resnet_tiny" (one narrow bottleneck per stage, for
+// tests and smoke runs); throws kInvalidArgument naming the known names.
+std::shared_ptr<ResNet> resnet(absl::string_view name, int64_t num_classes = 1000);
+std::vector<std::string> resnet_names();
 
 std::shared_ptr<ResNet> resnet50(int64_t num_classes = 1000);          // 25,557,032
 std::shared_ptr<ResNet> resnet101(int64_t num_classes = 1000);         // 44,549,160

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "base/error.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nn/models/logistic_regression.h"
 #include "nn/models/resnet.h"
@@ -126,6 +128,23 @@ TEST_F(ModelsTest, ResNet50ForwardOnASmallImage) {
   const Variable y = m->forward(Variable(random_tensor(rng(), {1, 3, 64, 64}, DType::kF32)));
   EXPECT_EQ(y.shape(), (Shape{1, 1000}));
   for (double v : to_vector<double>(y.data())) ASSERT_TRUE(std::isfinite(v));
+}
+
+TEST_F(ModelsTest, ResNetsByName) {
+  EXPECT_EQ(resnet("resnext50_32x4d")->num_parameters(), resnext50_32x4d()->num_parameters());
+  EXPECT_EQ(resnet("resnet50", 10)->num_parameters(), resnet50(10)->num_parameters());
+  // The tiny one has every layer kind of the big ones, at 32x32 too.
+  const std::shared_ptr<ResNet> tiny = resnet("resnet_tiny", 10);
+  EXPECT_TRUE(state_names(*tiny).count("layer4.0.downsample.0.weight"));
+  EXPECT_LT(tiny->num_parameters(), resnet50()->num_parameters() / 4);
+  EXPECT_EQ(tiny->forward(Variable(random_tensor(rng(), {2, 3, 32, 32}, DType::kF32))).shape(), (Shape{2, 10}));
+  try {
+    resnet("resnet18");
+    FAIL() << "no error for an unknown model";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("unknown model 'resnet18' (known: resnet50, resnet101"));
+  }
 }
 
 }  // namespace
