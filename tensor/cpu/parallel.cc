@@ -1,5 +1,7 @@
 #include "tensor/cpu/parallel.h"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <condition_variable>
 #include <cstdlib>
@@ -73,6 +75,11 @@ int configured_threads() {
     const int n = std::atoi(env);
     if (n > 0) return n;
   }
+  // The cores this process may run on: under mpirun --bind-to core (or
+  // taskset, or a container's cpuset) that is fewer than the machine has, and
+  // a thread per machine core would oversubscribe the rank's own.
+  cpu_set_t mask;
+  if (sched_getaffinity(0, sizeof(mask), &mask) == 0) return std::max(1, CPU_COUNT(&mask));
   return std::max(1u, std::thread::hardware_concurrency());
 }
 

@@ -1,5 +1,5 @@
 // parallel_for over an index range on a process-wide pool of worker threads
-// (one per core, or TS_NUM_THREADS). Small ranges and nested calls run inline
+// (one per core this process may run on, or TS_NUM_THREADS). Small ranges and nested calls run inline
 // on the calling thread.
 #pragma once
 
