@@ -155,12 +155,9 @@ absl::StatusOr<std::vector<double>> run_row(Communicator& world, const Device& d
     ASSIGN_OR_RETURN(mine, capture([&] { return time_training(s, model_name, device, group.get(), seed); }));
   }
   group.reset();
-  RETURN_IF_ERROR(world.barrier().synchronize());
-  // Each rank's times in its own row of a zero matrix; the sum gathers them.
-  Tensor table = zeros({world.world_size(), s.iterations}, {DType::kF64, Device::cpu()});
-  copy_(table.select(0, rank), from_vector<double>(mine, {s.iterations}));
-  table = to(table, device);
-  RETURN_IF_ERROR(world.allreduce(table, collectives::ReduceOp::kSum).synchronize());
+  // The ranks that waited contribute zeros.
+  const Tensor table = zeros({world.world_size(), s.iterations}, {DType::kF64, device});
+  RETURN_IF_ERROR(world.allgather(table, to(from_vector<double>(mine, {s.iterations}), device)).synchronize());
   const std::vector<double> all = to_vector<double>(table);
   const int trained = row.every_rank_alone ? world.world_size() : row.world_size;
   return std::vector<double>(all.begin(), all.begin() + static_cast<ptrdiff_t>(trained) * s.iterations);
