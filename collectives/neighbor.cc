@@ -72,26 +72,96 @@ absl::StatusOr<Tensor> hierarchical_neighbor_allreduce(MachineComms& comms, cons
   return neighbor_allreduce(*comms.cross, local, machine_topology);
 }
 
-absl::Status decentralized_step(Communicator& comm, const Topology& topology, absl::Span<const Tensor> params,
-                                absl::Span<const Tensor> grads, double lr, DecentralizedStyle style) {
+Combine neighbor_combine(Communicator& comm, const Topology& topology) {
+  return [&comm, topology](const Tensor& flat) { return neighbor_allreduce(comm, flat, topology); };
+}
+
+Combine hierarchical_combine(MachineComms& comms, const Topology& machine_topology) {
+  return [&comms, machine_topology](const Tensor& flat) {
+    return hierarchical_neighbor_allreduce(comms, flat, machine_topology);
+  };
+}
+
+Combine allreduce_combine(Communicator& comm) {
+  return [&comm](const Tensor& flat) -> absl::StatusOr<Tensor> {
+    const Tensor mean = clone(flat);
+    RETURN_IF_ERROR(comm.allreduce(mean, ReduceOp::kAvg).wait());
+    return mean;
+  };
+}
+
+namespace {
+
+absl::Status check_step_arguments(absl::Span<const Tensor> params, absl::Span<const Tensor> grads) {
   if (params.size() != grads.size()) {
     return absl::InvalidArgumentError(
         absl::StrCat("decentralized_step: ", params.size(), " parameters but ", grads.size(), " gradients"));
   }
   for (size_t i = 0; i < params.size(); ++i) {
-    if (params[i].shape() != grads[i].shape()) {
+    if (params[i].shape() != grads[i].shape() || params[i].dtype() != grads[i].dtype()) {
       return absl::InvalidArgumentError(absl::StrCat("decentralized_step: parameter ", i, " is ", params[i].describe(),
                                                      " but its gradient is ", grads[i].describe()));
     }
-    const Tensor step = grads[i] * lr;
-    Tensor next;
-    if (style == DecentralizedStyle::kAtc) {
-      ASSIGN_OR_RETURN(next, neighbor_allreduce(comm, params[i] - step, topology));
+  }
+  return absl::OkStatus();
+}
+
+// Indices of the tensors of each (dtype, device), in order of first
+// appearance: the members of one fusion buffer each.
+std::vector<std::vector<size_t>> fusion_groups(absl::Span<const Tensor> tensors) {
+  std::vector<std::vector<size_t>> groups;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    auto same_kind = [&](const std::vector<size_t>& group) {
+      const Tensor& first = tensors[group.front()];
+      return first.dtype() == tensors[i].dtype() && first.device() == tensors[i].device();
+    };
+    auto group = std::find_if(groups.begin(), groups.end(), same_kind);
+    if (group == groups.end()) {
+      groups.push_back({i});
     } else {
-      ASSIGN_OR_RETURN(const Tensor combined, neighbor_allreduce(comm, params[i], topology));
-      next = combined - step;
+      group->push_back(i);
     }
-    copy_(params[i], next);
+  }
+  return groups;
+}
+
+// The member tensors flattened and laid end to end.
+Tensor pack(absl::Span<const Tensor> tensors, absl::Span<const size_t> members) {
+  std::vector<Tensor> pieces;
+  for (size_t i : members) pieces.push_back(reshape(tensors[i], {tensors[i].numel()}));
+  return cat(pieces, 0);
+}
+
+// Copies consecutive pieces of `flat` back into the member tensors.
+void unpack(const Tensor& flat, absl::Span<const Tensor> tensors, absl::Span<const size_t> members) {
+  int64_t offset = 0;
+  for (size_t i : members) {
+    copy_(tensors[i], flat.narrow(0, offset, tensors[i].numel()).view(Dims(tensors[i].shape())));
+    offset += tensors[i].numel();
+  }
+}
+
+absl::Status fused_step(absl::Span<const Tensor> params, absl::Span<const Tensor> grads,
+                        absl::Span<const size_t> members, double lr, DecentralizedStyle style, const Combine& combine) {
+  const Tensor x = pack(params, members);
+  const Tensor step = pack(grads, members) * lr;
+  const bool atc = style == DecentralizedStyle::kAtc;
+  ASSIGN_OR_RETURN(const Tensor combined, combine(atc ? x - step : x));
+  if (combined.shape() != x.shape() || combined.dtype() != x.dtype()) {
+    return absl::InvalidArgumentError(absl::StrCat("decentralized_step: the combine returned ", combined.describe(),
+                                                   " for the flat buffer ", x.describe()));
+  }
+  unpack(atc ? combined : combined - step, params, members);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status decentralized_step(absl::Span<const Tensor> params, absl::Span<const Tensor> grads, double lr,
+                                DecentralizedStyle style, const Combine& combine) {
+  RETURN_IF_ERROR(check_step_arguments(params, grads));
+  for (const std::vector<size_t>& members : fusion_groups(params)) {
+    RETURN_IF_ERROR(fused_step(params, grads, members, lr, style, combine));
   }
   return absl::OkStatus();
 }

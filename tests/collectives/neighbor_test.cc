@@ -1,10 +1,15 @@
 // Bluefog's decentralized ops under mpirun: one neighbor_allreduce step equals
 // the weighted average of the in-neighbors' inputs; repeated steps on the
 // exponential-2 graph converge to the global average; the hierarchical form
-// on fake machines; ATC and DGD steps on a quadratic reach the global optimum.
+// on fake machines; ATC and DGD steps on a quadratic reach the global optimum;
+// the fused step equals one step per tensor for every combine; the one-peer
+// dynamic schedule reaches the average.
 #include "collectives/neighbor.h"
 
+#include <bit>
 #include <cmath>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -19,6 +24,8 @@ using mpitest::world;
 using ::ts::testing::expect_close;
 using ::ts::testing::Ref;
 using ::ts::testing::ref_of;
+using ::ts::testing::tolerance;
+using ::ts::testing::value_or_die;
 
 Tensor input_of(int q, int64_t n, DType dtype, uint64_t salt) {
   std::mt19937_64 rng = rank_rng(q, salt);
@@ -64,10 +71,12 @@ TEST(NeighborAllreduce, MismatchedTopologyIsAnError) {
       absl::StatusCode::kInvalidArgument, {"neighbor_allreduce", "topology of"});
 }
 
+// Fake machines of two ranks each (one rank each for worlds of 2 and 3).
+int ranks_per_fake_machine() { return world().world_size() >= 4 ? 2 : 1; }
+
 TEST(HierarchicalNeighborAllreduce, AveragesMachinesThenMixesThem) {
-  // Fake machines of two ranks each (one rank each for a world of 2).
   const int p = world().world_size();
-  const int per_machine = p >= 4 ? 2 : 1;
+  const int per_machine = ranks_per_fake_machine();
   const int machines = p / per_machine;
   ASSERT_OK_AND_ASSIGN(MachineComms comms, split_by_machine(world(), world().rank() / per_machine));
   EXPECT_EQ(comms.local->world_size(), per_machine);
@@ -108,7 +117,7 @@ void expect_reaches_global_optimum(DecentralizedStyle style) {
   for (int step = 0; step < kSteps; ++step) {
     Tensor gx = x - b;
     Tensor gy = clone(y);
-    ASSERT_OK(decentralized_step(world(), t, {x, y}, {gx, gy}, kLr, style));
+    ASSERT_OK(decentralized_step({x, y}, {gx, gy}, kLr, style, neighbor_combine(world(), t)));
   }
   // The same recursion, run centrally over every rank's b.
   std::vector<Ref> bs;
@@ -150,13 +159,97 @@ void expect_reaches_global_optimum(DecentralizedStyle style) {
 TEST(DecentralizedStep, AtcReachesTheGlobalOptimum) { expect_reaches_global_optimum(DecentralizedStyle::kAtc); }
 TEST(DecentralizedStep, DgdReachesTheGlobalOptimum) { expect_reaches_global_optimum(DecentralizedStyle::kDgd); }
 
-TEST(DecentralizedStep, MismatchedListsAreErrors) {
-  const Topology t = *Topology::ring(world().world_size());
-  Tensor p = zeros({3});
-  ::ts::testing::expect_error(decentralized_step(world(), t, {p}, {}, 0.1, DecentralizedStyle::kAtc),
+// Parameters of mixed shapes and dtypes, the f32 ones split by others so the
+// fusion buffers are gathered and scattered out of order, and their
+// gradients; different on every rank.
+struct Parameters {
+  std::vector<Tensor> values;
+  std::vector<Tensor> grads;
+};
+Parameters mixed_parameters(uint64_t salt) {
+  std::mt19937_64 rng = rank_rng(world().rank(), salt);
+  const std::vector<std::pair<std::vector<int64_t>, DType>> specs = {
+      {{3, 4}, DType::kF32},    {{7}, DType::kF64},  {{}, DType::kF32},
+      {{2, 1, 3}, DType::kF32}, {{6}, DType::kBF16}, {{5}, DType::kF32},
+  };
+  Parameters out;
+  for (const auto& [shape, dtype] : specs) {
+    out.values.push_back(::ts::testing::random_tensor(rng, shape, dtype, -1, 1));
+    out.grads.push_back(::ts::testing::random_tensor(rng, shape, dtype, -1, 1));
+  }
+  return out;
+}
+
+// The step as it was before fusion: one combine per parameter.
+std::vector<Tensor> per_tensor_step(const Parameters& p, double lr, DecentralizedStyle style, const Combine& combine) {
+  std::vector<Tensor> next;
+  for (size_t i = 0; i < p.values.size(); ++i) {
+    const Tensor step = p.grads[i] * lr;
+    next.push_back(style == DecentralizedStyle::kAtc ? value_or_die(combine(p.values[i] - step))
+                                                     : value_or_die(combine(p.values[i])) - step);
+  }
+  return next;
+}
+
+TEST(DecentralizedStep, FusedStepEqualsOneStepPerTensor) {
+  const int p = world().world_size();
+  ASSERT_OK_AND_ASSIGN(MachineComms machines, split_by_machine(world(), world().rank() / ranks_per_fake_machine()));
+  const std::vector<std::pair<std::string, Combine>> combines = {
+      {"neighbor", neighbor_combine(world(), *Topology::exponential_two(p))},
+      {"hierarchical", hierarchical_combine(machines, *Topology::ring(machines.cross->world_size()))},
+      {"allreduce", allreduce_combine(world())},
+  };
+  for (const auto& [name, combine] : combines) {
+    for (DecentralizedStyle style : {DecentralizedStyle::kAtc, DecentralizedStyle::kDgd}) {
+      const std::string what = name + (style == DecentralizedStyle::kAtc ? " ATC" : " DGD");
+      const Parameters params = mixed_parameters(5);
+      const std::vector<Tensor> expected = per_tensor_step(params, 0.1, style, combine);
+      ASSERT_OK(decentralized_step(params.values, params.grads, 0.1, style, combine));
+      for (size_t i = 0; i < expected.size(); ++i) {
+        EXPECT_EQ(params.values[i].shape(), expected[i].shape()) << what;
+        expect_close(params.values[i], ref_of(expected[i]), tolerance(expected[i].dtype()), 1.0,
+                     what + " parameter " + std::to_string(i));
+      }
+    }
+  }
+}
+
+TEST(DecentralizedStep, AllreduceCombineIsTheGlobalAverage) {
+  ASSERT_OK_AND_ASSIGN(Tensor mean, allreduce_combine(world())(input_of(world().rank(), 31, DType::kF64, 6)));
+  expect_close(mean, mean_of_inputs(31, 6), 1e-12, 1.0, "allreduce_combine");
+}
+
+// Bluefog's benchmark default on one machine: one peer per iteration of the
+// exponential-2 graph. On 2^k ranks the average is exact after k iterations;
+// on others it converges geometrically.
+TEST(DecentralizedStep, OnePeerExponentialTwoScheduleReachesTheAverage) {
+  const int p = world().world_size();
+  ASSERT_OK_AND_ASSIGN(const TopologySchedule schedule, one_peer_schedule(*Topology::exponential_two(p)));
+  const auto ranks = static_cast<unsigned>(p);
+  const int iterations = std::has_single_bit(ranks) ? std::bit_width(ranks) - 1 : 60;
+  Tensor x = input_of(world().rank(), 65, DType::kF64, 7);
+  const Tensor no_gradient = zeros({65}, {DType::kF64});
+  for (int k = 0; k < iterations; ++k) {
+    ASSERT_OK(
+        decentralized_step({x}, {no_gradient}, 0.1, DecentralizedStyle::kDgd, neighbor_combine(world(), schedule(k))));
+  }
+  expect_close(x, mean_of_inputs(65, 7), 1e-12, 1.0, std::to_string(iterations) + " iterations");
+}
+
+TEST(DecentralizedStep, MismatchedArgumentsAreErrors) {
+  const Combine combine = neighbor_combine(world(), *Topology::ring(world().world_size()));
+  const Tensor p = zeros({3});
+  ::ts::testing::expect_error(decentralized_step({p}, {}, 0.1, DecentralizedStyle::kAtc, combine),
                               absl::StatusCode::kInvalidArgument, {"1 parameters but 0 gradients"});
-  ::ts::testing::expect_error(decentralized_step(world(), t, {p}, {zeros({4})}, 0.1, DecentralizedStyle::kDgd),
+  ::ts::testing::expect_error(decentralized_step({p}, {zeros({4})}, 0.1, DecentralizedStyle::kDgd, combine),
                               absl::StatusCode::kInvalidArgument, {"parameter 0 is f32[3]", "f32[4]"});
+  ::ts::testing::expect_error(
+      decentralized_step({p}, {zeros({3}, {DType::kF64})}, 0.1, DecentralizedStyle::kDgd, combine),
+      absl::StatusCode::kInvalidArgument, {"parameter 0 is f32[3]", "f64[3]"});
+  const Combine truncating = [](const Tensor& flat) -> absl::StatusOr<Tensor> { return flat.narrow(0, 0, 1); };
+  ::ts::testing::expect_error(
+      decentralized_step({p, zeros({2})}, {zeros({3}), zeros({2})}, 0.1, DecentralizedStyle::kDgd, truncating),
+      absl::StatusCode::kInvalidArgument, {"combine returned f32[1]", "f32[5]"});
 }
 
 }  // namespace
