@@ -1,0 +1,385 @@
+// Bluefog's throughput benchmark (examples/pytorch_benchmark.py) on our
+// stack: synthetic ImageNet batches through a ResNet, plain SGD (lr 0.01), and
+// one of Bluefog's distributed optimizers between the ranks:
+//   neighbor_allreduce               parameters averaged with the in-neighbors
+//                                    of a virtual topology (ATC or DGD style)
+//   hierarchical_neighbor_allreduce  averaged inside each machine, then with
+//                                    neighbouring machines
+//   allreduce                        parameters averaged over every rank
+//   gradient_allreduce (horovod)     gradients averaged (DDP), then the step
+// After --num_warmup_batches, --num_iters timings of --num_batches_per_iter
+// batches each; the output is Bluefog's: "Iter #k: X img/sec per CPU", each
+// rank's mean +-1.96 sigma, and the total over ranks per iteration, plus the
+// scaling efficiency against a one-rank report (--baseline) and a JSON report.
+//
+//   tools/launch -np 4 //tasks/neighbor_bench -- --virtual_topology=ring --json=nb.json
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <memory>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "autograd/variable.h"
+#include "base/error.h"
+#include "base/files.h"
+#include "base/json.h"
+#include "base/status_macros.h"
+#include "collectives/ddp/distributed_data_parallel.h"
+#include "collectives/environment.h"
+#include "collectives/mpi/mpi_runtime.h"
+#include "collectives/neighbor.h"
+#include "collectives/topology.h"
+#include "collectives/world.h"
+#include "nn/losses.h"
+#include "nn/models/resnet.h"
+#include "optim/sgd.h"
+#include "tasks/common/environment.h"
+#include "tasks/neighbor_bench/options.h"
+#include "tensor/ops.h"
+#include "tensor/random.h"
+
+ABSL_FLAG(std::string, model, "resnet50", "resnet50, resnet101, resnext50_32x4d, resnext101_32x8d or resnet_tiny");
+ABSL_FLAG(int, batch_size, 32, "Images per rank per batch");
+ABSL_FLAG(int, num_warmup_batches, 10, "Untimed batches first");
+ABSL_FLAG(int, num_batches_per_iter, 10, "Batches per timed iteration");
+ABSL_FLAG(int, num_iters, 10, "Timed iterations");
+ABSL_FLAG(int, num_classes, 1000, "Classes of the model's classifier");
+ABSL_FLAG(int, image_size, 224, "Height and width of the synthetic images (at least 32)");
+ABSL_FLAG(std::string, dist_optimizer, "neighbor_allreduce",
+          "neighbor_allreduce, hierarchical_neighbor_allreduce, allreduce, gradient_allreduce (or horovod)");
+ABSL_FLAG(std::string, virtual_topology, "power2", "power2, ring, mesh, star, inner_outer_ring or inner_outer_exp2");
+ABSL_FLAG(bool, enable_dynamic_topology, false, "Send to one neighbour per batch, rotating");
+ABSL_FLAG(std::string, style, "dgd", "Decentralized step: atc (adapt then combine) or dgd (combine while adapting)");
+ABSL_FLAG(int, local_size, -1, "Ranks per machine for the inner-outer and hierarchical forms (-1: the launcher's)");
+ABSL_FLAG(std::string, device, "auto", "auto, cpu, cuda (the local rank's GPU) or cuda:N");
+ABSL_FLAG(std::string, baseline, "", "A one-rank neighbor_bench report: the scaling efficiency is measured against it");
+ABSL_FLAG(std::string, json, "", "Write the report here (rank 0)");
+
+namespace ts::tasks::neighbor_bench {
+namespace {
+
+using collectives::Communicator;
+using collectives::Topology;
+using collectives::TopologySchedule;
+
+constexpr double kLearningRate = 0.01;  // Bluefog's optim.SGD(lr=0.01)
+
+absl::StatusOr<BenchOptions> options_from_flags() {
+  BenchOptions o;
+  o.model = absl::GetFlag(FLAGS_model);
+  o.batch_size = absl::GetFlag(FLAGS_batch_size);
+  o.num_warmup_batches = absl::GetFlag(FLAGS_num_warmup_batches);
+  o.num_batches_per_iter = absl::GetFlag(FLAGS_num_batches_per_iter);
+  o.num_iters = absl::GetFlag(FLAGS_num_iters);
+  o.num_classes = absl::GetFlag(FLAGS_num_classes);
+  o.image_size = absl::GetFlag(FLAGS_image_size);
+  ASSIGN_OR_RETURN(o.dist_optimizer, parse_dist_optimizer(absl::GetFlag(FLAGS_dist_optimizer)));
+  ASSIGN_OR_RETURN(o.topology, parse_topology_kind(absl::GetFlag(FLAGS_virtual_topology)));
+  o.dynamic_topology = absl::GetFlag(FLAGS_enable_dynamic_topology);
+  ASSIGN_OR_RETURN(o.style, parse_style(absl::GetFlag(FLAGS_style)));
+  o.local_size = absl::GetFlag(FLAGS_local_size);
+  RETURN_IF_ERROR(validate(o));
+  return o;
+}
+
+// The graph of each batch: the same one, or a rotating one-peer graph.
+absl::StatusOr<TopologySchedule> topology_schedule(TopologyKind kind, bool dynamic, int size, int local_size) {
+  if (dynamic && kind == TopologyKind::kInnerOuterRing) {
+    return collectives::inner_outer_ring_schedule(size, local_size);
+  }
+  if (dynamic && kind == TopologyKind::kInnerOuterExp2) {
+    return collectives::inner_outer_exp2_schedule(size, local_size);
+  }
+  ASSIGN_OR_RETURN(const Topology base, make_topology(kind, size, local_size));
+  if (dynamic) return collectives::one_peer_schedule(base);
+  return TopologySchedule([base](int64_t) { return base; });
+}
+
+// Everything one rank trains with. The communication of a batch depends on
+// the distributed optimizer; `step(batch)` runs forward, backward and the
+// update.
+class Bench {
+ public:
+  static absl::StatusOr<std::unique_ptr<Bench>> create(const BenchOptions& o, Communicator& world,
+                                                       const Device& device) {
+    auto b = std::unique_ptr<Bench>(new Bench(o, world));
+    RETURN_IF_ERROR(capture([&] { b->build_model(device); }));
+    const int local_size = o.local_size > 0 ? o.local_size : world.local_size();
+    switch (o.dist_optimizer) {
+      case DistOptimizer::kGradientAllreduce: {
+        collectives::ddp::DdpOptions ddp;
+        ddp.broadcast_buffers = false;
+        ASSIGN_OR_RETURN(b->ddp_, collectives::ddp::DistributedDataParallel::create(b->model_, &world, ddp));
+        break;
+      }
+      case DistOptimizer::kAllreduce:
+        b->combine_ = [&world](int64_t) { return collectives::allreduce_combine(world); };
+        break;
+      case DistOptimizer::kNeighborAllreduce: {
+        ASSIGN_OR_RETURN(TopologySchedule schedule,
+                         topology_schedule(o.topology, o.dynamic_topology, world.world_size(), local_size));
+        b->combine_ = [&world, schedule](int64_t batch) {
+          return collectives::neighbor_combine(world, schedule(batch));
+        };
+        break;
+      }
+      case DistOptimizer::kHierarchicalNeighborAllreduce: {
+        ASSIGN_OR_RETURN(const int machine, collectives::machine_index(world));
+        ASSIGN_OR_RETURN(b->machines_, collectives::split_by_machine(world, machine));
+        // The virtual topology joins machines here, one rank of each.
+        const int machines = b->machines_.cross->world_size();
+        ASSIGN_OR_RETURN(TopologySchedule schedule, topology_schedule(o.topology, o.dynamic_topology, machines, 1));
+        collectives::MachineComms& comms = b->machines_;
+        b->combine_ = [&comms, schedule](int64_t batch) {
+          return collectives::hierarchical_combine(comms, schedule(batch));
+        };
+        break;
+      }
+    }
+    // Bluefog broadcasts rank 0's parameters first (DDP does it itself).
+    if (b->ddp_ == nullptr) RETURN_IF_ERROR(b->broadcast_parameters());
+    return b;
+  }
+
+  // One batch: forward, cross-entropy, backward, and the distributed update.
+  // Returns the loss (on the device: reading it waits for the batch).
+  Tensor step(int64_t batch) {
+    if (ddp_ != nullptr) throw_if_error(ddp_->begin_step());
+    sgd_->zero_grad();
+    const autograd::Variable loss = nn::cross_entropy(model_->forward(autograd::Variable(images_)), targets_);
+    loss.backward();
+    if (ddp_ != nullptr) {
+      sgd_->step();
+    } else {
+      std::vector<Tensor> params, grads;
+      for (const auto& [name, p] : model_->named_parameters()) {
+        params.push_back(p.data());
+        grads.push_back(p.grad());
+      }
+      throw_if_error(collectives::decentralized_step(params, grads, kLearningRate, style(), combine_(batch)));
+    }
+    return loss.data();
+  }
+
+ private:
+  Bench(const BenchOptions& o, Communicator& world) : options_(o), world_(world) {}
+
+  void build_model(const Device& device) {
+    model_ = nn::models::resnet(options_.model, options_.num_classes);
+    model_->to(device);
+    model_->train();
+    optim::SgdOptions sgd;
+    sgd.lr = kLearningRate;
+    sgd_ = std::make_unique<optim::Sgd>(model_->named_parameters(), sgd);
+    const int64_t n = options_.batch_size;
+    images_ = rand({n, 3, options_.image_size, options_.image_size}, {DType::kF32, device});
+    // Random classes, as Bluefog's LongTensor.random_() % 1000.
+    const Tensor uniform = rand({n}, {DType::kF64, Device::cpu()});
+    std::vector<int64_t> classes;
+    for (double u : to_vector<double>(uniform)) classes.push_back(static_cast<int64_t>(u * options_.num_classes));
+    targets_ = to(from_vector<int64_t>(classes, {n}), device);
+  }
+
+  absl::Status broadcast_parameters() {
+    for (const auto& [name, p] : model_->named_parameters()) {
+      RETURN_IF_ERROR(world_.broadcast(p.data(), 0).wait());
+    }
+    return absl::OkStatus();
+  }
+
+  collectives::DecentralizedStyle style() const {
+    return options_.style == Style::kAtc ? collectives::DecentralizedStyle::kAtc
+                                         : collectives::DecentralizedStyle::kDgd;
+  }
+
+  BenchOptions options_;
+  Communicator& world_;
+  std::shared_ptr<nn::models::ResNet> model_;
+  std::unique_ptr<optim::Sgd> sgd_;
+  std::unique_ptr<collectives::ddp::DistributedDataParallel> ddp_;
+  collectives::MachineComms machines_;
+  std::function<collectives::Combine(int64_t batch)> combine_;
+  Tensor images_;
+  Tensor targets_;
+};
+
+// Mean and 1.96 standard deviations (NumPy's np.std: the population form).
+struct Spread {
+  double mean = 0;
+  double conf = 0;
+};
+
+Spread spread(const std::vector<double>& v) {
+  const double mean = std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+  double squares = 0;
+  for (double x : v) squares += (x - mean) * (x - mean);
+  return {mean, 1.96 * std::sqrt(squares / static_cast<double>(v.size()))};
+}
+
+Json spread_json(const Spread& s) {
+  Json j = Json::object();
+  j["mean"] = s.mean;
+  j["conf"] = s.conf;
+  return j;
+}
+
+Json numbers_json(const std::vector<double>& v) {
+  Json j = Json::array();
+  for (double x : v) j.push_back(x);
+  return j;
+}
+
+// Every rank's per-iteration img/s, in rank order, on every rank.
+absl::StatusOr<std::vector<std::vector<double>>> gather_iterations(Communicator& world, const Device& device,
+                                                                   const std::vector<double>& mine) {
+  const int64_t n = static_cast<int64_t>(mine.size());
+  const Tensor all = zeros({world.world_size(), n}, {DType::kF64, device});
+  RETURN_IF_ERROR(world.allgather(all, to(from_vector<double>(mine, {n}), device)).synchronize());
+  const std::vector<double> flat = to_vector<double>(all);
+  std::vector<std::vector<double>> rows;
+  for (int r = 0; r < world.world_size(); ++r) rows.emplace_back(flat.begin() + r * n, flat.begin() + (r + 1) * n);
+  return rows;
+}
+
+// The total img/s of a one-rank neighbor_bench report.
+absl::StatusOr<double> baseline_throughput(const std::string& path) {
+  const auto bad = [&](absl::string_view why) {
+    return absl::InvalidArgumentError(absl::StrCat("--baseline=", path, ": ", why));
+  };
+  ASSIGN_OR_RETURN(const std::string text, read_file(path));
+  absl::StatusOr<Json> parsed = parse_json(text);
+  if (!parsed.ok()) return bad(parsed.status().message());
+  Json& report = *parsed;
+  const Json* format = report.find("format");
+  if (format == nullptr || !format->is_string() || format->as_string() != "trainstack.neighbor_bench.v1") {
+    return bad("not a neighbor_bench report");
+  }
+  const Json* world = report["config"].find("world_size");
+  if (world == nullptr || world->type() != Json::Type::kInt || world->as_int() != 1) {
+    return bad("not a one-rank report (its config.world_size is not 1)");
+  }
+  const Json* total = report["total"].find("mean");
+  if (total == nullptr || (total->type() != Json::Type::kDouble && total->type() != Json::Type::kInt) ||
+      !(total->as_double() > 0)) {
+    return bad("has no positive total.mean");
+  }
+  return total->as_double();
+}
+
+absl::Status run() {
+  ASSIGN_OR_RETURN(const BenchOptions o, options_from_flags());
+  ASSIGN_OR_RETURN(const collectives::LaunchEnvironment launch, collectives::discover_environment());
+  ASSIGN_OR_RETURN(const Device device, select_device(absl::GetFlag(FLAGS_device), launch.local_rank));
+  std::optional<double> baseline;
+  if (const std::string path = absl::GetFlag(FLAGS_baseline); !path.empty()) {
+    ASSIGN_OR_RETURN(baseline, baseline_throughput(path));
+  }
+  ASSIGN_OR_RETURN(const collectives::CommunicatorOptions comm_options,
+                   collectives::CommunicatorOptions::from_flags_and_env());
+  ASSIGN_OR_RETURN(const std::unique_ptr<Communicator> world, collectives::connect_world(launch, device, comm_options));
+  const bool leader = world->rank() == 0;
+  const char* unit = device.is_cuda() ? "GPU" : "CPU";
+  const auto log = [&](const std::string& line) {
+    if (!leader) return;
+    std::printf("%s\n", line.c_str());
+    std::fflush(stdout);
+  };
+  ASSIGN_OR_RETURN(const std::unique_ptr<Bench> bench, Bench::create(o, *world, device));
+
+  log(absl::StrCat("Model: ", o.model));
+  log(absl::StrCat("Batch size: ", o.batch_size));
+  log(absl::StrFormat("Number of %ss: %d", unit, world->world_size()));
+  log(absl::StrCat("Distributed optimizer: ", dist_optimizer_name(o.dist_optimizer),
+                   ", virtual topology: ", topology_kind_name(o.topology), o.dynamic_topology ? " (dynamic)" : "",
+                   ", style: ", style_name(o.style)));
+  log("Running warmup...");
+  int64_t batch = 0;
+  const auto run_batches = [&](int count) {
+    return capture([&] {
+      Tensor loss;
+      for (int i = 0; i < count; ++i) loss = bench->step(batch++);
+      to(loss, Device::cpu());  // waits for the device
+    });
+  };
+  RETURN_IF_ERROR(run_batches(o.num_warmup_batches));
+  log("Running benchmark...");
+  std::vector<double> img_secs;
+  for (int k = 0; k < o.num_iters; ++k) {
+    const absl::Time start = absl::Now();
+    RETURN_IF_ERROR(run_batches(o.num_batches_per_iter));
+    img_secs.push_back(o.batch_size * o.num_batches_per_iter / absl::ToDoubleSeconds(absl::Now() - start));
+    log(absl::StrFormat("Iter #%d: %.1f img/sec per %s", k, img_secs.back(), unit));
+  }
+
+  ASSIGN_OR_RETURN(const std::vector<std::vector<double>> per_rank, gather_iterations(*world, device, img_secs));
+  std::vector<double> totals(o.num_iters, 0.0);
+  Json per_rank_json = Json::array();
+  for (int r = 0; r < world->world_size(); ++r) {
+    const Spread s = spread(per_rank[r]);
+    log(absl::StrFormat("[%d] Img/sec per %s: %.1f +-%.1f", r, unit, s.mean, s.conf));
+    for (int k = 0; k < o.num_iters; ++k) totals[k] += per_rank[r][k];
+    Json j = spread_json(s);
+    j["rank"] = r;
+    per_rank_json.push_back(std::move(j));
+  }
+  const Spread total = spread(totals);
+  log(absl::StrFormat("Total img/sec on %d %s(s): %.1f +-%.1f", world->world_size(), unit, total.mean, total.conf));
+  Json scaling;
+  if (baseline.has_value()) {
+    const double efficiency = total.mean / (world->world_size() * *baseline);
+    log(absl::StrFormat("Scaling efficiency against %s: %.1f%% (%d x %.1f img/sec)", absl::GetFlag(FLAGS_baseline),
+                        100 * efficiency, world->world_size(), *baseline));
+    scaling = Json::object();
+    scaling["baseline_report"] = absl::GetFlag(FLAGS_baseline);
+    scaling["baseline_img_per_s"] = *baseline;
+    scaling["efficiency"] = efficiency;
+  }
+
+  const std::string path = absl::GetFlag(FLAGS_json);
+  if (!leader || path.empty()) return absl::OkStatus();
+  Json report = Json::object();
+  report["format"] = "trainstack.neighbor_bench.v1";
+  Json env = describe_environment(device).to_json();
+  env["backend"] = world->backend_name();
+  report["environment"] = std::move(env);
+  Json config = options_json(o);
+  config["world_size"] = world->world_size();
+  config["device"] = device.to_string();
+  report["config"] = std::move(config);
+  Json iterations = Json::object();
+  Json rows = Json::array();
+  for (const std::vector<double>& r : per_rank) rows.push_back(numbers_json(r));
+  iterations["per_rank"] = std::move(rows);
+  iterations["total"] = numbers_json(totals);
+  report["iterations"] = std::move(iterations);
+  report["per_rank"] = std::move(per_rank_json);
+  report["total"] = spread_json(total);
+  report["scaling"] = std::move(scaling);
+  RETURN_IF_ERROR(write_file_atomically(path, report.dump(2) + "\n"));
+  log(absl::StrCat("report: ", path));
+  return absl::OkStatus();
+}
+
+}  // namespace
+}  // namespace ts::tasks::neighbor_bench
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "Bluefog's throughput benchmark: img/sec of synthetic ImageNet training under a "
+      "distributed optimizer. Run it under tools/launch.");
+  absl::ParseCommandLine(argc, argv);
+  const absl::Status status = ts::capture(ts::tasks::neighbor_bench::run);
+  // mpirun counts a rank that exits without MPI_Finalize as a crash.
+  ts::collectives::mpi::finalize();
+  if (status.ok()) return 0;
+  std::fprintf(stderr, "neighbor_bench: %s\n", std::string(status.message()).c_str());
+  return 1;
+}
