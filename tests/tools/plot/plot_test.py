@@ -1,0 +1,252 @@
+"""tools/plot: every subcommand on the fixture reports writes the PNGs it
+names, non-empty and of exactly the size asked for; bad input (a missing
+file, not JSON, a report of the wrong kind or format, a missing field, an
+unknown model, metric or subcommand) is one line on stderr and exit status 1.
+Also the numbers behind the figures: the epoch fallback of the loss curve,
+DDP and neighbor_bench scaling, percentiles.
+
+The fixtures are small hand-made reports: task_epochs.json is a real logreg
+report trimmed (written before "curves" and "throughput.step_seconds"
+existed), comm_bench_mpi.json a real 2-rank sweep thinned to every fifth size;
+the others follow the ddp_bench and neighbor_bench schemas."""
+import glob
+import importlib.machinery
+import importlib.util
+import json
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+RUNFILES = os.path.join(os.environ.get("TEST_SRCDIR", ""), "trainstack")
+TOOL = os.path.join(RUNFILES, "tools", "plot")
+NEIGHBOR_BENCH = sorted(glob.glob(os.path.join(HERE, "neighbor_bench", "*.json")))
+
+
+def fixture(name):
+    return os.path.join(HERE, name)
+
+
+def load_tool():
+    loader = importlib.machinery.SourceFileLoader("plot", TOOL)
+    spec = importlib.util.spec_from_loader("plot", loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+plot = load_tool()
+
+
+def setUpModule():
+    python = os.path.join(plot.VENV, "bin", "python3")
+    if not os.access(python, os.X_OK):
+        raise AssertionError(f"no matplotlib venv at {plot.VENV}: run tools/setup")
+
+
+def png_size(path):
+    """(width, height) from the IHDR chunk, which a PNG must start with."""
+    with open(path, "rb") as f:
+        head = f.read(24)
+    if head[:8] != b"\x89PNG\r\n\x1a\n" or head[12:16] != b"IHDR":
+        raise AssertionError(f"{path} is not a PNG")
+    return struct.unpack(">II", head[16:24])
+
+
+class ToolCase(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.out = os.path.join(self.tmp.name, "plots")
+        # matplotlib's font cache, somewhere writable inside the sandbox.
+        self.env = dict(os.environ, MPLCONFIGDIR=os.path.join(self.tmp.name, "mplconfig"))
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def run_tool(self, *args):
+        return subprocess.run([sys.executable, TOOL, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True, env=self.env)
+
+    def assert_renders(self, args, names, size=(1200, 800)):
+        """Runs the tool, which must write exactly names.png under the out folder, say so, and
+        make each PNG non-empty and size pixels."""
+        result = self.run_tool(*args, "--out", self.out)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual(result.stderr, "")
+        paths = [os.path.join(self.out, f"{n}.png") for n in names]
+        self.assertEqual(result.stdout.splitlines(), [f"plot: wrote {p}" for p in paths])
+        self.assertEqual(sorted(os.listdir(self.out)), sorted(f"{n}.png" for n in names))
+        for p in paths:
+            self.assertGreater(os.path.getsize(p), 1000, p)
+            self.assertEqual(png_size(p), size, p)
+
+    def assert_fails(self, args, message):
+        """One line on stderr, "plot: ..." holding message, exit status 1, and no file written."""
+        result = self.run_tool(*args, "--out", self.out)
+        self.assertEqual(result.returncode, 1, result.stderr)
+        self.assertEqual(result.stdout, "")
+        lines = result.stderr.splitlines()
+        self.assertEqual(len(lines), 1, result.stderr)
+        self.assertTrue(lines[0].startswith("plot: "), lines[0])
+        self.assertIn(message, lines[0])
+        self.assertFalse(os.path.exists(self.out) and os.listdir(self.out))
+
+    def write(self, name, content):
+        path = os.path.join(self.tmp.name, name)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(content if isinstance(content, str) else json.dumps(content))
+        return path
+
+
+class RenderTest(ToolCase):
+    def test_curves_against_steps(self):
+        self.assert_renders(["curves", fixture("task_epochs.json"), fixture("task_steps.json")],
+                            ["train_loss_vs_steps", "eval_accuracy_vs_steps", "eval_loss_vs_steps"])
+
+    def test_curves_against_time_of_one_metric_with_labels(self):
+        self.assert_renders(["curves", fixture("task_steps.json"), fixture("task_epochs.json"), "--x", "time",
+                             "--metric", "accuracy", "--labels", "resnet20,logreg", "--size", "1234x567"],
+                            ["train_loss_vs_time", "eval_accuracy_vs_time"], size=(1234, 567))
+
+    def test_bandwidth(self):
+        self.assert_renders(["bandwidth", fixture("comm_bench_mpi.json")], ["allreduce_bandwidth"])
+        self.assert_renders(["bandwidth", fixture("comm_bench_mpi.json"), fixture("comm_bench_nccl.json"), "--size",
+                             "1000x600"], ["allreduce_bandwidth"], size=(1000, 600))
+
+    def test_ddp_scaling(self):
+        self.assert_renders(["scaling", fixture("ddp_bench.json")],
+                            ["ddp_scaling_resnet50", "ddp_scaling_resnext50_32x4d"])
+
+    def test_ddp_scaling_of_one_model(self):
+        self.assert_renders(["scaling", fixture("ddp_bench.json"), "--model", "resnet50"], ["ddp_scaling_resnet50"])
+
+    def test_ddp_scaling_of_two_runs_and_neighbor_bench_at_once(self):
+        # NEIGHBOR_BENCH is sorted: the four allreduce reports, then the four neighbor_allreduce ones.
+        labels = ["bucket 25 MB", "bucket 1 MB"] + ["allreduce"] * 4 + ["neighbor_allreduce"] * 4
+        self.assert_renders(["scaling", fixture("ddp_bench.json"), fixture("ddp_bench.json"), *NEIGHBOR_BENCH,
+                             "--labels", ",".join(labels)],
+                            ["ddp_scaling_resnet50", "ddp_scaling_resnext50_32x4d", "neighbor_bench_scaling"])
+
+    def test_neighbor_scaling(self):
+        self.assert_renders(["scaling", *NEIGHBOR_BENCH, "--size", "800x500"], ["neighbor_bench_scaling"],
+                            size=(800, 500))
+
+    def test_step_times(self):
+        self.assert_renders(["step_times", fixture("task_steps.json"), fixture("ddp_bench.json")],
+                            ["step_times", "ddp_step_times_resnet50", "ddp_step_times_resnext50_32x4d"])
+
+
+class BadInputTest(ToolCase):
+    def test_missing_file(self):
+        missing = os.path.join(self.tmp.name, "missing.json")
+        self.assert_fails(["curves", missing], f"plot: {missing}: cannot read: No such file or directory")
+
+    def test_not_json(self):
+        path = self.write("broken.json", '{"format": ')
+        self.assert_fails(["curves", path], f"plot: {path}: not JSON: ")
+
+    def test_unknown_format(self):
+        path = self.write("other.json", {"format": "trainstack.microbench.1"})
+        self.assert_fails(["step_times", path], f'plot: {path}: "format" is "trainstack.microbench.1", not one of')
+
+    def test_report_of_the_wrong_kind(self):
+        cases = [
+            ("curves", "comm_bench_mpi.json", "a comm_bench report; curves plots task reports"),
+            ("bandwidth", "task_steps.json", "a task report; bandwidth plots comm_bench reports"),
+            ("scaling", "task_steps.json", "a task report; scaling plots ddp_bench and neighbor_bench reports"),
+            ("step_times", "comm_bench_nccl.json", "a comm_bench report; step_times plots task and ddp_bench"),
+        ]
+        for command, name, message in cases:
+            with self.subTest(command=command):
+                self.assert_fails([command, fixture(name)], f"plot: {fixture(name)}: {message}")
+
+    def test_old_report_has_no_step_times(self):
+        self.assert_fails(["step_times", fixture("task_epochs.json")], 'no "throughput.step_seconds"')
+
+    def test_ddp_bench_without_its_baseline_row(self):
+        with open(fixture("ddp_bench.json"), encoding="utf-8") as f:
+            report = json.load(f)
+        for benchmark in report["benchmarks"]:
+            benchmark["rows"] = [r for r in benchmark["rows"] if r["ddp"]]
+        path = self.write("ddp_bench.json", report)
+        self.assert_fails(["scaling", path], 'resnet50 has no "ddp": false row')
+
+    def test_unknown_model(self):
+        self.assert_fails(["scaling", fixture("ddp_bench.json"), "--model", "vgg16"],
+                          "no model 'vgg16' (it has resnet50, resnext50_32x4d)")
+
+    def test_unknown_metric(self):
+        self.assert_fails(["curves", fixture("task_steps.json"), "--metric", "bleu"],
+                          "no eval metric 'bleu' (it has accuracy, loss)")
+
+    def test_same_world_size_twice_in_a_line(self):
+        self.assert_fails(["scaling", NEIGHBOR_BENCH[0], NEIGHBOR_BENCH[0]], "world size 1 again")
+
+    def test_unknown_subcommand(self):
+        self.assert_fails(["histogram", fixture("task_steps.json")], "invalid choice: 'histogram'")
+
+    def test_labels_of_the_wrong_count(self):
+        self.assert_fails(["curves", fixture("task_steps.json"), "--labels", "a,b"],
+                          "--labels names 2 lines for 1 reports")
+
+    def test_bad_size(self):
+        self.assert_fails(["curves", fixture("task_steps.json"), "--size", "1200"], "is not WIDTHxHEIGHT")
+
+
+class SeriesTest(unittest.TestCase):
+    def test_loss_falls_back_to_epoch_means_at_cumulative_steps(self):
+        report = plot.load(fixture("task_epochs.json"))
+        x, loss, per_step = plot.loss_curve(report, "steps")
+        self.assertFalse(per_step)
+        self.assertEqual(x, [600, 1200, 1800])
+        self.assertEqual(loss, [e["train_loss"] for e in report.data["epochs"]])
+        x, _, _ = plot.loss_curve(report, "time")
+        self.assertEqual(x, [e["wall_seconds"] for e in report.data["epochs"]])
+
+    def test_loss_per_step_when_the_report_has_curves(self):
+        report = plot.load(fixture("task_steps.json"))
+        x, loss, per_step = plot.loss_curve(report, "steps")
+        self.assertTrue(per_step)
+        self.assertEqual(x, list(range(1, 121)))
+        self.assertEqual(loss, report.data["curves"]["train_loss"]["value"])
+
+    def test_ddp_scaling_against_the_no_ddp_row(self):
+        report = plot.load(fixture("ddp_bench.json"))
+        benchmark = report.data["benchmarks"][0]
+        rows = {r["label"]: r["examples_per_s"]["p50"] for r in benchmark["rows"]}
+        line = plot.ddp_scaling(report, benchmark, "resnet50", "DDP", "linear scaling")
+        self.assertEqual(line.world, [1, 2, 4, 8, 16])
+        self.assertAlmostEqual(line.total[1], 2 * rows["1M/2G"])
+        self.assertAlmostEqual(line.linear[4], 16 * rows["no ddp"])
+        self.assertAlmostEqual(line.efficiency[3], rows["1M/8G"] / rows["no ddp"])
+
+    def test_neighbor_lines_scale_from_one_rank(self):
+        reports = [plot.load(p) for p in NEIGHBOR_BENCH]
+        lines = {line.name: line for line in plot.neighbor_scaling_figure(reports).lines}
+        self.assertEqual(sorted(lines), ["allreduce", "neighbor_allreduce"])
+        neighbor = lines["neighbor_allreduce"]
+        self.assertEqual(neighbor.world, [1, 2, 4, 8])
+        # neighbor_allreduce reports carry no scaling section: the 1-rank run is the baseline.
+        self.assertEqual(neighbor.linear, [w * neighbor.total[0] for w in neighbor.world])
+        self.assertEqual(neighbor.efficiency[0], 1.0)
+        # allreduce's name the baseline they were measured against.
+        self.assertEqual(lines["allreduce"].linear, [301.2 * w for w in lines["allreduce"].world])
+
+    def test_percentile_interpolates_as_step_times_cc(self):
+        self.assertEqual(plot.percentile([4, 1, 3, 2], 50), 2.5)
+        self.assertAlmostEqual(plot.percentile(list(range(1, 21)), 95), 19.05)
+
+    def test_smoothing(self):
+        self.assertEqual(plot.smoothed([3.0, 1.0], 0), [3.0, 1.0])
+        # Debiased: a constant stays constant from the first value on.
+        self.assertEqual([round(v, 12) for v in plot.smoothed([2.0] * 5, 0.9)], [2.0] * 5)
+        # By default the average spans a fiftieth of the longest curve; short curves stay raw.
+        self.assertAlmostEqual(plot.auto_smoothing(5000), 0.99)
+        self.assertEqual(plot.auto_smoothing(40), 0.0)
+
+
+if __name__ == "__main__":
+    unittest.main()
