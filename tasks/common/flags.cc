@@ -47,6 +47,10 @@ ABSL_FLAG(std::optional<std::string>, checkpoint_dir, std::nullopt, "Folder for 
 ABSL_FLAG(std::optional<double>, checkpoint_interval_minutes, std::nullopt,
           "Minutes between checkpoints (also taken at epoch ends); 0: epoch ends only.");
 ABSL_FLAG(bool, resume, false, "Continue from the checkpoint in checkpoint_dir.");
+ABSL_FLAG(std::optional<std::string>, baseline_report, std::nullopt,
+          "report.json of a one-rank run of the same task: the report gets its scaling efficiency.");
+ABSL_FLAG(std::optional<double>, price_per_hour, std::nullopt,
+          "Price of one node per hour (any currency): the report gets MLBench's price figures; 0: none.");
 
 namespace ts::tasks {
 namespace {
@@ -90,6 +94,8 @@ absl::Status apply_typed_flags(TaskConfig& c) {
            apply(c, "checkpoint_dir", FLAGS_checkpoint_dir),
            apply(c, "checkpoint_interval_minutes", FLAGS_checkpoint_interval_minutes),
            apply(c, "resume", FLAGS_resume),
+           apply(c, "baseline_report", FLAGS_baseline_report),
+           apply(c, "price_per_hour", FLAGS_price_per_hour),
        }) {
     if (!s.ok()) return s;
   }
@@ -142,6 +148,7 @@ absl::StatusOr<TaskConfig> config_from_flags(absl::string_view default_config, a
   config->set_output_dir(user_path(config->output_dir()));
   config->set_checkpoint_dir(user_path(config->checkpoint_dir()));
   config->set_data_path(user_path(config->data_path()));
+  config->set_baseline_report(user_path(config->baseline_report()));
   if (absl::Status s = validate_config(*config); !s.ok()) return s;
   return config;
 }

@@ -6,8 +6,8 @@
 
 namespace ts::tasks {
 
-void LossLog::add(int64_t global_step, int64_t samples, Tensor loss) {
-  steps_.push_back({global_step, samples, 0});
+void LossLog::add(int64_t global_step, int64_t samples, double run_seconds, Tensor loss) {
+  steps_.push_back({global_step, samples, run_seconds, 0});
   losses_.push_back(std::move(loss));
 }
 

@@ -15,12 +15,14 @@ namespace ts::tasks {
 struct StepLoss {
   int64_t global_step = 0;  // 1-based: the step's number once it is done
   int64_t samples = 0;
+  // Run time at the step's end: on a GPU, when the host had queued its work.
+  double run_seconds = 0;
   double value = 0;
 };
 
 class LossLog {
  public:
-  void add(int64_t global_step, int64_t samples, Tensor loss);
+  void add(int64_t global_step, int64_t samples, double run_seconds, Tensor loss);
   bool empty() const { return losses_.empty(); }
   size_t size() const { return losses_.size(); }
   // Every pending loss in step order, moved to the host in one copy; the log

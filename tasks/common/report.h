@@ -1,7 +1,8 @@
 // The JSON report of a task run: config, environment, world, per-epoch
 // records, throughput with step-time percentiles, time to target, the time
-// breakdown by bucket, and free-form sections a task adds (comm_bench's
-// per-size table). tools/report diffs two of them.
+// breakdown by bucket and per step, scaling efficiency against a baseline
+// run, MLBench's price figures, per-step curves, and free-form sections a
+// task adds (comm_bench's per-size table). tools/report diffs two of them.
 #pragma once
 
 #include <string>

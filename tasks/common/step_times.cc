@@ -8,12 +8,27 @@
 #include <vector>
 
 namespace ts::tasks {
+namespace {
+
+Json number_or_null(double v) { return std::isnan(v) ? Json() : Json(v); }
+
+}  // namespace
 
 void StepTimes::record(double seconds, int64_t samples) {
   stats_->set_total_seconds(stats_->total_seconds() + seconds);
-  if (seen_++ < warmup_steps_) return;
+  if (seen_++ < warmup_steps_) {
+    warmup_since_communication_ = true;
+    return;
+  }
   stats_->add_counted_seconds(seconds);
   stats_->set_counted_samples(stats_->counted_samples() + samples);
+}
+
+void StepTimes::record_communication(double seconds) {
+  if (!warmup_since_communication_) {
+    stats_->set_counted_communication_seconds(stats_->counted_communication_seconds() + seconds);
+  }
+  warmup_since_communication_ = false;
 }
 
 double StepTimes::counted_seconds() const {
@@ -36,15 +51,32 @@ double StepTimes::samples_per_second() const {
   return static_cast<double>(samples()) / t;
 }
 
+double StepTimes::per_counted_step(double total) const {
+  if (steps() == 0) return std::numeric_limits<double>::quiet_NaN();
+  return total / static_cast<double>(steps());
+}
+
 Json StepTimes::to_json() const {
-  const auto number_or_null = [](double v) { return std::isnan(v) ? Json() : Json(v); };
   Json j = Json::object();
   j["steps"] = steps();
   j["warmup_steps"] = warmup_steps_;
   j["samples"] = samples();
   j["samples_per_s"] = number_or_null(samples_per_second());
-  j["mean_s"] = steps() == 0 ? Json() : Json(counted_seconds() / static_cast<double>(steps()));
+  j["mean_s"] = number_or_null(per_counted_step(counted_seconds()));
   for (const int p : {50, 75, 90, 95}) j["p" + std::to_string(p) + "_s"] = number_or_null(percentile(p));
+  Json seconds = Json::array();
+  for (const double s : stats_->counted_seconds()) seconds.push_back(s);
+  j["step_seconds"] = std::move(seconds);
+  return j;
+}
+
+Json StepTimes::per_step_json() const {
+  const double step = per_counted_step(counted_seconds());
+  const double communication = per_counted_step(stats_->counted_communication_seconds());
+  Json j = Json::object();
+  j["step_s"] = number_or_null(step);
+  j["communication_s"] = number_or_null(communication);
+  j["compute_s"] = number_or_null(step - communication);
   return j;
 }
 

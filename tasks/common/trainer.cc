@@ -20,12 +20,14 @@
 #include "optim/lr_control.h"
 #include "tasks/common/checkpoint_schedule.h"
 #include "tasks/common/config.h"
+#include "tasks/common/curve.h"
 #include "tasks/common/environment.h"
 #include "tasks/common/event_writer.h"
 #include "tasks/common/loss_log.h"
 #include "tasks/common/optimizer_factory.h"
 #include "tasks/common/progress.h"
 #include "tasks/common/run_state_file.h"
+#include "tasks/common/scaling.h"
 #include "tasks/common/step_clock.h"
 #include "tasks/common/step_times.h"
 #include "tasks/common/time_to_target.h"
@@ -103,6 +105,16 @@ optim::LrControlOptions lr_options(const TaskConfig& c, int world_size, optim::L
   return o;
 }
 
+// The machines a run spans: its ranks that are the first on their machine.
+absl::StatusOr<int> count_nodes(collectives::Communicator& comm, Device device) {
+  ASSIGN_OR_RETURN(const Tensor firsts, capture([&] {
+                     return full({1}, comm.local_rank() == 0 ? 1.0 : 0.0, {DType::kF64, device});
+                   }));
+  RETURN_IF_ERROR(comm.allreduce(firsts, collectives::ReduceOp::kSum).wait());
+  ASSIGN_OR_RETURN(const double nodes, capture([&] { return item<double>(firsts); }));
+  return static_cast<int>(std::lround(nodes));
+}
+
 std::vector<Tensor> fields_on(const data::Batch& batch, Device device) {
   std::vector<Tensor> fields;
   fields.reserve(batch.fields.size());
@@ -131,7 +143,12 @@ struct Trainer::Parts {
   // Views over parts of the run state, made once it is restored.
   std::optional<StepTimes> step_times;
   std::optional<TimeToTarget> target;
+  std::optional<Curve> loss_curve;
   absl::Duration reported_comm_wait;
+  // For the report's scaling and price sections: the baseline run (read by
+  // rank 0, which writes the report) and the machines this run spans.
+  std::optional<Baseline> baseline;
+  int nodes = 1;
 };
 
 Trainer::Trainer(TaskConfig config, Device device, Recipe& recipe, TrainerOptions options)
@@ -153,9 +170,18 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::create(TaskConfig config, Devi
     return absl::InvalidArgumentError(
         absl::StrCat("trainer: rank ", options.rank, " is not in a world of size ", options.world_size));
   }
+  if (!std::isfinite(config.price_per_hour()) || config.price_per_hour() < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("invalid config: price_per_hour = ", config.price_per_hour(),
+                                                   " (must be >= 0; 0 means no price figures)"));
+  }
   std::unique_ptr<Trainer> t(new Trainer(std::move(config), device, recipe, std::move(options)));
   Parts& p = *t->parts_;
   const TaskConfig& c = t->config_;
+  // Before training, so that a bad baseline does not end a long run at its
+  // report.
+  if (t->leader() && !c.baseline_report().empty()) {
+    ASSIGN_OR_RETURN(p.baseline, load_baseline(c.baseline_report(), c.name()));
+  }
   set_allow_tf32(c.dtype() == TaskConfig::TF32);
   RETURN_IF_ERROR(capture([&] {
     p.model = recipe.model();
@@ -166,6 +192,9 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::create(TaskConfig config, Devi
     p.lr.emplace(lr_options(c, t->options_.world_size, recipe.lr_scaling()));
   }));
   if (t->options_.comm != nullptr) {
+    if (c.price_per_hour() > 0) {
+      ASSIGN_OR_RETURN(p.nodes, count_nodes(*t->options_.comm, device));
+    }
     ASSIGN_OR_RETURN(p.ddp, collectives::ddp::DistributedDataParallel::create(p.model, t->options_.comm));
     t->report_.extra("ddp")["backend"] = Json(std::string(t->options_.comm->backend_name()));
   }
@@ -236,12 +265,15 @@ absl::Status Trainer::absorb() {
     }
     state_.set_epoch_loss_sum(state_.epoch_loss_sum() + s.value * static_cast<double>(s.samples));
     state_.set_epoch_samples(state_.epoch_samples() + s.samples);
+    p.loss_curve->add(s.global_step, s.run_seconds, s.value);
     last_loss_ = s.value;
     if (p.events != nullptr) RETURN_IF_ERROR(p.events->add_scalar("train/loss", s.value, s.global_step));
   }
   if (p.ddp != nullptr) {
     ASSIGN_OR_RETURN(const absl::Duration wait, p.ddp->communication_wait_time());
-    (*state_.mutable_time_buckets())["communication"] += absl::ToDoubleSeconds(wait - p.reported_comm_wait);
+    const double seconds = absl::ToDoubleSeconds(wait - p.reported_comm_wait);
+    (*state_.mutable_time_buckets())["communication"] += seconds;
+    p.step_times->record_communication(seconds);
     p.reported_comm_wait = wait;
   }
   return absl::OkStatus();
@@ -419,12 +451,7 @@ absl::Status Trainer::restore() {
   return absl::OkStatus();
 }
 
-absl::Status Trainer::write_report() {
-  if (!leader()) return absl::OkStatus();
-  Parts& p = *parts_;
-  report_.set_epochs(state_.epochs());
-  report_.set("throughput", p.step_times->to_json());
-  report_.set("time_to_target", p.target->to_json());
+Json Trainer::time_breakdown() const {
   Json breakdown = Json::object();
   breakdown["step_seconds_total"] = state_.steps().total_seconds();
   Json buckets = Json::object();
@@ -437,11 +464,37 @@ absl::Status Trainer::write_report() {
   breakdown["buckets"] = std::move(buckets);
   // Step time no bucket claims: compute, data loading, host overhead.
   breakdown["other_seconds"] = state_.steps().total_seconds() - fed;
-  report_.set("time_breakdown", std::move(breakdown));
+  breakdown["per_step"] = parts_->step_times->per_step_json();
+  return breakdown;
+}
+
+Json Trainer::price_figures(double elapsed_seconds) const {
+  RunCost cost;
+  cost.price_per_hour = config_.price_per_hour();
+  cost.nodes = parts_->nodes;
+  cost.elapsed_seconds = elapsed_seconds;
+  if (state_.target().reached()) cost.seconds_to_target = state_.target().seconds();
+  return price_json(cost, parts_->baseline);
+}
+
+absl::Status Trainer::write_report() {
+  if (!leader()) return absl::OkStatus();
+  Parts& p = *parts_;
+  const double elapsed_seconds = elapsed();
+  report_.set_epochs(state_.epochs());
+  report_.set("throughput", p.step_times->to_json());
+  report_.set("time_to_target", p.target->to_json());
+  report_.set("time_breakdown", time_breakdown());
+  report_.set("scaling",
+              p.baseline ? scaling_json(*p.baseline, options_.world_size, p.step_times->samples_per_second()) : Json());
+  report_.set("price", config_.price_per_hour() > 0 ? price_figures(elapsed_seconds) : Json());
+  Json curves = Json::object();
+  curves["train_loss"] = p.loss_curve->to_json();
+  report_.set("curves", std::move(curves));
   Json run = Json::object();
   run["epochs_completed"] = state_.epochs_size();
   run["global_step"] = state_.global_step();
-  run["elapsed_seconds"] = elapsed();
+  run["elapsed_seconds"] = elapsed_seconds;
   run["resumed"] = resumed_;
   report_.set("run", std::move(run));
   RETURN_IF_ERROR(make_dirs(config_.output_dir()));
@@ -465,6 +518,7 @@ absl::StatusOr<RunSummary> Trainer::run() {
   if (config_.resume()) RETURN_IF_ERROR(restore());
   p.step_times.emplace(state_.mutable_steps(), config_.warmup_steps());
   p.target.emplace(config_.target_metric(), config_.target_value(), state_.mutable_target());
+  p.loss_curve.emplace(state_.mutable_train_loss());
   CheckpointSchedule schedule(config_.checkpoint_interval_minutes(), now());
   const int64_t max_steps = config_.max_steps();
   const auto out_of_steps = [&] { return max_steps > 0 && state_.global_step() >= max_steps; };
@@ -498,7 +552,13 @@ absl::StatusOr<RunSummary> Trainer::run() {
       state_.set_global_step(state_.global_step() + 1);
       ++session_steps_;
       session_samples_ += samples;
-      p.losses.add(state_.global_step(), samples, std::move(loss));
+      p.losses.add(state_.global_step(), samples, elapsed(), std::move(loss));
+      if (p.ddp != nullptr && session_steps_ == config_.warmup_steps()) {
+        // DDP's communication time is read as the warm-up ends, so that no
+        // reading mixes warm-up and counted steps.
+        p.step_clock.pause();
+        RETURN_IF_ERROR(absorb());
+      }
       // A bound on what waits on the device (and on how late a NaN is seen).
       if (p.losses.size() >= 256) RETURN_IF_ERROR(absorb());
       if (leader()) RETURN_IF_ERROR(show_progress(steps));

@@ -7,7 +7,9 @@
 //     scaled by the recipe's rule, warm-up, schedule), gradient accumulation;
 //   - the loaders (shuffled and sharded across ranks), evaluation every
 //     eval_every_epochs epochs and time to the target metric;
-//   - the progress line, TensorBoard events and the JSON report (rank 0);
+//   - the progress line, TensorBoard events and the JSON report (rank 0),
+//     with scaling efficiency against a baseline report and MLBench's price
+//     figures when the config asks for them;
 //   - checkpoints (timed, at epoch ends, at max_steps) and bit-exact resume.
 // Losses stay on the device until the progress line, an epoch's record or a
 // checkpoint reads them; on CUDA step times come from events. The run's
@@ -99,6 +101,8 @@ class Trainer {
   absl::Status finish_epoch(bool evaluate);
   absl::Status save_checkpoint();
   absl::Status restore();
+  Json time_breakdown() const;
+  Json price_figures(double elapsed_seconds) const;  // MLBench's
   absl::Status write_report();
 
   TaskConfig config_;

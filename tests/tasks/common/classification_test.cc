@@ -2,7 +2,9 @@
 // trains through DistributedDataParallel over a communicator of one rank (MPI
 // on the CPU, started as a singleton; NCCL on a GPU) and ends with exactly
 // the parameters of the plain run, so the DDP overhead a report measures is
-// DDP's alone. The report names the backend that carried the gradients.
+// DDP's alone. The report names the backend that carried the gradients,
+// splits the mean step into communication and compute, and counts the one
+// node the communicator spans.
 #include <stdlib.h>
 
 #include <filesystem>
@@ -12,6 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/files.h"
+#include "base/json.h"
 #include "base/status_macros.h"
 #include "collectives/mpi/mpi_runtime.h"
 #include "collectives/world.h"
@@ -53,6 +56,8 @@ absl::StatusOr<TrainedRun> train(const std::string& device_name, bool force_ddp)
   config.mutable_sgd()->set_lr(0.05);
   config.mutable_sgd()->set_momentum(0.9);
   config.set_device(device_name);
+  config.set_warmup_steps(1);
+  config.set_price_per_hour(1);  // the node count comes from the communicator
   config.set_output_dir(join_path(::testing::TempDir(), absl::StrCat(device_name, force_ddp ? "_ddp" : "_plain")));
   const Device device = device_name == "cuda" ? Device::cuda() : Device::cpu();
   std::unique_ptr<collectives::Communicator> comm;
@@ -95,6 +100,27 @@ TEST_P(ForceDdp, OneRankTrainsExactlyAsThePlainModel) {
   }
   EXPECT_NE(ddp.report.find(absl::StrCat("\"backend\": \"", backend, "\"")), std::string::npos) << ddp.report;
   EXPECT_EQ(plain.report.find("\"backend\""), std::string::npos) << plain.report;
+}
+
+TEST_P(ForceDdp, ReportSplitsTheStepAndCountsTheNode) {
+  const std::string& device = GetParam().device;
+  if (device == "cuda") TS_SKIP_WITHOUT_CUDA();
+  ASSERT_OK_AND_ASSIGN(TrainedRun ddp, train(device, true));
+  ASSERT_OK_AND_ASSIGN(Json report, parse_json(ddp.report));
+  const Json& breakdown = *report.find("time_breakdown");
+  const Json& per_step = *breakdown.find("per_step");
+  const double step = per_step.find("step_s")->as_double();
+  const double communication = per_step.find("communication_s")->as_double();
+  EXPECT_EQ(step, report.find("throughput")->find("mean_s")->as_double());
+  // The host clock times each wait on the CPU; CUDA events may round a
+  // one-rank wait down to 0 microseconds.
+  if (device == "cpu") EXPECT_GT(communication, 0);
+  EXPECT_GE(communication, 0);
+  EXPECT_DOUBLE_EQ(per_step.find("compute_s")->as_double(), step - communication);
+  // The 3 steps after the warm-up step waited for part of the run's
+  // communication.
+  EXPECT_LE(3 * communication, breakdown.find("buckets")->find("communication")->as_double());
+  EXPECT_EQ(report.find("price")->find("nodes")->as_int(), 1);
 }
 
 // MPI on the CPU; NCCL on a GPU, the path multi-GPU training takes.

@@ -20,6 +20,8 @@ ABSL_DECLARE_FLAG(std::optional<double>, momentum);
 ABSL_DECLARE_FLAG(std::optional<std::string>, dataset);
 ABSL_DECLARE_FLAG(std::optional<std::string>, dtype);
 ABSL_DECLARE_FLAG(bool, resume);
+ABSL_DECLARE_FLAG(std::optional<std::string>, baseline_report);
+ABSL_DECLARE_FLAG(std::optional<double>, price_per_hour);
 
 namespace ts::tasks {
 namespace {
@@ -46,6 +48,8 @@ class FlagsTest : public ::testing::Test {
     absl::SetFlag(&FLAGS_dataset, std::nullopt);
     absl::SetFlag(&FLAGS_dtype, std::nullopt);
     absl::SetFlag(&FLAGS_resume, false);
+    absl::SetFlag(&FLAGS_baseline_report, std::nullopt);
+    absl::SetFlag(&FLAGS_price_per_hour, std::nullopt);
   }
 };
 
@@ -101,6 +105,16 @@ TEST_F(FlagsTest, OptimizerAndDatasetFlagsSetTheirMessagesFields) {
   EXPECT_EQ(c.sgd().lr(), 0.1);  // the rest of the default's sgd stays
   EXPECT_EQ(c.sgd().momentum(), 0.9);
   EXPECT_EQ(c.GetExtension(testing::toy).dataset(), testing::ToyConfig::CIFAR10);
+}
+
+TEST_F(FlagsTest, ReportFlagsSetTheirFields) {
+  parse({"--baseline_report=one_rank/report.json", "--price_per_hour=2.48"});
+  setenv("BUILD_WORKING_DIRECTORY", "/home/me", 1);  // as `bazel run` sets it
+  absl::StatusOr<TaskConfig> c = config_from_flags(kDefaultConfig, "toy");
+  unsetenv("BUILD_WORKING_DIRECTORY");
+  ASSERT_OK(c.status());
+  EXPECT_EQ(c->baseline_report(), "/home/me/one_rank/report.json");  // relative to where the user ran it
+  EXPECT_EQ(c->price_per_hour(), 2.48);
 }
 
 TEST_F(FlagsTest, ErrorsNameTheFlagAndField) {

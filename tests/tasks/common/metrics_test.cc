@@ -1,9 +1,12 @@
 // Step-time percentiles against hand-computed values (NumPy's linear
-// method), warm-up exclusion, throughput, time to target; both record into
+// method), warm-up exclusion, throughput, the per-step split into compute and
+// communication, time to target, the thinning of long curves; all record into
 // the run state's messages, so a resumed run continues them.
 #include <cmath>
+#include <vector>
 
 #include "gtest/gtest.h"
+#include "tasks/common/curve.h"
 #include "tasks/common/step_times.h"
 #include "tasks/common/time_to_target.h"
 
@@ -32,6 +35,8 @@ TEST(StepTimesTest, ExactPercentilesAfterWarmup) {
   EXPECT_DOUBLE_EQ(j.find("p90_s")->as_double(), 9.1);
   EXPECT_DOUBLE_EQ(j.find("mean_s")->as_double(), 5.5);
   EXPECT_EQ(j.find("warmup_steps")->as_int(), 2);
+  ASSERT_EQ(j.find("step_seconds")->as_array().size(), 10u);
+  EXPECT_EQ(j.find("step_seconds")->as_array()[0].as_double(), 7);
   // The message holds what a checkpoint keeps: every step in the total,
   // the counted ones in recording order.
   EXPECT_DOUBLE_EQ(stats.total_seconds(), 255);
@@ -49,6 +54,26 @@ TEST(StepTimesTest, NoCountedStepsGiveNullNotZero) {
   EXPECT_TRUE(t.to_json().find("p50_s")->is_null());
   EXPECT_TRUE(t.to_json().find("mean_s")->is_null());
   EXPECT_EQ(t.to_json().dump(-1).find("nan"), std::string::npos);
+  t.record_communication(0.5);
+  const Json per_step = t.per_step_json();
+  for (const char* key : {"step_s", "communication_s", "compute_s"}) EXPECT_TRUE(per_step.find(key)->is_null()) << key;
+}
+
+TEST(StepTimesTest, PerStepSplitCountsOnlyTheCountedStepsCommunication) {
+  StepStats stats;
+  StepTimes t(&stats, 2);
+  t.record(9, 8);  // warm-up
+  t.record(9, 8);
+  t.record_communication(5);  // the warm-up's: left out
+  for (const double s : {1.0, 2.0}) t.record(s, 8);
+  t.record_communication(0.5);
+  t.record(3, 8);
+  t.record_communication(0.25);
+  const Json j = t.per_step_json();
+  EXPECT_DOUBLE_EQ(j.find("step_s")->as_double(), 2);
+  EXPECT_DOUBLE_EQ(j.find("communication_s")->as_double(), 0.25);
+  EXPECT_DOUBLE_EQ(j.find("compute_s")->as_double(), 1.75);
+  EXPECT_DOUBLE_EQ(stats.counted_communication_seconds(), 0.75);  // what a checkpoint keeps
 }
 
 TEST(StepTimesTest, RestoredRunWarmsUpAgain) {
@@ -100,6 +125,47 @@ TEST(TimeToTargetTest, RestoredStateKeepsTheFirstCrossing) {
   EXPECT_EQ(state.best(), 0.93);
   EXPECT_FALSE(t.observe(0.5, 50, 6));
   EXPECT_EQ(state.best(), 0.93);
+}
+
+std::vector<int64_t> steps_of(const CurvePoints& points) { return {points.steps().begin(), points.steps().end()}; }
+
+TEST(CurveTest, KeepsEveryStepUpToItsBound) {
+  CurvePoints points;
+  Curve curve(&points, 4);
+  for (int step = 1; step <= 4; ++step) curve.add(step, 0.5 * step, 10.0 / step);
+  const Json j = curve.to_json();
+  EXPECT_EQ(j.find("step")->dump(-1), "[1,2,3,4]");
+  EXPECT_EQ(j.find("seconds")->dump(-1), "[0.5,1.0,1.5,2.0]");
+  EXPECT_EQ(j.find("value")->dump(-1), "[10.0,5.0,3.3333333333333335,2.5]");
+}
+
+TEST(CurveTest, ThinsByDoublingTheStrideAndKeepsTheFirstStep) {
+  CurvePoints points;
+  Curve curve(&points, 4);
+  for (int step = 1; step <= 5; ++step) curve.add(step, step, step);
+  EXPECT_EQ(steps_of(points), (std::vector<int64_t>{1, 3, 5}));  // 5 > 4 points: every 2nd step
+  for (int step = 6; step <= 10; ++step) curve.add(step, step, step);
+  EXPECT_EQ(steps_of(points), (std::vector<int64_t>{1, 5, 9}));  // every 4th
+  EXPECT_EQ(points.stride(), 4);
+  EXPECT_EQ(std::vector<double>(points.values().begin(), points.values().end()), (std::vector<double>{1, 5, 9}));
+}
+
+TEST(CurveTest, ARestoredCurveGoesOnAsTheUninterruptedOne) {
+  CurvePoints whole, first_half;
+  Curve uninterrupted(&whole, 4);
+  Curve before(&first_half, 4);
+  for (int step = 1; step <= 6; ++step) {
+    uninterrupted.add(step, step, step);
+    before.add(step, step, step);
+  }
+  CurvePoints restored = first_half;  // as a checkpoint carries it
+  Curve after(&restored, 4);
+  for (int step = 7; step <= 20; ++step) {
+    uninterrupted.add(step, step, step);
+    after.add(step, step, step);
+  }
+  EXPECT_EQ(steps_of(restored), steps_of(whole));
+  EXPECT_EQ(restored.stride(), whole.stride());
 }
 
 }  // namespace

@@ -1,5 +1,14 @@
-"""tools/report diff on two small reports: the A/B rows, percent changes,
-"not reached", only differing config fields, and named errors for bad input."""
+"""tools/report diff on small reports: the A/B rows, percent changes, "not
+reached", only differing config fields; the whole output for two task
+reports, two ddp_bench reports and two neighbor_bench reports against golden
+files; one named error line and exit status 1 for bad input.
+
+The golden files are the tool's output on the fixtures beside them; after a
+deliberate change of the layout, refresh them from tests/tasks/common/testdata:
+  ../../../../tools/report diff task_report_a.json task_report_b.json > task_report_diff.txt
+  ../../../../tools/report diff ddp_bench_baseline.json ddp_bench_test.json > ddp_bench_diff.txt
+  ../../../../tools/report diff neighbor_bench_a.json neighbor_bench_b.json > neighbor_bench_diff.txt
+"""
 import json
 import os
 import subprocess
@@ -7,7 +16,9 @@ import sys
 import tempfile
 import unittest
 
-TOOL = os.path.join(os.environ.get("TEST_SRCDIR", ""), "trainstack", "tools", "report")
+RUNFILES = os.path.join(os.environ.get("TEST_SRCDIR", ""), "trainstack")
+TOOL = os.path.join(RUNFILES, "tools", "report")
+TESTDATA = os.path.join(RUNFILES, "tests", "tasks", "common", "testdata")
 
 
 def report(samples_per_s, p50, reached_seconds, accuracy, lr, comm):
@@ -31,8 +42,23 @@ def report(samples_per_s, p50, reached_seconds, accuracy, lr, comm):
 
 
 class ReportDiffTest(unittest.TestCase):
-    def run_tool(self, *args):
-        return subprocess.run([sys.executable, TOOL, *args], capture_output=True, text=True)
+    def run_tool(self, *args, cwd=None):
+        return subprocess.run([sys.executable, TOOL, *args], capture_output=True, text=True, cwd=cwd)
+
+    def assert_fails_with(self, args, *fragments):
+        r = self.run_tool(*args)
+        self.assertEqual(r.returncode, 1, r.stdout)
+        self.assertEqual(r.stdout, "")
+        self.assertEqual(len(r.stderr.splitlines()), 1, r.stderr)
+        for fragment in fragments:
+            self.assertIn(fragment, r.stderr)
+
+    def assert_golden(self, a, b, golden):
+        # Run where the fixtures are, so the output names them as the golden file does.
+        r = self.run_tool("diff", a, b, cwd=TESTDATA)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(os.path.join(TESTDATA, golden), encoding="utf-8") as f:
+            self.assertEqual(r.stdout, f.read())
 
     def write(self, name, content):
         path = os.path.join(self.dir.name, name)
@@ -69,18 +95,36 @@ class ReportDiffTest(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("(none)", r.stdout.split("config differences")[1])
 
+    def test_task_reports_golden(self):
+        # Per-step compute and communication, scaling efficiency and price
+        # rows included.
+        self.assert_golden("task_report_a.json", "task_report_b.json", "task_report_diff.txt")
+
+    def test_ddp_bench_golden(self):
+        # diff.py's layout: models matched by name and batch size, rows by
+        # world size and label, the "no ddp" row left out, what only one run
+        # has said so.
+        self.assert_golden("ddp_bench_baseline.json", "ddp_bench_test.json", "ddp_bench_diff.txt")
+
+    def test_neighbor_bench_golden(self):
+        # Ranks matched by number, what only one run has shown as "-".
+        self.assert_golden("neighbor_bench_a.json", "neighbor_bench_b.json", "neighbor_bench_diff.txt")
+
     def test_bad_inputs_are_named(self):
         good = self.write("good.json", report(1.0, 1.0, 3.0, 0.9, 0.1, 0.0))
         broken = self.write("broken.json", '{"format": "trainstack.report.v1",\n "x": }')
         foreign = self.write("foreign.json", {"hello": 1})
-        r = self.run_tool("diff", good, broken)
-        self.assertNotEqual(r.returncode, 0)
-        self.assertIn("broken.json is not JSON: line 2", r.stderr)
-        r = self.run_tool("diff", foreign, good)
-        self.assertIn("foreign.json is not a task report", r.stderr)
-        r = self.run_tool("diff", good, os.path.join(self.dir.name, "missing.json"))
-        self.assertIn("cannot read", r.stderr)
-        self.assertIn("missing.json", r.stderr)
+        unknown = self.write("unknown.json", {"format": "trainstack.unknown.v1"})
+        ddp_bench = os.path.join(TESTDATA, "ddp_bench_baseline.json")
+        self.assert_fails_with(["diff", good, broken], "broken.json is not JSON: line 2")
+        self.assert_fails_with(["diff", foreign, good], "foreign.json is not a report tools/report reads",
+                               "trainstack.report.*")
+        self.assert_fails_with(["diff", ddp_bench, unknown], "unknown.json is not a report tools/report reads",
+                               "trainstack.unknown.v1")
+        self.assert_fails_with(["diff", good, os.path.join(self.dir.name, "missing.json")], "cannot read",
+                               "missing.json")
+        self.assert_fails_with(["diff", good, ddp_bench], "good.json is a task report",
+                               "ddp_bench_baseline.json a ddp_bench report", "two reports of one kind")
 
 
 if __name__ == "__main__":

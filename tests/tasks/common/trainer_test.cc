@@ -1,14 +1,17 @@
 // The Trainer on a toy recipe (a line y = 3x + 1 fitted by SGD with a
 // linear layer, a dropout mask from the tensor generator on its input, and
 // shuffled batches): a run that crashes after a timed mid-epoch checkpoint,
-// or stops at max_steps, resumes to bit-identical parameters and losses;
-// gradient accumulation over k micro-batches equals one batch k times as
-// large; the report and TensorBoard files hold what the run did; the log has
-// no terminal escapes; errors name the step, the checkpoint or the field.
+// or stops at max_steps, resumes to bit-identical parameters, losses and loss
+// curve; gradient accumulation over k micro-batches equals one batch k times
+// as large; the report and TensorBoard files hold what the run did, its
+// scaling efficiency against a baseline report and its price; the log has no
+// terminal escapes; errors name the step, the checkpoint, the field or the
+// baseline file.
 #include "tasks/common/trainer.h"
 
 #include <dirent.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -17,6 +20,7 @@
 
 #include "autograd/ops.h"
 #include "base/files.h"
+#include "base/status_macros.h"
 #include "gtest/gtest.h"
 #include "nn/dropout.h"
 #include "nn/linear.h"
@@ -106,6 +110,17 @@ struct FakeClock {
   double operator()() { return t += 0.5; }
 };
 
+absl::StatusOr<Json> read_report(const std::string& path) {
+  ASSIGN_OR_RETURN(const std::string text, read_file(path));
+  return parse_json(text);
+}
+
+std::vector<double> numbers(const Json& array) {
+  std::vector<double> values;
+  for (const Json& v : array.as_array()) values.push_back(v.as_double());
+  return values;
+}
+
 class TrainerTest : public ::testing::Test {
  protected:
   static constexpr uint64_t kSeed = 1234;
@@ -135,15 +150,20 @@ class TrainerTest : public ::testing::Test {
     return c;
   }
 
-  std::unique_ptr<Trainer> trainer(const TaskConfig& c, Recipe& recipe) {
+  TrainerOptions options() {
     TrainerOptions o;
     o.clock = FakeClock{};
     o.progress_out = out_;
     o.terminal = false;
-    auto t = Trainer::create(c, Device::cpu(), recipe, o);
+    return o;
+  }
+
+  std::unique_ptr<Trainer> trainer(const TaskConfig& c, Recipe& recipe, TrainerOptions o) {
+    auto t = Trainer::create(c, Device::cpu(), recipe, std::move(o));
     EXPECT_TRUE(t.ok()) << t.status();
     return std::move(t).value();
   }
+  std::unique_ptr<Trainer> trainer(const TaskConfig& c, Recipe& recipe) { return trainer(c, recipe, options()); }
 
   std::string log() {
     std::fflush(out_);
@@ -172,14 +192,14 @@ TEST_F(TrainerTest, CrashAfterTimedCheckpointResumesBitIdentically) {
   TaskConfig c = config("crash");
   {
     auto crashing = recipe(/*dropout=*/0.1);
-    crashing->fail_at_step = 27;  // epoch 3, step 7
+    crashing->fail_at_step = 28;  // epoch 3, step 8
     expect_error(trainer(c, *crashing)->run().status(), absl::StatusCode::kAborted,
-                 {"train step (epoch 3, step 7)", "simulated crash"});
+                 {"train step (epoch 3, step 8)", "simulated crash"});
   }
   ASSERT_OK_AND_ASSIGN(RunState saved, load_run_state(join_path(c.checkpoint_dir(), "run_state.ckpt")));
   ASSERT_EQ(saved.epoch(), 2);  // a timed checkpoint inside epoch 3, not an epoch-end one
   ASSERT_GT(saved.step_in_epoch(), 0);
-  ASSERT_LT(saved.step_in_epoch(), 7);
+  ASSERT_LT(saved.step_in_epoch(), 8);
 
   c.set_resume(true);
   auto resumed = recipe(/*dropout=*/0.1);
@@ -192,11 +212,19 @@ TEST_F(TrainerTest, CrashAfterTimedCheckpointResumesBitIdentically) {
   const std::vector<double> tail(reference->losses.begin() + saved.global_step(), reference->losses.end());
   EXPECT_EQ(resumed->losses, tail);
 
-  // The resumed report covers the whole run.
-  ASSERT_OK_AND_ASSIGN(std::string text, read_file(t->report_path()));
-  ASSERT_OK_AND_ASSIGN(Json report, parse_json(text));
+  // The resumed report covers the whole run, its loss curve that of the
+  // uninterrupted run but for the run seconds.
+  ASSERT_OK_AND_ASSIGN(Json report, read_report(t->report_path()));
   EXPECT_EQ(report.find("epochs")->as_array().size(), 4u);
   EXPECT_TRUE(report.find("run")->find("resumed")->as_bool());
+  ASSERT_OK_AND_ASSIGN(Json uninterrupted, read_report(join_path(config("reference").output_dir(), "report.json")));
+  const Json& curve = *report.find("curves")->find("train_loss");
+  const Json& reference_curve = *uninterrupted.find("curves")->find("train_loss");
+  EXPECT_EQ(*curve.find("step"), *reference_curve.find("step"));
+  EXPECT_EQ(numbers(*curve.find("value")), reference->losses);
+  const std::vector<double> seconds = numbers(*curve.find("seconds"));
+  ASSERT_EQ(seconds.size(), 40u);
+  EXPECT_TRUE(std::is_sorted(seconds.begin(), seconds.end())) << "run seconds go on across sessions";
 }
 
 TEST_F(TrainerTest, MaxStepsStopsAndResumeFinishes) {
@@ -275,8 +303,25 @@ TEST_F(TrainerTest, ReportAndEventsHoldTheRun) {
   const Json& ttt = *j.find("time_to_target");
   EXPECT_TRUE(ttt.find("reached")->as_bool());
   EXPECT_EQ(ttt.find("epoch")->as_int(), 3);
+  EXPECT_EQ(numbers(*tp.find("step_seconds")).size(), 38u);
   const Json& breakdown = *j.find("time_breakdown");
   EXPECT_GT(breakdown.find("step_seconds_total")->as_double(), 0);
+  // Without DDP a step is all compute.
+  const Json& per_step = *breakdown.find("per_step");
+  EXPECT_EQ(per_step.find("step_s")->as_double(), tp.find("mean_s")->as_double());
+  EXPECT_EQ(per_step.find("communication_s")->as_double(), 0);
+  EXPECT_EQ(per_step.find("compute_s")->as_double(), tp.find("mean_s")->as_double());
+  EXPECT_TRUE(j.find("scaling")->is_null()) << "no baseline_report";
+  EXPECT_TRUE(j.find("price")->is_null()) << "no price_per_hour";
+  // Every step's loss, with its global step and the run time then.
+  const Json& curve = *j.find("curves")->find("train_loss");
+  std::vector<double> steps(40);
+  for (int i = 0; i < 40; ++i) steps[i] = i + 1;
+  EXPECT_EQ(numbers(*curve.find("step")), steps);
+  EXPECT_EQ(numbers(*curve.find("value")), line->losses);
+  const std::vector<double> seconds = numbers(*curve.find("seconds"));
+  EXPECT_GT(seconds.front(), 0);
+  EXPECT_LT(seconds.back(), j.find("run")->find("elapsed_seconds")->as_double());
 
   // TensorBoard: the version record, 40 step losses, per epoch loss and lr
   // and throughput, 2 metrics in 2 evaluated epochs.
@@ -312,9 +357,122 @@ TEST_F(TrainerTest, TargetNotReachedIsSaid) {
   auto line = recipe();
   auto t = trainer(c, *line);
   ASSERT_OK(t->run().status());
-  ASSERT_OK_AND_ASSIGN(std::string text, read_file(t->report_path()));
-  ASSERT_OK_AND_ASSIGN(Json j, parse_json(text));
+  ASSERT_OK_AND_ASSIGN(Json j, read_report(t->report_path()));
   EXPECT_EQ(j.find("time_to_target")->find("seconds")->as_string(), "not reached");
+}
+
+TEST_F(TrainerTest, ScalingEfficiencyAndPriceAgainstABaselineRun) {
+  TaskConfig base = config("scaling");
+  base.set_output_dir(join_path(::testing::TempDir(), "scaling_baseline"));
+  base.set_checkpoint_dir("");
+  auto base_line = recipe();
+  auto baseline_trainer = trainer(base, *base_line);
+  ASSERT_OK(baseline_trainer->run().status());
+  ASSERT_OK_AND_ASSIGN(Json baseline, read_report(baseline_trainer->report_path()));
+
+  // Rank 0 of two (no communicator: it trains on its half of the data), so
+  // its throughput and time to target differ from the baseline's.
+  TaskConfig c = config("scaling");
+  c.set_checkpoint_dir("");
+  c.set_baseline_report(baseline_trainer->report_path());
+  c.set_price_per_hour(2.5);
+  TrainerOptions o = options();
+  o.world_size = 2;
+  auto line = recipe();
+  auto t = trainer(c, *line, std::move(o));
+  ASSERT_OK(t->run().status());
+  ASSERT_OK_AND_ASSIGN(Json j, read_report(t->report_path()));
+
+  const double rank_samples_per_s = j.find("throughput")->find("samples_per_s")->as_double();
+  const double baseline_samples_per_s = baseline.find("throughput")->find("samples_per_s")->as_double();
+  const Json& scaling = *j.find("scaling");
+  EXPECT_EQ(scaling.find("baseline_report")->as_string(), baseline_trainer->report_path());
+  EXPECT_EQ(scaling.find("baseline_world_size")->as_int(), 1);
+  EXPECT_EQ(scaling.find("baseline_samples_per_s")->as_double(), baseline_samples_per_s);
+  EXPECT_EQ(scaling.find("world_size")->as_int(), 2);
+  EXPECT_DOUBLE_EQ(scaling.find("samples_per_s")->as_double(), 2 * rank_samples_per_s);
+  EXPECT_DOUBLE_EQ(scaling.find("efficiency")->as_double(), rank_samples_per_s / baseline_samples_per_s);
+
+  // One node (no communicator to span more) at 2.5 an hour.
+  const Json& price = *j.find("price");
+  const double hours = j.find("run")->find("elapsed_seconds")->as_double() / 3600;
+  const double hours_to_target = j.find("time_to_target")->find("seconds")->as_double() / 3600;
+  const double baseline_hours_to_target = baseline.find("time_to_target")->find("seconds")->as_double() / 3600;
+  ASSERT_NE(hours_to_target, baseline_hours_to_target);
+  EXPECT_EQ(price.find("price_per_hour")->as_double(), 2.5);
+  EXPECT_EQ(price.find("nodes")->as_int(), 1);
+  EXPECT_DOUBLE_EQ(price.find("node_hours")->as_double(), hours);
+  EXPECT_DOUBLE_EQ(price.find("cost_total")->as_double(), hours * 2.5);
+  EXPECT_DOUBLE_EQ(price.find("cost_to_target")->as_double(), hours_to_target * 2.5);
+  // MLBench's index: the price increase over the performance increase.
+  const double price_increase = hours_to_target / baseline_hours_to_target;
+  const double speedup = baseline_hours_to_target / hours_to_target;
+  EXPECT_DOUBLE_EQ(price.find("index")->as_double(), price_increase / speedup);
+}
+
+TEST_F(TrainerTest, PriceWithoutTargetOrBaseline) {
+  TaskConfig c = config("price_unreached");
+  c.set_epochs(1);
+  c.set_target_value(1.5);  // accuracy never exceeds 1
+  c.set_price_per_hour(4);
+  auto line = recipe();
+  auto t = trainer(c, *line);
+  ASSERT_OK(t->run().status());
+  ASSERT_OK_AND_ASSIGN(Json j, read_report(t->report_path()));
+  const Json& price = *j.find("price");
+  EXPECT_DOUBLE_EQ(price.find("cost_total")->as_double(),
+                   j.find("run")->find("elapsed_seconds")->as_double() / 3600 * 4);
+  EXPECT_TRUE(price.find("cost_to_target")->is_null());
+  EXPECT_TRUE(price.find("index")->is_null());
+
+  c.set_price_per_hour(-1);
+  expect_error(Trainer::create(c, Device::cpu(), *line).status(), absl::StatusCode::kInvalidArgument,
+               {"price_per_hour = -1"});
+}
+
+TEST_F(TrainerTest, ABadBaselineIsNamedAtStartUp) {
+  const std::string dir = join_path(::testing::TempDir(), "bad_baselines");
+  ASSERT_OK(make_dirs(dir));
+  TaskConfig good = config("baseline");
+  good.set_output_dir(dir);
+  good.set_checkpoint_dir("");
+  good.set_epochs(1);
+  auto line = recipe();
+  auto baseline_trainer = trainer(good, *line);
+  ASSERT_OK(baseline_trainer->run().status());
+  ASSERT_OK_AND_ASSIGN(Json report, read_report(baseline_trainer->report_path()));
+
+  // Variants of a good report, each with one thing wrong.
+  const auto with = [&](const char* section, const char* key, Json value) {
+    Json bad = report;
+    bad[section][key] = std::move(value);
+    return bad.dump();
+  };
+  struct Case {
+    const char* file;
+    std::string contents;
+    std::vector<std::string> fragments;
+  };
+  const std::vector<Case> cases = {
+      {"not_json.json", "{\"format\": ", {"not_json.json: not JSON"}},
+      {"ddp_bench.json", R"({"format": "trainstack.ddp_bench.v1"})", {"ddp_bench.json: not a task report"}},
+      {"other_task.json", with("config", "name", "resnet20"), {"other_task.json", "task 'resnet20', not 'baseline'"}},
+      {"four_ranks.json", with("world", "size", 4), {"four_ranks.json", "a run of 4 ranks, not one"}},
+      {"no_throughput.json", with("throughput", "samples_per_s", Json()), {"no_throughput.json", "no throughput"}},
+  };
+  for (const Case& bad : cases) {
+    const std::string path = join_path(dir, bad.file);
+    ASSERT_OK(write_file_atomically(path, bad.contents));
+    TaskConfig c = good;
+    c.set_baseline_report(path);
+    std::vector<std::string> fragments = bad.fragments;
+    fragments.push_back("baseline_report");
+    expect_error(Trainer::create(c, Device::cpu(), *line).status(), absl::StatusCode::kInvalidArgument, fragments);
+  }
+  TaskConfig missing = good;
+  missing.set_baseline_report(join_path(dir, "missing.json"));
+  expect_error(Trainer::create(missing, Device::cpu(), *line).status(), absl::StatusCode::kNotFound,
+               {"baseline_report", "missing.json"});
 }
 
 TEST_F(TrainerTest, ANonFiniteLossNamesItsStep) {
