@@ -338,6 +338,8 @@ absl::Status validate_config(const TaskConfig& c) {
   }
   need(!c.target_metric().empty(), "target_metric", "\"\"", "must name a metric evaluate() returns");
   need(c.eval_every_epochs() >= 1, "eval_every_epochs", c.eval_every_epochs(), "must be >= 1");
+  need(std::isfinite(c.price_per_hour()) && c.price_per_hour() >= 0, "price_per_hour", c.price_per_hour(),
+       "must be >= 0; 0 means no price figures");
   need(c.checkpoint_interval_minutes() >= 0, "checkpoint_interval_minutes", c.checkpoint_interval_minutes(),
        "must be >= 0; 0 means epoch ends only");
   need(!c.resume() || !c.checkpoint_dir().empty(), "resume", "true", "needs checkpoint_dir");

@@ -106,6 +106,13 @@ optim::LrControlOptions lr_options(const TaskConfig& c, int world_size, optim::L
 }
 
 // The machines a run spans: its ranks that are the first on their machine.
+// 1 on rank 0 when it rejected the baseline report, as all ranks learn it.
+absl::StatusOr<bool> rejected_on_rank0(collectives::Communicator& comm, Device device, bool rejected) {
+  ASSIGN_OR_RETURN(const Tensor flag, capture([&] { return full({1}, rejected ? 1.0 : 0.0, {DType::kF64, device}); }));
+  RETURN_IF_ERROR(comm.broadcast(flag, 0).wait());
+  return capture([&] { return item<double>(flag) != 0; });
+}
+
 absl::StatusOr<int> count_nodes(collectives::Communicator& comm, Device device) {
   ASSIGN_OR_RETURN(const Tensor firsts, capture([&] {
                      return full({1}, comm.local_rank() == 0 ? 1.0 : 0.0, {DType::kF64, device});
@@ -158,6 +165,27 @@ Trainer::Trainer(TaskConfig config, Device device, Recipe& recipe, TrainerOption
                                    options_.terminal, options_.clock);
 }
 
+absl::Status Trainer::read_baseline() {
+  // Rank 0 reads it; the others learn its verdict, so that they stop with it
+  // rather than wait for rank 0 at the first collective until the timeout.
+  absl::Status status = absl::OkStatus();
+  if (leader()) {
+    absl::StatusOr<Baseline> baseline = load_baseline(config_.baseline_report(), config_.name());
+    if (baseline.ok()) {
+      parts_->baseline = *std::move(baseline);
+    } else {
+      status = baseline.status();
+    }
+  }
+  if (options_.comm != nullptr) {
+    ASSIGN_OR_RETURN(const bool rejected, rejected_on_rank0(*options_.comm, device_, !status.ok()));
+    if (rejected && !leader()) {
+      return absl::FailedPreconditionError(absl::StrCat("rank 0 rejected baseline_report ", config_.baseline_report()));
+    }
+  }
+  return status;
+}
+
 Trainer::~Trainer() = default;
 
 std::string Trainer::report_path() const { return join_path(config_.output_dir(), "report.json"); }
@@ -170,18 +198,12 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::create(TaskConfig config, Devi
     return absl::InvalidArgumentError(
         absl::StrCat("trainer: rank ", options.rank, " is not in a world of size ", options.world_size));
   }
-  if (!std::isfinite(config.price_per_hour()) || config.price_per_hour() < 0) {
-    return absl::InvalidArgumentError(absl::StrCat("invalid config: price_per_hour = ", config.price_per_hour(),
-                                                   " (must be >= 0; 0 means no price figures)"));
-  }
   std::unique_ptr<Trainer> t(new Trainer(std::move(config), device, recipe, std::move(options)));
   Parts& p = *t->parts_;
   const TaskConfig& c = t->config_;
   // Before training, so that a bad baseline does not end a long run at its
   // report.
-  if (t->leader() && !c.baseline_report().empty()) {
-    ASSIGN_OR_RETURN(p.baseline, load_baseline(c.baseline_report(), c.name()));
-  }
+  if (!c.baseline_report().empty()) RETURN_IF_ERROR(t->read_baseline());
   set_allow_tf32(c.dtype() == TaskConfig::TF32);
   RETURN_IF_ERROR(capture([&] {
     p.model = recipe.model();

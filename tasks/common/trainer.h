@@ -94,6 +94,7 @@ class Trainer {
   bool leader() const { return options_.rank == 0; }
   int64_t steps_per_epoch() const;
 
+  absl::Status read_baseline();
   absl::Status train_step(int64_t& samples, Tensor& loss);
   absl::Status absorb();
   absl::Status show_progress(int64_t steps);

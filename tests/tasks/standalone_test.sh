@@ -4,7 +4,8 @@
 # compiled in), also as 2 ranks under mpirun started there; --config=FILE
 # overrides the default; with output to a file the log holds plain lines (no
 # carriage returns, no escape codes, whatever TERM says); and a bad flag or
-# config file ends with a one-line error naming it and exit status 1.
+# config file ends with a one-line error naming it and exit status 1, also a
+# baseline report that rank 0 of two cannot read.
 #   standalone_test.sh LOGREG RESNET20
 set -uo pipefail
 logreg_src=$1 resnet20_src=$2
@@ -69,6 +70,14 @@ if command -v mpirun >/dev/null; then
   cat mpi.log
   check_plain_log mpi.log
   python3 -c "import json,sys; sys.exit(json.load(open('out_mpi/report.json'))['world']['size'] != 2)" || fail "the mpirun report is not from 2 ranks"
+
+  echo "== 2 ranks, a baseline report rank 0 cannot read: both ranks stop at once, naming it"
+  timeout 60 mpirun --oversubscribe -np 2 ./logreg --max_steps=20 --baseline_report=missing_baseline.json \
+    --output_dir=out_bad_baseline >bad_baseline.log 2>&1
+  rc=$?
+  cat bad_baseline.log
+  [ "$rc" != 0 ] && [ "$rc" != 124 ] || fail "mpirun with a missing baseline: exit status $rc (124: it hung)"
+  grep -q "missing_baseline.json" bad_baseline.log || fail "the error does not name missing_baseline.json"
 fi
 
 [ "$failed" = 0 ] && echo PASS
