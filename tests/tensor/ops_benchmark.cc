@@ -1,17 +1,26 @@
-// Microbenchmarks of the tensor ops against the ceilings that bound them, in
-// one binary so each pair is measured in the same run:
-//   matmul f32 (CPU)        vs cblas_sgemm on the same buffers
-//   add / sum (CPU)         vs memcpy of the same bytes
-//   matmul f32/f16/bf16 (GPU) vs cublasGemmEx on the same buffers
-//   add / sum (GPU)         vs cudaMemcpy device to device
+// Microbenchmarks of the tensor ops, each timed in alternation with the
+// ceiling that bounds it, in one benchmark:
+//   matmul f32 (CPU)          vs cblas_sgemm on the same matrices
+//   add / sum (CPU)           vs memcpy of the same number of floats
+//   matmul f32/f16/bf16 (GPU) vs cublasGemmEx on the same matrices
+//   add / sum (GPU)           vs cudaMemcpy device to device
+// A pair's time is ours; its counters are the peer's time per call (peer_ms)
+// and `ratio`, our time over the peer's (1 = as fast as the peer): a figure
+// that machine noise and the VM's CPU of the day move far less than either
+// time, which `tools/microbench ratios` checks against a baseline.
 // GPU benchmarks report "no CUDA device" and skip on machines without one.
-// CPU figures use wall time (the kernels and OpenBLAS are multithreaded).
+// CPU figures use wall time (the kernels and OpenBLAS are multithreaded);
+// `ratios` runs them on one thread (TS_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1),
+// where a busy neighbour core does not decide them.
 // Run: bazel run //tests/tensor:ops_benchmark -- --benchmark_filter=...
 #include <cblas.h>
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstring>
+#include <vector>
 
 #include "benchmark/benchmark.h"
 #include "tensor/cuda/check.h"
@@ -26,74 +35,111 @@ void report_flops(benchmark::State& state, double flops_per_iteration) {
       benchmark::Counter(flops_per_iteration * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
 }
 
-// ---- CPU ----
-
-void BM_CpuMatmul(benchmark::State& state) {
-  const int64_t n = state.range(0);
-  const Tensor a = rand({n, n}), b = rand({n, n});
-  for (auto _ : state) benchmark::DoNotOptimize(matmul(a, b));
-  report_flops(state, 2.0 * n * n * n);
+double median(std::vector<double> values) {
+  const size_t mid = values.size() / 2;
+  std::nth_element(values.begin(), values.begin() + mid, values.end());
+  return values[mid];
 }
 
-void BM_CpuSgemmDirect(benchmark::State& state) {
-  const int64_t n = state.range(0);
-  const Tensor a = rand({n, n}), b = rand({n, n});
+// Times `ours` and `peer` once each per iteration, in an order that flips
+// every iteration so that neither always finds the caches the other left;
+// both see the same clock speed and the same neighbours. `seconds_of(fn)`
+// runs fn once and returns its duration. The ratio is the median of the
+// per-iteration ratios: one iteration disturbed by another process does not
+// move it.
+template <typename Clock, typename Ours, typename Peer>
+void time_pair(benchmark::State& state, const Clock& seconds_of, Ours ours, Peer peer) {
+  seconds_of(ours);  // warm-up: allocator cache, library heuristics, pages
+  seconds_of(peer);
+  std::vector<double> ratios;
+  double peer_total_s = 0;
+  bool ours_first = true;
   for (auto _ : state) {
-    // Our matmul allocates its output each call; so does this.
-    Tensor c = empty({n, n});
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data<float>(), n, b.data<float>(), n, 0.0f,
-                c.data<float>(), n);
-    benchmark::DoNotOptimize(c.raw_data());
+    double ours_s, peer_s;
+    if (ours_first) {
+      ours_s = seconds_of(ours);
+      peer_s = seconds_of(peer);
+    } else {
+      peer_s = seconds_of(peer);
+      ours_s = seconds_of(ours);
+    }
+    ours_first = !ours_first;
+    state.SetIterationTime(ours_s);
+    ratios.push_back(ours_s / peer_s);
+    peer_total_s += peer_s;
   }
+  state.counters["peer_ms"] = benchmark::Counter(peer_total_s * 1e3, benchmark::Counter::kAvgIterations);
+  state.counters["ratio"] = median(std::move(ratios));
+}
+
+// ---- CPU: ours is the op as users call it (it allocates its output); the
+// peer is the library call alone, into a buffer allocated once.
+
+struct HostClock {
+  template <typename Fn>
+  double operator()(Fn fn) const {
+    const auto start = std::chrono::steady_clock::now();
+    fn();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+};
+
+void BM_CpuMatmulVsSgemm(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  const Tensor a = rand({n, n}), b = rand({n, n});
+  Tensor c = empty({n, n});
+  time_pair(
+      state, HostClock(), [&] { benchmark::DoNotOptimize(matmul(a, b)); },
+      [&] {
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data<float>(), n, b.data<float>(), n,
+                    0.0f, c.data<float>(), n);
+      });
   report_flops(state, 2.0 * n * n * n);
 }
 
-void BM_CpuAdd(benchmark::State& state) {
+// The machine's copy bandwidth over the same number of floats: the yardstick
+// of the memory-bound ops. memcpy moves 8 bytes per float, add 12 and sum 4,
+// so a ratio near 1.5 (add) or 0.5 (sum) is at the memory's speed. The copy
+// reads a buffer of its own: copying the op's input would find it in the
+// cache the op just filled (the VM's L3 holds hundreds of MiB).
+template <typename Op>
+void time_against_memcpy(benchmark::State& state, int64_t n, Op op) {
+  const Tensor src = rand({n});
+  Tensor dst = zeros({n});
+  time_pair(state, HostClock(), op, [&] {
+    std::memcpy(dst.raw_data(), src.raw_data(), n * sizeof(float));
+    benchmark::ClobberMemory();
+  });
+}
+
+void BM_CpuAddVsMemcpy(benchmark::State& state) {
   const int64_t n = state.range(0);
   const Tensor a = rand({n}), b = rand({n});
-  for (auto _ : state) benchmark::DoNotOptimize(add(a, b));
+  time_against_memcpy(state, n, [&] { benchmark::DoNotOptimize(add(a, b)); });
   state.SetBytesProcessed(state.iterations() * 3 * n * 4);  // two reads, one write
 }
 
-void BM_CpuSum(benchmark::State& state) {
+void BM_CpuSumVsMemcpy(benchmark::State& state) {
   const int64_t n = state.range(0);
   const Tensor a = rand({n});
-  for (auto _ : state) benchmark::DoNotOptimize(sum(a));
+  time_against_memcpy(state, n, [&] { benchmark::DoNotOptimize(sum(a)); });
   state.SetBytesProcessed(state.iterations() * n * 4);
 }
 
-void BM_CpuMemcpy(benchmark::State& state) {
-  const int64_t n = state.range(0);
-  const Tensor a = rand({n});
-  for (auto _ : state) {
-    Tensor c = empty({n});
-    std::memcpy(c.raw_data(), a.raw_data(), n * 4);
-    benchmark::DoNotOptimize(c.raw_data());
-  }
-  state.SetBytesProcessed(state.iterations() * 2 * n * 4);  // one read, one write
-}
+BENCHMARK(BM_CpuMatmulVsSgemm)->RangeMultiplier(2)->Range(256, 4096)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_CpuAddVsMemcpy)
+    ->RangeMultiplier(4)
+    ->Range(1 << 20, 64 << 20)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_CpuSumVsMemcpy)
+    ->RangeMultiplier(4)
+    ->Range(1 << 20, 64 << 20)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
 
-// The same copy into a buffer allocated once, bypassing our allocator: the
-// machine's steady-state copy bandwidth, the yardstick for BM_CpuAdd.
-void BM_CpuMemcpyWarm(benchmark::State& state) {
-  const int64_t n = state.range(0);
-  const Tensor a = rand({n});
-  Tensor c = zeros({n});
-  for (auto _ : state) {
-    std::memcpy(c.raw_data(), a.raw_data(), n * 4);
-    benchmark::DoNotOptimize(c.raw_data());
-  }
-  state.SetBytesProcessed(state.iterations() * 2 * n * 4);
-}
-
-BENCHMARK(BM_CpuMatmul)->RangeMultiplier(2)->Range(256, 4096)->UseRealTime()->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_CpuSgemmDirect)->RangeMultiplier(2)->Range(256, 4096)->UseRealTime()->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_CpuAdd)->RangeMultiplier(4)->Range(1 << 20, 64 << 20)->UseRealTime()->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_CpuSum)->RangeMultiplier(4)->Range(1 << 20, 64 << 20)->UseRealTime()->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_CpuMemcpy)->RangeMultiplier(4)->Range(1 << 20, 64 << 20)->UseRealTime()->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_CpuMemcpyWarm)->RangeMultiplier(4)->Range(1 << 20, 64 << 20)->UseRealTime()->Unit(benchmark::kMillisecond);
-
-// ---- CUDA: timed with events around the work, one synchronize per batch.
+// ---- CUDA: each side timed with events around its work on the default
+// stream, one synchronize per call.
 
 bool skip_without_gpu(benchmark::State& state) {
   if (cuda::is_available()) return false;
@@ -101,98 +147,100 @@ bool skip_without_gpu(benchmark::State& state) {
   return true;
 }
 
-// Times `iters` calls of fn on the default stream and reports the average.
-template <typename Fn>
-void time_on_gpu(benchmark::State& state, Fn fn) {
-  cudaEvent_t start, stop;
-  CHECK_CUDA(cudaEventCreate(&start));
-  CHECK_CUDA(cudaEventCreate(&stop));
-  fn();  // warm-up: allocator cache, cuBLAS heuristics
-  CHECK_CUDA(cudaDeviceSynchronize());
-  for (auto _ : state) {
-    CHECK_CUDA(cudaEventRecord(start, nullptr));
-    fn();
-    CHECK_CUDA(cudaEventRecord(stop, nullptr));
-    CHECK_CUDA(cudaEventSynchronize(stop));
-    float ms = 0;
-    CHECK_CUDA(cudaEventElapsedTime(&ms, start, stop));
-    state.SetIterationTime(ms * 1e-3);
+// Created once: event creation is not free and the clock runs many times.
+class GpuClock {
+ public:
+  GpuClock() {
+    CHECK_CUDA(cudaEventCreate(&start_));
+    CHECK_CUDA(cudaEventCreate(&stop_));
   }
-  CHECK_CUDA(cudaEventDestroy(start));
-  CHECK_CUDA(cudaEventDestroy(stop));
-}
+  ~GpuClock() {
+    CHECK_CUDA(cudaEventDestroy(start_));
+    CHECK_CUDA(cudaEventDestroy(stop_));
+  }
+  GpuClock(const GpuClock&) = delete;
+  GpuClock& operator=(const GpuClock&) = delete;
+
+  template <typename Fn>
+  double operator()(Fn fn) const {
+    CHECK_CUDA(cudaEventRecord(start_, nullptr));
+    fn();
+    CHECK_CUDA(cudaEventRecord(stop_, nullptr));
+    CHECK_CUDA(cudaEventSynchronize(stop_));
+    float ms = 0;
+    CHECK_CUDA(cudaEventElapsedTime(&ms, start_, stop_));
+    return ms * 1e-3;
+  }
+
+ private:
+  cudaEvent_t start_, stop_;
+};
 
 const DType kGemmTypes[] = {DType::kF32, DType::kF16, DType::kBF16};
 
-void BM_CudaMatmul(benchmark::State& state) {
-  if (skip_without_gpu(state)) return;
-  const int64_t n = state.range(0);
-  const DType dtype = kGemmTypes[state.range(1)];
-  const Tensor a = rand({n, n}, {dtype, Device::cuda(0)}), b = rand({n, n}, {dtype, Device::cuda(0)});
-  state.SetLabel(std::string(dtype_name(dtype)));
-  time_on_gpu(state, [&] { benchmark::DoNotOptimize(matmul(a, b)); });
-  report_flops(state, 2.0 * n * n * n);
-}
-
 cudaDataType cuda_type(DType d) { return d == DType::kF16 ? CUDA_R_16F : d == DType::kBF16 ? CUDA_R_16BF : CUDA_R_32F; }
 
-void BM_CublasDirect(benchmark::State& state) {
+void BM_CudaMatmulVsCublas(benchmark::State& state) {
   if (skip_without_gpu(state)) return;
   const int64_t n = state.range(0);
   const DType dtype = kGemmTypes[state.range(1)];
-  const Tensor a = rand({n, n}, {dtype, Device::cuda(0)}), b = rand({n, n}, {dtype, Device::cuda(0)});
-  Tensor c = empty({n, n}, {dtype, Device::cuda(0)});
+  const TensorOptions on_gpu{dtype, Device::cuda(0)};
+  const Tensor a = rand({n, n}, on_gpu), b = rand({n, n}, on_gpu);
+  Tensor c = empty({n, n}, on_gpu);
   cublasHandle_t handle;
   CHECK_CUDA(cublasCreate(&handle));
   const float one = 1, zero = 0;
   state.SetLabel(std::string(dtype_name(dtype)));
-  time_on_gpu(state, [&] {
-    CHECK_CUDA(cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, b.raw_data(), cuda_type(dtype), n,
-                            a.raw_data(), cuda_type(dtype), n, &zero, c.raw_data(), cuda_type(dtype), n,
-                            CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
-  });
+  // Row-major C = A B is column-major C^T = B^T A^T: B goes first.
+  time_pair(
+      state, GpuClock(), [&] { benchmark::DoNotOptimize(matmul(a, b)); },
+      [&] {
+        CHECK_CUDA(cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, b.raw_data(), cuda_type(dtype), n,
+                                a.raw_data(), cuda_type(dtype), n, &zero, c.raw_data(), cuda_type(dtype), n,
+                                CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+      });
   CHECK_CUDA(cublasDestroy(handle));
   report_flops(state, 2.0 * n * n * n);
 }
 
-void BM_CudaAdd(benchmark::State& state) {
+// As on the CPU: the device's copy bandwidth over the same number of floats.
+template <typename Op>
+void time_against_d2d_copy(benchmark::State& state, int64_t n, Op op) {
+  const TensorOptions on_gpu{DType::kF32, Device::cuda(0)};
+  const Tensor src = rand({n}, on_gpu);
+  Tensor dst = empty({n}, on_gpu);
+  time_pair(state, GpuClock(), op, [&] {
+    CHECK_CUDA(cudaMemcpyAsync(dst.raw_data(), src.raw_data(), n * sizeof(float), cudaMemcpyDeviceToDevice, nullptr));
+  });
+}
+
+void BM_CudaAddVsMemcpy(benchmark::State& state) {
   if (skip_without_gpu(state)) return;
   const int64_t n = state.range(0);
-  const Tensor a = rand({n}, {DType::kF32, Device::cuda(0)}), b = rand({n}, {DType::kF32, Device::cuda(0)});
-  time_on_gpu(state, [&] { benchmark::DoNotOptimize(add(a, b)); });
+  const TensorOptions on_gpu{DType::kF32, Device::cuda(0)};
+  const Tensor a = rand({n}, on_gpu), b = rand({n}, on_gpu);
+  time_against_d2d_copy(state, n, [&] { benchmark::DoNotOptimize(add(a, b)); });
   state.SetBytesProcessed(state.iterations() * 3 * n * 4);
 }
 
-void BM_CudaSum(benchmark::State& state) {
+void BM_CudaSumVsMemcpy(benchmark::State& state) {
   if (skip_without_gpu(state)) return;
   const int64_t n = state.range(0);
   const Tensor a = rand({n}, {DType::kF32, Device::cuda(0)});
-  time_on_gpu(state, [&] { benchmark::DoNotOptimize(sum(a)); });
+  time_against_d2d_copy(state, n, [&] { benchmark::DoNotOptimize(sum(a)); });
   state.SetBytesProcessed(state.iterations() * n * 4);
 }
 
-void BM_CudaMemcpyD2D(benchmark::State& state) {
-  if (skip_without_gpu(state)) return;
-  const int64_t n = state.range(0);
-  const Tensor a = rand({n}, {DType::kF32, Device::cuda(0)});
-  Tensor c = empty({n}, {DType::kF32, Device::cuda(0)});
-  time_on_gpu(state, [&] {
-    CHECK_CUDA(cudaMemcpyAsync(c.raw_data(), a.raw_data(), n * 4, cudaMemcpyDeviceToDevice, nullptr));
-  });
-  state.SetBytesProcessed(state.iterations() * 2 * n * 4);
-}
-
-BENCHMARK(BM_CudaMatmul)
+BENCHMARK(BM_CudaMatmulVsCublas)
     ->ArgsProduct({{256, 512, 1024, 2048, 4096}, {0, 1, 2}})
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_CublasDirect)
-    ->ArgsProduct({{256, 512, 1024, 2048, 4096}, {0, 1, 2}})
+BENCHMARK(BM_CudaAddVsMemcpy)
+    ->RangeMultiplier(4)
+    ->Range(1 << 20, 64 << 20)
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_CudaAdd)->RangeMultiplier(4)->Range(1 << 20, 64 << 20)->UseManualTime()->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_CudaSum)->RangeMultiplier(4)->Range(1 << 20, 64 << 20)->UseManualTime()->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_CudaMemcpyD2D)
+BENCHMARK(BM_CudaSumVsMemcpy)
     ->RangeMultiplier(4)
     ->Range(1 << 20, 64 << 20)
     ->UseManualTime()

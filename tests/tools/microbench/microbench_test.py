@@ -1,7 +1,11 @@
 """tools/microbench: the Mann-Whitney U test on samples whose answer is known,
 `compare`'s table against a golden output (plain text when redirected, exit
 status 1 on a significant slowdown past the threshold), and one clear line
-with exit status 1 for a missing file or a report of the wrong kind."""
+with exit status 1 for a missing file or a report of the wrong kind; the
+same for `ratios` on saved runs (a ratio twice the baseline's fails, one
+within the tolerance passes, a pair missing from the run is reported and
+fails), its choice of the baseline run by CPU, and which pairs the CI
+subset holds."""
 import importlib.machinery
 import importlib.util
 import json
@@ -98,6 +102,163 @@ class CompareTest(unittest.TestCase):
                 self.assertEqual(len(result.stderr.strip().splitlines()), 1, result.stderr)
                 self.assertIn(fragment, result.stderr)
                 self.assertIn(path, result.stderr)
+
+
+
+def ratios_file(runs):
+    return {"format": mb.RATIOS_FORMAT, "runs": runs}
+
+
+def ratios_run(cpu, date, ratios, subset="ci"):
+    return {"date": date, "machine": {"cpu_family_model": cpu}, "subset": subset,
+            "ratios": {pair: {"median": value} for pair, value in ratios.items()}}
+
+
+MATMUL_1024 = "//tests/tensor:ops_benchmark BM_CpuMatmulVsSgemm/1024/manual_time"
+MATMUL_4096 = "//tests/tensor:ops_benchmark BM_CpuMatmulVsSgemm/4096/manual_time"
+
+
+class CompareRatiosTest(unittest.TestCase):
+    def verdicts(self, base, now, tolerance=30, covers=lambda pair: True):
+        return {row[0]: row[4] for row in mb.compare_ratios(base, now, tolerance, covers)}
+
+    def test_twice_the_baseline_is_worse(self):
+        self.assertEqual(self.verdicts({"p": 1.0}, {"p": 2.0}), {"p": "worse"})
+
+    def test_the_tolerance_is_the_boundary(self):
+        self.assertEqual(self.verdicts({"p": 1.0}, {"p": 1.29}), {"p": "~"})
+        self.assertEqual(self.verdicts({"p": 1.0}, {"p": 1.31}), {"p": "worse"})
+        self.assertEqual(self.verdicts({"p": 1.0}, {"p": 0.69}), {"p": "better"})
+
+    def test_change_is_in_percent_of_the_baseline(self):
+        [(_, base, now, change, _)] = mb.compare_ratios({"p": 0.8}, {"p": 1.0}, 30, lambda pair: True)
+        self.assertEqual((base, now), (0.8, 1.0))
+        self.assertAlmostEqual(change, 25.0)
+
+    def test_missing_only_when_the_subset_covers_the_pair(self):
+        verdicts = self.verdicts({"a": 1.0, "b": 1.0}, {}, covers=lambda pair: pair == "a")
+        self.assertEqual(verdicts, {"a": "missing"})
+
+    def test_a_pair_without_baseline_is_new(self):
+        self.assertEqual(self.verdicts({}, {"p": 1.0}), {"p": "new"})
+
+    def test_ci_subset_covers_its_pairs_only(self):
+        def covered(pair):
+            return any(pairs.covers(pair) for pairs in mb.SUBSETS["ci"])
+
+        self.assertTrue(covered(MATMUL_1024))
+        self.assertTrue(covered("//tests/tensor:ops_benchmark BM_CpuAddVsMemcpy/16777216/manual_time"))
+        self.assertTrue(covered("//tasks/comm_bench allreduce_f32/943373"))
+        self.assertFalse(covered(MATMUL_4096))
+        self.assertFalse(covered("//tests/tensor:ops_benchmark BM_CpuSumVsMemcpy/16777216/manual_time"))
+        self.assertFalse(covered("//tests/tensor:ops_benchmark BM_CudaAddVsMemcpy/16777216/manual_time"))
+        self.assertFalse(covered("//tasks/comm_bench allreduce_f16/943373"))
+        self.assertFalse(covered("//tasks/comm_bench allreduce_f32/11236"))
+
+
+class BaselineRunTest(unittest.TestCase):
+    INTEL = ratios_run("GenuineIntel/6/167", "2026-11-24T21:00:00+00:00", {MATMUL_1024: 1.0})
+    INTEL_ALL = ratios_run("GenuineIntel/6/167", "2026-11-24T22:00:00+00:00", {MATMUL_4096: 1.0}, subset="all")
+    AMD = ratios_run("AuthenticAMD/25/17", "2026-11-25T09:00:00+00:00", {MATMUL_1024: 1.1})
+    RUNS = [INTEL, INTEL_ALL, AMD]
+
+    def now(self, cpu, subset="ci"):
+        return ratios_run(cpu, "2026-11-26T10:00:00+00:00", {}, subset)
+
+    def test_the_run_of_this_cpu_and_subset(self):
+        self.assertEqual(mb.baseline_for(self.RUNS, self.now("GenuineIntel/6/167")), (self.INTEL, True))
+        self.assertEqual(mb.baseline_for(self.RUNS, self.now("GenuineIntel/6/167", "all")), (self.INTEL_ALL, True))
+
+    def test_else_the_latest_of_the_subset(self):
+        self.assertEqual(mb.baseline_for(self.RUNS, self.now("GenuineIntel/6/143")), (self.AMD, False))
+        self.assertEqual(mb.baseline_for(self.RUNS, self.now("AuthenticAMD/25/17", "all")), (self.INTEL_ALL, False))
+
+    def test_never_another_subset(self):
+        self.assertEqual(mb.baseline_for([self.INTEL], self.now("GenuineIntel/6/167", "all")), (None, False))
+
+    def test_writing_replaces_the_run_of_this_cpu_and_subset_only(self):
+        refreshed = ratios_run("GenuineIntel/6/167", "2026-11-26T10:00:00+00:00", {MATMUL_1024: 0.9})
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "ratios.json")
+            mb.write_baseline(path, self.RUNS, refreshed)
+            self.assertEqual(mb.load_ratios(path), [self.INTEL_ALL, self.AMD, refreshed])
+
+
+def run_ratios(baseline, saved, *args):
+    return run_tool("ratios", "--baseline", baseline, "--from", saved, *args)
+
+
+class RatiosTest(unittest.TestCase):
+    BASELINE = os.path.join(HERE, "ratios_baseline.json")
+    NEW = os.path.join(HERE, "ratios_new.json")
+
+    def test_golden_table_and_exit_status(self):
+        result = run_ratios(self.BASELINE, self.NEW, "--tolerance", "30")
+        with open(os.path.join(HERE, "ratios.golden"), encoding="utf-8") as f:
+            golden = f.read()
+        self.assertEqual(result.stdout, golden)
+        self.assertNotIn("\033[", result.stdout, "colour codes in redirected output")
+        self.assertEqual(result.returncode, 1, "matmul 1024 is twice as slow and allreduce 1191103 is missing")
+
+    def test_within_the_tolerance_passes(self):
+        with tempfile.TemporaryDirectory() as d:
+            baseline = os.path.join(d, "baseline.json")
+            saved = os.path.join(d, "now.json")
+            for path, ratio in ((baseline, 1.0), (saved, 1.25)):
+                with open(path, "w", encoding="utf-8") as f:
+                    json.dump(ratios_file([ratios_run("GenuineIntel/6/167", "2026-11-24", {MATMUL_1024: ratio})]), f)
+            result = run_ratios(baseline, saved, "--tolerance", "30")
+        self.assertEqual(result.returncode, 0, result.stdout)
+        self.assertIn("+25.0%", result.stdout)
+        self.assertIn("no pair worse than the baseline by more than 30%", result.stdout)
+
+    def test_another_cpu_is_compared_with_a_note(self):
+        with open(self.NEW, encoding="utf-8") as f:
+            new = json.load(f)
+        new["runs"][0]["machine"]["cpu_family_model"] = "GenuineIntel/6/143"
+        with tempfile.TemporaryDirectory() as d:
+            saved = os.path.join(d, "now.json")
+            with open(saved, "w", encoding="utf-8") as f:
+                json.dump(new, f)
+            result = run_ratios(self.BASELINE, saved)
+        self.assertIn("note: the baseline has no run on this CPU (GenuineIntel/6/143)", result.stdout)
+        self.assertIn("(AuthenticAMD/25/17)", result.stdout.splitlines()[0], "the latest run is the baseline")
+
+    def test_a_baseline_without_the_subset_is_one_line_and_status_1(self):
+        with tempfile.TemporaryDirectory() as d:
+            saved = os.path.join(d, "now.json")
+            with open(saved, "w", encoding="utf-8") as f:
+                json.dump(ratios_file([ratios_run("GenuineIntel/6/167", "2026-11-26", {}, subset="all")]), f)
+            result = run_ratios(self.BASELINE, saved)
+        self.assertEqual(result.returncode, 1)
+        self.assertEqual(result.stdout, "")
+        self.assertEqual(result.stderr.strip(), f"microbench: {self.BASELINE} has no run of subset all: "
+                         "record one with --write-baseline")
+
+    def test_bad_input_is_one_line_and_status_1(self):
+        with tempfile.TemporaryDirectory() as d:
+            missing = os.path.join(d, "missing.json")
+            report = os.path.join(d, "microbench_report.json")
+            no_runs = os.path.join(d, "no_runs.json")
+            bad_median = os.path.join(d, "bad_median.json")
+            contents = {
+                report: {"format": mb.FORMAT},
+                no_runs: ratios_file([]),
+                bad_median: ratios_file([{"ratios": {MATMUL_1024: {"median": "fast"}}}]),
+            }
+            for path, content in contents.items():
+                with open(path, "w", encoding="utf-8") as f:
+                    json.dump(content, f)
+            cases = ((missing, "cannot read"), (report, "not a microbench ratios file"),
+                     (no_runs, "must be a non-empty list"), (bad_median, "must be a non-empty list"))
+            for path, fragment in cases:
+                for baseline, saved in ((path, self.NEW), (self.BASELINE, path)):
+                    result = run_ratios(baseline, saved)
+                    self.assertEqual(result.returncode, 1)
+                    self.assertEqual(result.stdout, "")
+                    self.assertEqual(len(result.stderr.strip().splitlines()), 1, result.stderr)
+                    self.assertIn(fragment, result.stderr)
+                    self.assertIn(path, result.stderr)
 
 
 if __name__ == "__main__":
