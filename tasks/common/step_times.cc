@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "base/percentile.h"
+
 namespace ts::tasks {
 namespace {
 
@@ -36,13 +38,7 @@ double StepTimes::counted_seconds() const {
 }
 
 double StepTimes::percentile(double p) const {
-  if (steps() == 0) return std::numeric_limits<double>::quiet_NaN();
-  std::vector<double> sorted(stats_->counted_seconds().begin(), stats_->counted_seconds().end());
-  std::sort(sorted.begin(), sorted.end());
-  const double rank = std::clamp(p, 0.0, 100.0) / 100.0 * static_cast<double>(sorted.size() - 1);
-  const size_t lo = static_cast<size_t>(std::floor(rank));
-  const size_t hi = std::min(lo + 1, sorted.size() - 1);
-  return sorted[lo] + (rank - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
+  return ts::percentile({stats_->counted_seconds().begin(), stats_->counted_seconds().end()}, p);
 }
 
 double StepTimes::samples_per_second() const {
