@@ -30,6 +30,7 @@
 #include "collectives/world.h"
 #include "tasks/comm_bench/sizes.h"
 #include "tasks/common/environment.h"
+#include "tasks/common/exit_code.h"
 #include "tasks/common/report.h"
 #include "tensor/half.h"
 #include "tensor/ops.h"
@@ -198,9 +199,5 @@ absl::Status run() {
 
 int main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
-  // A tensor op's Error ends the run with the same one line as a Status.
-  const absl::Status status = ts::capture(ts::tasks::comm_bench::run);
-  if (!status.ok()) std::fprintf(stderr, "comm_bench: %s\n", std::string(status.message()).c_str());
-  ts::collectives::mpi::finalize();
-  return status.ok() ? 0 : 1;
+  return ts::tasks::run_to_exit_code("comm_bench", ts::tasks::comm_bench::run);
 }

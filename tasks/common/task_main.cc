@@ -6,9 +6,9 @@
 #include "base/error.h"
 #include "base/status_macros.h"
 #include "collectives/environment.h"
-#include "collectives/mpi/mpi_runtime.h"
 #include "tasks/common/distributed.h"
 #include "tasks/common/environment.h"
+#include "tasks/common/exit_code.h"
 #include "tasks/common/flags.h"
 #include "tasks/common/trainer.h"
 #include "tensor/random.h"
@@ -38,14 +38,7 @@ absl::Status train(int argc, char** argv, const TaskInfo& task, const RecipeFact
 }  // namespace
 
 int run_task(int argc, char** argv, const TaskInfo& task, const RecipeFactory& make_recipe) {
-  // What the recipe's model code throws becomes a Status here too, so every
-  // failure ends the same way.
-  const absl::Status status = capture([&] { return train(argc, argv, task, make_recipe); });
-  // mpirun counts a rank that exits without MPI_Finalize as a crash.
-  collectives::mpi::finalize();
-  if (status.ok()) return 0;
-  std::fprintf(stderr, "%s: %s\n", std::string(task.name).c_str(), std::string(status.message()).c_str());
-  return 1;
+  return run_to_exit_code(task.name, [&] { return train(argc, argv, task, make_recipe); });
 }
 
 }  // namespace ts::tasks

@@ -34,12 +34,12 @@
 #include "base/status_macros.h"
 #include "collectives/ddp/distributed_data_parallel.h"
 #include "collectives/environment.h"
-#include "collectives/mpi/mpi_runtime.h"
 #include "collectives/world.h"
 #include "nn/losses.h"
 #include "nn/models/resnet.h"
 #include "optim/sgd.h"
 #include "tasks/common/environment.h"
+#include "tasks/common/exit_code.h"
 #include "tasks/ddp_bench/sweep.h"
 #include "tensor/ops.h"
 #include "tensor/random.h"
@@ -396,10 +396,5 @@ int main(int argc, char** argv) {
   std::string folded;
   std::vector<char*> args = ts::tasks::ddp_bench::fold_model_flags(argc, argv, folded);
   absl::ParseCommandLine(static_cast<int>(args.size()), args.data());
-  const absl::Status status = ts::capture(ts::tasks::ddp_bench::run);
-  // mpirun counts a rank that exits without MPI_Finalize as a crash.
-  ts::collectives::mpi::finalize();
-  if (status.ok()) return 0;
-  std::fprintf(stderr, "ddp_bench: %s\n", std::string(status.message()).c_str());
-  return 1;
+  return ts::tasks::run_to_exit_code("ddp_bench", ts::tasks::ddp_bench::run);
 }

@@ -34,7 +34,6 @@
 #include "base/status_macros.h"
 #include "collectives/ddp/distributed_data_parallel.h"
 #include "collectives/environment.h"
-#include "collectives/mpi/mpi_runtime.h"
 #include "collectives/neighbor.h"
 #include "collectives/topology.h"
 #include "collectives/world.h"
@@ -42,6 +41,7 @@
 #include "nn/models/resnet.h"
 #include "optim/sgd.h"
 #include "tasks/common/environment.h"
+#include "tasks/common/exit_code.h"
 #include "tasks/neighbor_bench/options.h"
 #include "tensor/ops.h"
 #include "tensor/random.h"
@@ -376,10 +376,5 @@ int main(int argc, char** argv) {
       "Bluefog's throughput benchmark: img/sec of synthetic ImageNet training under a "
       "distributed optimizer. Run it under tools/launch.");
   absl::ParseCommandLine(argc, argv);
-  const absl::Status status = ts::capture(ts::tasks::neighbor_bench::run);
-  // mpirun counts a rank that exits without MPI_Finalize as a crash.
-  ts::collectives::mpi::finalize();
-  if (status.ok()) return 0;
-  std::fprintf(stderr, "neighbor_bench: %s\n", std::string(status.message()).c_str());
-  return 1;
+  return ts::tasks::run_to_exit_code("neighbor_bench", ts::tasks::neighbor_bench::run);
 }

@@ -1,0 +1,17 @@
+// The end every binary under tasks/ shares: a run that fails, by a Status or
+// by an Error (or other exception) thrown from model code, ends with one line
+// "<name>: <message>" on stderr and exit status 1; MPI is finalized either way
+// (mpirun counts a rank that exits without MPI_Finalize as a crash).
+#pragma once
+
+#include <functional>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+
+namespace ts::tasks {
+
+// Runs `body` and returns main's exit code: 0 or 1.
+int run_to_exit_code(absl::string_view name, const std::function<absl::Status()>& body);
+
+}  // namespace ts::tasks
