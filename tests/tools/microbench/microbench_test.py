@@ -224,6 +224,21 @@ class RatiosTest(unittest.TestCase):
         self.assertIn("note: the baseline has no run on this CPU (GenuineIntel/6/143)", result.stdout)
         self.assertIn("(AuthenticAMD/25/17)", result.stdout.splitlines()[0], "the latest run is the baseline")
 
+    def test_another_cpu_tolerates_more_but_not_twice_as_slow(self):
+        with tempfile.TemporaryDirectory() as d:
+            baseline = os.path.join(d, "baseline.json")
+            with open(baseline, "w", encoding="utf-8") as f:
+                json.dump(ratios_file([ratios_run("GenuineIntel/6/167", "2026-11-24", {MATMUL_1024: 1.0})]), f)
+            codes = {}
+            for ratio in (1.45, 2.0):
+                saved = os.path.join(d, "now.json")
+                with open(saved, "w", encoding="utf-8") as f:
+                    json.dump(ratios_file([ratios_run("AuthenticAMD/25/17", "2026-11-25", {MATMUL_1024: ratio})]), f)
+                result = run_ratios(baseline, saved)
+                codes[ratio] = result.returncode
+                self.assertIn("so the tolerance is 60%", result.stdout)
+        self.assertEqual(codes, {1.45: 0, 2.0: 1}, "a CPU's difference passes, twice as slow fails")
+
     def test_a_baseline_without_the_subset_is_one_line_and_status_1(self):
         with tempfile.TemporaryDirectory() as d:
             saved = os.path.join(d, "now.json")
