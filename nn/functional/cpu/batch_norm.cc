@@ -24,24 +24,43 @@ ChannelLayout layout_of(const Tensor& x) {
   return {x.size(0), x.size(1), plane};
 }
 
-// v - mean in T to within T's rounding of the difference: mean = hi + lo,
-// v - hi is exact for v near the mean (Sterbenz), then lo is taken off.
-template <typename T>
-struct CenteredBy {
-  explicit CenteredBy(double mean) : hi(static_cast<T>(mean)), lo(static_cast<T>(mean - static_cast<double>(hi))) {}
-  T operator()(T v) const { return (v - hi) - lo; }
-  T hi, lo;
+// A channel's mean as an unevaluated sum hi + lo of doubles: lo holds what a
+// double near 1e8 cannot (its spacing there is 1.5e-8), so that x - mean
+// stays exact to the last bit of f64 data far from zero.
+struct Mean {
+  double hi, lo;
 };
 
+// The channel's mean, summed as offsets from its first value (the shifted
+// data algorithm): for values 1e8 +- 1 a plain double sum would carry an
+// error of about sqrt(count) * 1e-8 into the mean; the offsets are small and,
+// for values near the first, exact (Sterbenz). shift + offset is split into
+// hi + lo without loss (Knuth's TwoSum).
 template <typename T>
-double channel_sum(const T* px, const ChannelLayout& l, int64_t ch) {
+Mean channel_mean(const T* px, const ChannelLayout& l, int64_t ch) {
+  const double shift = px[l.offset(0, ch)];
   double sum = 0;
   for (int64_t i = 0; i < l.n; ++i) {
     const T* v = px + l.offset(i, ch);
-    for (int64_t j = 0; j < l.plane; ++j) sum += v[j];
+    for (int64_t j = 0; j < l.plane; ++j) sum += static_cast<double>(v[j]) - shift;
   }
-  return sum;
+  const double offset = sum / static_cast<double>(l.n * l.plane);
+  const double hi = shift + offset;
+  const double offset_part = hi - shift;
+  const double lo = (shift - (hi - offset_part)) + (offset - offset_part);
+  return {hi, lo};
 }
+
+// v - mean in U to within U's rounding of the difference: the mean is
+// rounded to hi + lo in U; v - hi is exact for v near the mean (Sterbenz),
+// then lo is taken off.
+template <typename U>
+struct CenteredBy {
+  explicit CenteredBy(const Mean& mean)
+      : hi(static_cast<U>(mean.hi)), lo(static_cast<U>((mean.hi - static_cast<double>(hi)) + mean.lo)) {}
+  U operator()(U v) const { return (v - hi) - lo; }
+  U hi, lo;
+};
 
 template <typename T>
 void forward_training(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& running_mean,
@@ -53,19 +72,23 @@ void forward_training(const Tensor& x, const Tensor& weight, const Tensor& bias,
   T* py = y.data<T>();
   cpu::parallel_for(l.c, 1, [&](int64_t begin, int64_t end) {
     for (int64_t ch = begin; ch < end; ++ch) {
-      const double mean = channel_sum(px, l, ch) / count;
+      const Mean mean = channel_mean(px, l, ch);
+      const CenteredBy<double> centered_f64(mean);
       double sq = 0;
       for (int64_t i = 0; i < l.n; ++i) {
         const T* v = px + l.offset(i, ch);
-        for (int64_t j = 0; j < l.plane; ++j) sq += (v[j] - mean) * (v[j] - mean);
+        for (int64_t j = 0; j < l.plane; ++j) {
+          const double d = centered_f64(v[j]);
+          sq += d * d;
+        }
       }
       const double var = sq / count;
       const double invstd = 1.0 / std::sqrt(var + eps);
-      save_mean.data<T>()[ch] = static_cast<T>(mean);
+      save_mean.data<T>()[ch] = static_cast<T>(mean.hi);
       save_invstd.data<T>()[ch] = static_cast<T>(invstd);
       T* rm = running_mean.data<T>() + ch;
       T* rv = running_var.data<T>() + ch;
-      *rm = static_cast<T>((1 - momentum) * *rm + momentum * mean);
+      *rm = static_cast<T>((1 - momentum) * *rm + momentum * mean.hi);
       *rv = static_cast<T>((1 - momentum) * *rv + momentum * var * count / (count - 1));
       const T s = static_cast<T>((weight.defined() ? weight.data<T>()[ch] : 1.0) * invstd);
       const T b = bias.defined() ? bias.data<T>()[ch] : T(0);
@@ -81,8 +104,11 @@ void forward_training(const Tensor& x, const Tensor& weight, const Tensor& bias,
 
 // dx = w * invstd * (dy - mean(dy) - xhat * mean(dy * xhat)), with
 // xhat = (x - mean) * invstd; dw = sum(dy * xhat); db = sum(dy). The mean is
-// summed again from x in the same pass as the dy sums (the saved one was
-// rounded to T, which for |mean| >> std shifts every xhat of the channel).
+// taken again from x (the saved one was rounded to T, which for |mean| >> std
+// shifts every xhat of the channel), and sum(dy * (x - mean)) is summed over
+// the centered values in a pass of its own: the one-pass form
+// sum(dy * x) - mean * sum(dy) cancels when |mean| >> std (at 1e8 it lost
+// all but 7 digits of dw in f64).
 template <typename T>
 void backward_training(const Tensor& x, const Tensor& grad_y, const Tensor& weight, const Tensor& save_invstd,
                        const Tensor& grad_x, const Tensor& grad_weight, const Tensor& grad_bias) {
@@ -94,18 +120,17 @@ void backward_training(const Tensor& x, const Tensor& grad_y, const Tensor& weig
   cpu::parallel_for(l.c, 1, [&](int64_t begin, int64_t end) {
     for (int64_t ch = begin; ch < end; ++ch) {
       const double invstd = save_invstd.data<T>()[ch];
-      double sum_x = 0, sum_dy = 0, sum_dy_x = 0;
+      const Mean mean = channel_mean(px, l, ch);
+      const CenteredBy<double> centered_f64(mean);
+      double sum_dy = 0, sum_dy_xmu = 0;
       for (int64_t i = 0; i < l.n; ++i) {
         const T* v = px + l.offset(i, ch);
         const T* g = pg + l.offset(i, ch);
         for (int64_t j = 0; j < l.plane; ++j) {
-          sum_x += v[j];
           sum_dy += g[j];
-          sum_dy_x += static_cast<double>(g[j]) * v[j];
+          sum_dy_xmu += static_cast<double>(g[j]) * centered_f64(v[j]);
         }
       }
-      const double mean = sum_x / count;
-      const double sum_dy_xmu = sum_dy_x - mean * sum_dy;
       grad_weight.data<T>()[ch] = static_cast<T>(sum_dy_xmu * invstd);
       grad_bias.data<T>()[ch] = static_cast<T>(sum_dy);
       const double w = weight.defined() ? weight.data<T>()[ch] : 1.0;
