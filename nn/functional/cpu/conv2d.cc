@@ -1,4 +1,8 @@
-// CPU convolution: im2col over a chunk of images into one column matrix, one
+// CPU convolution. f32 runs on oneDNN (onednn_conv2d.cc) unless the
+// reference path is asked for (cpu_reference_path.h); f64, and f32 on the
+// reference path, run the readable kernels below.
+//
+// The reference: im2col over a chunk of images into one column matrix, one
 // OpenBLAS GEMM per group over the whole chunk, and a threaded copy into NCHW.
 // Batching the images makes the GEMMs wide enough for OpenBLAS to thread
 // well; im2col/col2im and the copies run on our pool between the GEMMs, so
@@ -11,6 +15,8 @@
 #include <vector>
 
 #include "nn/functional/cpu/cpu_kernels.h"
+#include "nn/functional/cpu/onednn_conv2d.h"
+#include "nn/functional/cpu_reference_path.h"
 #include "tensor/cpu/parallel.h"
 
 namespace ts::nn::functional {
@@ -223,10 +229,13 @@ class ConvCpu {
   int64_t chunk_;  // images per im2col chunk
 };
 
+bool use_onednn(DType dtype) { return dtype == DType::kF32 && !cpu_reference_path(); }
+
 }  // namespace
 
 void CpuKernels::conv2d_forward(const Conv2dGeometry& g, const Tensor& x, const Tensor& weight, const Tensor& bias,
                                 const Tensor& out) const {
+  if (use_onednn(x.dtype())) return onednn_conv2d_forward(g, x, weight, bias, out);
   dispatch_f32_f64("conv2d", x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     ConvCpu<T>(g).forward(x.data<T>(), weight.data<T>(), bias.defined() ? bias.data<T>() : nullptr, out.data<T>());
@@ -235,6 +244,7 @@ void CpuKernels::conv2d_forward(const Conv2dGeometry& g, const Tensor& x, const 
 
 void CpuKernels::conv2d_backward(const Conv2dGeometry& g, const Tensor& x, const Tensor& weight, const Tensor& grad_out,
                                  const Tensor& grad_x, const Tensor& grad_weight) const {
+  if (use_onednn(x.dtype())) return onednn_conv2d_backward(g, x, weight, grad_out, grad_x, grad_weight);
   dispatch_f32_f64("conv2d backward", x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     ConvCpu<T>(g).backward(x.data<T>(), weight.data<T>(), grad_out.data<T>(),

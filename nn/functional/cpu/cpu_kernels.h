@@ -1,5 +1,6 @@
-// The CPU LayerKernels: convolution as im2col + OpenBLAS GEMM, batch norm and
-// pooling as loops threaded over channels or planes. f32 and f64.
+// The CPU LayerKernels: convolution through oneDNN for f32 and as im2col +
+// OpenBLAS GEMM (the reference) for f64, batch norm and pooling as loops
+// threaded over channels or planes. f32 and f64.
 #pragma once
 
 #include "absl/strings/string_view.h"

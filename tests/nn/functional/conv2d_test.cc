@@ -1,6 +1,7 @@
 // conv2d against a naive float64 convolution on fresh random inputs (groups,
 // stride, padding, dilation, odd sizes, batch 1, the 1x1 GEMM path, chunked
-// batches), gradcheck of its backward, error messages, and CUDA against CPU.
+// batches), f32 on both CPU paths (oneDNN and the im2col + OpenBLAS
+// reference), gradcheck of its backward, error messages, and CUDA against CPU.
 #include <cmath>
 #include <string>
 #include <vector>
@@ -9,6 +10,7 @@
 #include "autograd/gradcheck.h"
 #include "gtest/gtest.h"
 #include "nn/functional.h"
+#include "nn/functional/cpu_reference_path.h"
 #include "tests/nn/functional/layer_testing.h"
 #include "tests/tensor/testing.h"
 
@@ -75,7 +77,26 @@ Ref reference(const Ref& x, const Ref& w, const Ref* b, const Conv2dOptions& o) 
 
 class Conv2dTest : public ts::testing::SeededTest {};
 
-TEST_F(Conv2dTest, ForwardMatchesFloat64Reference) {
+// The f32 checks run once per CPU path: oneDNN (the default) and the
+// reference kernels (TS_CPU_REFERENCE=1), each against f64. f64 itself always
+// takes the reference path.
+class Conv2dCpuPathTest : public ts::testing::SeededTest, public ::testing::WithParamInterface<bool> {
+ protected:
+  void SetUp() override {
+    reference_before_ = cpu_reference_path();
+    set_cpu_reference_path(GetParam());
+  }
+  void TearDown() override { set_cpu_reference_path(reference_before_); }
+
+ private:
+  bool reference_before_ = false;
+};
+
+INSTANTIATE_TEST_SUITE_P(Paths, Conv2dCpuPathTest, ::testing::Bool(), [](const ::testing::TestParamInfo<bool>& info) {
+  return info.param ? "Reference" : "OneDnn";
+});
+
+TEST_P(Conv2dCpuPathTest, ForwardMatchesFloat64Reference) {
   for (const DType dtype : {DType::kF32, DType::kF64}) {
     for (const Case& c : cases()) {
       SCOPED_TRACE(absl::StrCat(c.name, " ", dtype_name(dtype)));
@@ -93,11 +114,11 @@ TEST_F(Conv2dTest, ForwardMatchesFloat64Reference) {
   }
 }
 
-// The f32 backward runs other GEMMs (transposed operands, accumulation
-// across chunks) than the f64 one gradcheck covers: its gradients must
-// match the f64 path's (itself gradchecked) on the same inputs, within
-// f32 rounding of sums of this many summands.
-TEST_F(Conv2dTest, Float32BackwardMatchesFloat64) {
+// The f32 backward runs other kernels (oneDNN's, or the reference's GEMMs
+// with transposed operands and accumulation across chunks) than the f64 one
+// gradcheck covers: its gradients must match the f64 path's (itself
+// gradchecked) on the same inputs, within f32 rounding.
+TEST_P(Conv2dCpuPathTest, Float32BackwardMatchesFloat64) {
   std::vector<Case> all = cases();
   // ResNet-20's stage-2 convolution on a batch of 8 (two im2col chunks).
   all.push_back({"resnet20 stage 2", {8, 32, 16, 16}, {32, 32, 3, 3}, {{1, 1}, {1, 1}, {1, 1}, 1}, false});

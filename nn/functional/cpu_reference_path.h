@@ -1,0 +1,16 @@
+// Which kernels run f32 convolutions on the CPU: oneDNN by default, or the
+// hand-written im2col + OpenBLAS reference that f64 always uses, to tell a
+// oneDNN fault from ours while debugging. Batch norm and pooling join this
+// switch when they move to oneDNN (issue 14's later steps).
+#pragma once
+
+namespace ts::nn::functional {
+
+// True when TS_CPU_REFERENCE=1 was set at the first call, or after
+// set_cpu_reference_path(true).
+bool cpu_reference_path();
+// Overrides the environment for the rest of the process (tests run the same
+// cases on both paths with it).
+void set_cpu_reference_path(bool reference);
+
+}  // namespace ts::nn::functional
