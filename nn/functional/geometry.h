@@ -2,6 +2,7 @@
 // (which validate and fill it in) and by the CPU and CUDA kernels.
 #pragma once
 
+#include <array>
 #include <cstdint>
 
 #include "tensor/host_device.h"
@@ -16,6 +17,14 @@ struct Conv2dGeometry {
   int64_t stride_h, stride_w, pad_h, pad_w, dil_h, dil_w;
   int64_t groups;
 };
+
+// Everything but the output size (which follows from the rest): the key of
+// the caches of per-shape choices (cuDNN's algorithms, oneDNN's primitives).
+using Conv2dShapeKey = std::array<int64_t, 14>;
+inline Conv2dShapeKey shape_key(const Conv2dGeometry& g) {
+  return {g.n,        g.c_in,     g.h,     g.w,     g.c_out, g.kh,    g.kw,
+          g.stride_h, g.stride_w, g.pad_h, g.pad_w, g.dil_h, g.dil_w, g.groups};
+}
 
 // Pooling over `planes` (= n * c) independent [h, w] planes.
 struct Pool2dGeometry {

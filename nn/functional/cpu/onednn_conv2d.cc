@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -141,25 +142,10 @@ ConvPrimitive build(Direction direction, const Conv2dGeometry& g, bool with_bias
   throw_error(absl::StatusCode::kInternal, "conv2d: unknown oneDNN direction");
 }
 
-using CacheKey = std::array<int64_t, 16>;
+using CacheKey = std::tuple<Direction, bool, Conv2dShapeKey>;  // with bias or not
 
 CacheKey cache_key(Direction direction, const Conv2dGeometry& g, bool with_bias) {
-  return {static_cast<int64_t>(direction),
-          with_bias,
-          g.n,
-          g.c_in,
-          g.h,
-          g.w,
-          g.c_out,
-          g.kh,
-          g.kw,
-          g.stride_h,
-          g.stride_w,
-          g.pad_h,
-          g.pad_w,
-          g.dil_h,
-          g.dil_w,
-          g.groups};
+  return {direction, with_bias, shape_key(g)};
 }
 
 class PrimitiveCache {

@@ -5,6 +5,7 @@
 #include <array>
 #include <map>
 #include <mutex>
+#include <tuple>
 #include <vector>
 
 #include "base/error.h"
@@ -59,27 +60,11 @@ ConvDescriptors describe(const Conv2dGeometry& g, DType dtype) {
   return ConvDescriptors{std::move(x), std::move(y), std::move(w), std::move(conv)};
 }
 
-using CacheKey = std::array<int64_t, 18>;
+// Device, direction, dtype, math type and shape.
+using CacheKey = std::tuple<int, Direction, DType, int64_t, Conv2dShapeKey>;
 
 CacheKey cache_key(int device, Direction direction, DType dtype, const Conv2dGeometry& g) {
-  return {device,
-          static_cast<int64_t>(direction),
-          static_cast<int64_t>(dtype),
-          math_type(dtype),
-          g.n,
-          g.c_in,
-          g.h,
-          g.w,
-          g.c_out,
-          g.kh,
-          g.kw,
-          g.stride_h,
-          g.stride_w,
-          g.pad_h,
-          g.pad_w,
-          g.dil_h,
-          g.dil_w,
-          g.groups};
+  return {device, direction, dtype, math_type(dtype), shape_key(g)};
 }
 
 class AlgorithmCache {
