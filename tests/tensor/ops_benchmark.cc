@@ -10,8 +10,8 @@
 // time, which `tools/microbench ratios` checks against a baseline.
 // GPU benchmarks report "no CUDA device" and skip on machines without one.
 // CPU figures use wall time (the kernels and OpenBLAS are multithreaded);
-// `ratios` runs them on one thread (TS_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1),
-// where a busy neighbour core does not decide them.
+// `ratios` runs them on one thread (OMP_NUM_THREADS=1, for our loops, OpenBLAS
+// and oneDNN alike), where a busy neighbour core does not decide them.
 // Run: bazel run //tests/tensor:ops_benchmark -- --benchmark_filter=...
 #include <cblas.h>
 #include <cublas_v2.h>
