@@ -1,7 +1,7 @@
-// Which kernels run f32 convolutions on the CPU: oneDNN by default, or the
-// hand-written im2col + OpenBLAS reference that f64 always uses, to tell a
-// oneDNN fault from ours while debugging. Batch norm and pooling join this
-// switch when they move to oneDNN (issue 14's later steps).
+// Which kernels run f32 convolutions and average pooling on the CPU: oneDNN
+// by default, or the hand-written reference kernels that f64 always uses, to
+// tell a oneDNN fault from ours while debugging. Batch norm joins this switch
+// if it moves to oneDNN (issue 14's later steps).
 #pragma once
 
 namespace ts::nn::functional {

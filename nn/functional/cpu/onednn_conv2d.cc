@@ -1,7 +1,6 @@
 // Each direction's oneDNN primitive is built once per (direction, shape,
-// bias) and cached, as the cuDNN path caches its algorithm: building one
-// (dispatch over implementations, JIT code generation) costs more than
-// running a small convolution.
+// bias) and cached (onednn_runtime.h), as the cuDNN path caches its
+// algorithm.
 //
 // oneDNN chooses the operands' internal layouts (format_tag::any, usually
 // channel-blocked) while our tensors stay plain NCHW/OIHW, so every call
@@ -11,8 +10,6 @@
 #include "nn/functional/cpu/onednn_conv2d.h"
 
 #include <array>
-#include <map>
-#include <memory>
 #include <mutex>
 #include <tuple>
 #include <unordered_map>
@@ -20,7 +17,7 @@
 #include <vector>
 
 #include "base/error.h"
-#include "dnnl.hpp"
+#include "nn/functional/cpu/onednn_runtime.h"
 
 namespace ts::nn::functional {
 namespace {
@@ -40,22 +37,6 @@ const char* direction_name(Direction direction) {
       return "backward-weights";
   }
   return "?";
-}
-
-// One engine and stream for the process. The CPU stream runs each primitive
-// to completion on the calling thread (with oneDNN's OpenMP workers). oneDNN
-// does not promise that one stream may be driven from several threads at
-// once; a convolution already keeps every core busy, so callers on several
-// threads take turns (`mu`).
-struct Runtime {
-  dnnl::engine engine{dnnl::engine::kind::cpu, 0};
-  dnnl::stream stream{engine};
-  std::mutex mu;
-};
-
-Runtime& runtime() {
-  static Runtime* instance = new Runtime;
-  return *instance;
 }
 
 // The plain layouts of our tensors. Grouped weights [c_out, c_in / g, kh, kw]
@@ -103,11 +84,11 @@ dnnl::convolution_forward::primitive_desc forward_descriptor(const Conv2dGeometr
                                             w, plain_bias(g), y, win.strides, win.dilates, win.padding, win.padding)
           : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct, x,
                                             w, y, win.strides, win.dilates, win.padding, win.padding);
-  return dnnl::convolution_forward::primitive_desc(desc, runtime().engine);
+  return dnnl::convolution_forward::primitive_desc(desc, onednn_runtime().engine);
 }
 
 ConvPrimitive build(Direction direction, const Conv2dGeometry& g, bool with_bias) {
-  const dnnl::engine& engine = runtime().engine;
+  const dnnl::engine& engine = onednn_runtime().engine;
   const Window win = window(g);
   switch (direction) {
     case Direction::kForward: {
@@ -144,30 +125,8 @@ ConvPrimitive build(Direction direction, const Conv2dGeometry& g, bool with_bias
 
 using CacheKey = std::tuple<Direction, bool, Conv2dShapeKey>;  // with bias or not
 
-CacheKey cache_key(Direction direction, const Conv2dGeometry& g, bool with_bias) {
-  return {direction, with_bias, shape_key(g)};
-}
-
-class PrimitiveCache {
- public:
-  // Built under the lock: a shape is built once even when threads race to it.
-  std::shared_ptr<const ConvPrimitive> get(Direction direction, const Conv2dGeometry& g, bool with_bias) {
-    const CacheKey key = cache_key(direction, g, with_bias);
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = cache_.find(key);
-    if (it == cache_.end()) {
-      it = cache_.emplace(key, std::make_shared<const ConvPrimitive>(build(direction, g, with_bias))).first;
-    }
-    return it->second;
-  }
-
- private:
-  std::mutex mu_;
-  std::map<CacheKey, std::shared_ptr<const ConvPrimitive>> cache_;
-};
-
-PrimitiveCache& primitive_cache() {
-  static PrimitiveCache* cache = new PrimitiveCache;
+OnednnCache<CacheKey, ConvPrimitive>& primitive_cache() {
+  static auto* cache = new OnednnCache<CacheKey, ConvPrimitive>;
   return *cache;
 }
 
@@ -182,7 +141,7 @@ struct Operand {
 // Runs `conv` on plain tensors, reordering each operand whose chosen layout
 // differs into a oneDNN-owned buffer (and outputs back out).
 void execute(const ConvPrimitive& conv, const std::vector<Operand>& operands) {
-  Runtime& rt = runtime();
+  OnednnRuntime& rt = onednn_runtime();
   std::lock_guard<std::mutex> lock(rt.mu);
   std::unordered_map<int, memory> args;
   std::vector<std::pair<memory, memory>> write_back;  // (internal, plain)
@@ -209,13 +168,13 @@ void execute(const ConvPrimitive& conv, const std::vector<Operand>& operands) {
 // Runs one direction, turning a oneDNN failure into ts::Error.
 void run(Direction direction, const Conv2dGeometry& g, bool with_bias, const std::vector<Operand>& operands) {
   try {
-    execute(*primitive_cache().get(direction, g, with_bias), operands);
+    const CacheKey key{direction, with_bias, shape_key(g)};
+    execute(*primitive_cache().get(key, [&] { return build(direction, g, with_bias); }), operands);
   } catch (const dnnl::error& e) {
-    throw_error(absl::StatusCode::kInternal, "conv2d: oneDNN ", direction_name(direction), " failed for input [", g.n,
-                ", ", g.c_in, ", ", g.h, ", ", g.w, "], weight [", g.c_out, ", ", g.c_in / g.groups, ", ", g.kh, ", ",
-                g.kw, "], stride [", g.stride_h, ", ", g.stride_w, "], padding [", g.pad_h, ", ", g.pad_w,
-                "], dilation [", g.dil_h, ", ", g.dil_w, "], groups ", g.groups, ": ", e.what(), " (status ",
-                static_cast<int>(e.status), ")");
+    throw_onednn_error(e, "conv2d: oneDNN ", direction_name(direction), " failed for input [", g.n, ", ", g.c_in, ", ",
+                       g.h, ", ", g.w, "], weight [", g.c_out, ", ", g.c_in / g.groups, ", ", g.kh, ", ", g.kw,
+                       "], stride [", g.stride_h, ", ", g.stride_w, "], padding [", g.pad_h, ", ", g.pad_w,
+                       "], dilation [", g.dil_h, ", ", g.dil_w, "], groups ", g.groups);
   }
 }
 

@@ -1,9 +1,14 @@
-// CPU pooling, threaded over planes: each task owns whole [h, w] planes, so
-// the backward scatters into grad_x without races.
+// CPU pooling. f32 average pooling runs on oneDNN (onednn_pooling.cc) where
+// oneDNN computes PyTorch's average, unless the reference path is asked for
+// (cpu_reference_path.h); the rest runs the reference kernels below,
+// threaded over planes: each task owns whole [h, w] planes, so the backward
+// scatters into grad_x without races.
 #include <cmath>
 #include <limits>
 
 #include "nn/functional/cpu/cpu_kernels.h"
+#include "nn/functional/cpu/onednn_pooling.h"
+#include "nn/functional/cpu_reference_path.h"
 #include "tensor/cpu/parallel.h"
 
 namespace ts::nn::functional {
@@ -94,6 +99,10 @@ void avg_backward(const Pool2dGeometry& g, const T* grad_out, T* grad_x) {
   });
 }
 
+bool use_onednn(const Pool2dGeometry& g, DType dtype) {
+  return dtype == DType::kF32 && !cpu_reference_path() && onednn_avg_pool2d_supports(g);
+}
+
 }  // namespace
 
 void CpuKernels::max_pool2d_forward(const Pool2dGeometry& g, const Tensor& x, const Tensor& out,
@@ -113,6 +122,7 @@ void CpuKernels::max_pool2d_backward(const Pool2dGeometry& g, const Tensor& grad
 }
 
 void CpuKernels::avg_pool2d_forward(const Pool2dGeometry& g, const Tensor& x, const Tensor& out) const {
+  if (use_onednn(g, x.dtype())) return onednn_avg_pool2d_forward(g, x, out);
   dispatch_f32_f64("avg_pool2d", x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     avg_forward<T>(g, x.data<T>(), out.data<T>());
@@ -120,6 +130,7 @@ void CpuKernels::avg_pool2d_forward(const Pool2dGeometry& g, const Tensor& x, co
 }
 
 void CpuKernels::avg_pool2d_backward(const Pool2dGeometry& g, const Tensor& grad_out, const Tensor& grad_x) const {
+  if (use_onednn(g, grad_out.dtype())) return onednn_avg_pool2d_backward(g, grad_out, grad_x);
   dispatch_f32_f64("avg_pool2d backward", grad_out.dtype(), [&](auto tag) {
     using T = decltype(tag);
     avg_backward<T>(g, grad_out.data<T>(), grad_x.data<T>());

@@ -1,6 +1,7 @@
 // max_pool2d, avg_pool2d and adaptive_avg_pool2d against float64 references
 // written from PyTorch's definitions (padding, ceil_mode, count_include_pad,
-// adaptive windows), gradcheck, errors, and CUDA against CPU.
+// adaptive windows), f32 on both CPU paths (oneDNN and the reference
+// kernels), gradcheck, errors, and CUDA against CPU.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -11,6 +12,7 @@
 #include "autograd/gradcheck.h"
 #include "gtest/gtest.h"
 #include "nn/functional.h"
+#include "nn/functional/cpu_reference_path.h"
 #include "tests/nn/functional/layer_testing.h"
 #include "tests/tensor/testing.h"
 
@@ -35,6 +37,9 @@ std::vector<PoolCase> cases() {
       {"3x3 stride 2 pad 1, excluding pad", {1, 2, 9, 7}, {{3, 3}, {2, 2}, {1, 1}, false, false}},
       {"ceil mode", {2, 2, 7, 8}, {{3, 2}, {2, 3}, {1, 0}, true, true}},
       {"ceil mode, excluding pad", {2, 2, 7, 8}, {{3, 3}, {2, 2}, {1, 1}, true, false}},
+      // The last window reaches past the far padding: PyTorch divides by the
+      // part up to the padding's edge (oneDNN would count the whole kernel).
+      {"ceil mode past the padding", {1, 2, 6, 6}, {{3, 3}, {2, 2}, {1, 1}, true, true}},
       {"overlapping, stride 1", {1, 3, 5, 5}, {{3, 2}, {1, 1}, {1, 1}, false, true}},
       {"3-D input", {3, 6, 5}, {{2, 3}, {2, 2}, {1, 1}, true, true}},
   };
@@ -107,7 +112,8 @@ Ref adaptive_reference(const Ref& x, int64_t oh, int64_t ow) {
   return out;
 }
 
-const std::vector<std::array<int64_t, 2>> kAdaptiveSizes = {{3, 2}, {1, 1}, {5, 7}, {7, 4}, {2, 9}};
+// Uniform windows ({1, 1}, {7, 5} of a 7x5 input) run on oneDNN for f32.
+const std::vector<std::array<int64_t, 2>> kAdaptiveSizes = {{3, 2}, {1, 1}, {5, 7}, {7, 4}, {2, 9}, {7, 5}};
 
 class PoolingTest : public ts::testing::SeededTest {
  protected:
@@ -161,7 +167,58 @@ TEST_F(PoolingTest, AdaptiveAvgMatchesReference) {
   }
 }
 
-TEST_F(PoolingTest, MaxPropagatesNan) {
+// The f32 checks run once per CPU path: oneDNN (the default) and the
+// reference kernels (TS_CPU_REFERENCE=1), each against f64, forward and
+// backward. f64 itself always takes the reference path.
+class PoolingCpuPathTest : public PoolingTest, public ::testing::WithParamInterface<bool> {
+ protected:
+  void SetUp() override {
+    reference_before_ = cpu_reference_path();
+    set_cpu_reference_path(GetParam());
+  }
+  void TearDown() override { set_cpu_reference_path(reference_before_); }
+
+  // fn in f32 against fn in f64 on the same inputs, output and gradient.
+  void expect_f32_matches_f64(const nn::testing::LayerFn& fn, const Tensor& x) {
+    const Tensor probe = fn({Variable(x)}).data();
+    const Tensor grad_out = random_tensor(rng(), probe.shape(), DType::kF64);
+    nn::testing::expect_matches_f64(fn, {x}, grad_out, DType::kF32, Device::cpu(), 1e-5);
+  }
+
+ private:
+  bool reference_before_ = false;
+};
+
+INSTANTIATE_TEST_SUITE_P(Paths, PoolingCpuPathTest, ::testing::Bool(), [](const ::testing::TestParamInfo<bool>& info) {
+  return info.param ? "Reference" : "OneDnn";
+});
+
+TEST_P(PoolingCpuPathTest, Float32MatchesFloat64) {
+  for (const PoolCase& c : cases()) {
+    SCOPED_TRACE(c.name);
+    const Pool2dOptions o = c.options;
+    // Distinct values: f32 rounding cannot move a max window's argmax.
+    expect_f32_matches_f64([o](const std::vector<Variable>& v) { return max_pool2d(v[0], o); }, distinct(c.x));
+    expect_f32_matches_f64([o](const std::vector<Variable>& v) { return avg_pool2d(v[0], o); },
+                           random_tensor(rng(), c.x, DType::kF64));
+  }
+  for (const auto& size : kAdaptiveSizes) {
+    SCOPED_TRACE(absl::StrCat("adaptive ", size[0], "x", size[1]));
+    expect_f32_matches_f64([size](const std::vector<Variable>& v) { return adaptive_avg_pool2d(v[0], size); },
+                           random_tensor(rng(), {2, 3, 7, 5}, DType::kF64));
+  }
+}
+
+// A tie sends the gradient to the window's first maximum, as PyTorch does.
+TEST_P(PoolingCpuPathTest, MaxTiesGoToTheFirstMaximum) {
+  const Tensor x = from_vector<float>({2, 2, 1, 2}, {1, 1, 2, 2});
+  const nn::testing::LayerFn fn = [](const std::vector<Variable>& v) { return max_pool2d(v[0], {}); };
+  const std::vector<Tensor> got =
+      nn::testing::forward_backward(fn, {x}, from_vector<float>({1}, {1, 1, 1, 1}), Device::cpu());
+  ts::testing::expect_equal(got[1], Ref{{1, 1, 2, 2}, {1, 0, 0, 0}});
+}
+
+TEST_P(PoolingCpuPathTest, MaxPropagatesNan) {
   const Tensor x = from_vector<float>({1, NAN, 3, 4}, {1, 1, 2, 2});
   const Variable y = max_pool2d(Variable(x), {});
   EXPECT_TRUE(std::isnan(item<float>(y.data())));

@@ -1,0 +1,55 @@
+// What every oneDNN op on the CPU shares: the process's engine and stream,
+// the cache of built primitives, and the translation of dnnl::error into
+// ts::Error.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <utility>
+
+#include "base/error.h"
+#include "dnnl.hpp"
+
+namespace ts::nn::functional {
+
+// One engine and stream for the process. The CPU stream runs each primitive
+// to completion on the calling thread (with oneDNN's OpenMP workers). oneDNN
+// does not promise that one stream may be driven from several threads at
+// once; a primitive already keeps every core busy, so callers on several
+// threads take turns (`mu`).
+struct OnednnRuntime {
+  dnnl::engine engine{dnnl::engine::kind::cpu, 0};
+  dnnl::stream stream{engine};
+  std::mutex mu;
+};
+
+OnednnRuntime& onednn_runtime();
+
+// Primitives built once per key: building one (dispatch over implementations,
+// JIT code generation) costs more than running a small op.
+template <typename Key, typename Value>
+class OnednnCache {
+ public:
+  // Built under the lock: a key is built once even when threads race to it.
+  template <typename Build>
+  std::shared_ptr<const Value> get(const Key& key, Build build) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = cache_.find(key);
+    if (it == cache_.end()) it = cache_.emplace(key, std::make_shared<const Value>(build())).first;
+    return it->second;
+  }
+
+ private:
+  std::mutex mu_;
+  std::map<Key, std::shared_ptr<const Value>> cache_;
+};
+
+// Throws ts::Error (internal) for a oneDNN failure: `context` (op, direction,
+// shapes), then oneDNN's message and status.
+template <typename... Parts>
+[[noreturn]] void throw_onednn_error(const dnnl::error& e, const Parts&... context) {
+  throw_error(absl::StatusCode::kInternal, context..., ": ", e.what(), " (status ", static_cast<int>(e.status), ")");
+}
+
+}  // namespace ts::nn::functional
