@@ -2,14 +2,19 @@
 // convolutions of ResNet-20 on CIFAR (batch 128), reporting GFLOP/s of the
 // three products (forward, grad input, grad weight). The ResNet20Stack case
 // runs all 19 convolutions of the network once, forward and backward: the
-// conv share of one training step.
+// conv share of one training step. BM_ConvOnednnVsReference times each shape
+// on oneDNN (the f32 path) and on the im2col + OpenBLAS reference path in
+// alternation: its `ratio` (oneDNN's time / the reference's) is a pair that
+// `tools/microbench ratios` checks.
 #include <benchmark/benchmark.h>
 
 #include <vector>
 
 #include "autograd/variable.h"
 #include "nn/functional.h"
+#include "nn/functional/cpu_reference_path.h"
 #include "tensor/ops.h"
+#include "tests/paired_benchmark.h"
 
 namespace ts::nn::functional {
 namespace {
@@ -56,6 +61,20 @@ void BM_ConvForwardBackward(benchmark::State& state) {
   state.counters["GFLOP/s"] = benchmark::Counter(c.flops / 1e9, benchmark::Counter::kIsIterationInvariantRate);
 }
 BENCHMARK(BM_ConvForwardBackward)->DenseRange(0, 5)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_ConvOnednnVsReference(benchmark::State& state) {
+  ConvCase c(kShapes[state.range(0)]);
+  const auto on_path = [&](bool reference) {
+    return [&c, reference] {
+      set_cpu_reference_path(reference);
+      c.run();
+    };
+  };
+  testing::time_pair(state, testing::HostClock(), on_path(false), on_path(true));
+  set_cpu_reference_path(false);
+  state.SetLabel(kShapes[state.range(0)].name);
+}
+BENCHMARK(BM_ConvOnednnVsReference)->DenseRange(0, 5)->Unit(benchmark::kMillisecond)->UseManualTime();
 
 void BM_ResNet20ConvStack(benchmark::State& state) {
   std::vector<ConvCase> cases;

@@ -26,63 +26,21 @@
 #include "tensor/cuda/check.h"
 #include "tensor/cuda/device.h"
 #include "tensor/ops.h"
+#include "tests/paired_benchmark.h"
 
 namespace ts {
 namespace {
+
+using testing::HostClock;
+using testing::time_pair;
 
 void report_flops(benchmark::State& state, double flops_per_iteration) {
   state.counters["GFLOP/s"] =
       benchmark::Counter(flops_per_iteration * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
 }
 
-double median(std::vector<double> values) {
-  const size_t mid = values.size() / 2;
-  std::nth_element(values.begin(), values.begin() + mid, values.end());
-  return values[mid];
-}
-
-// Times `ours` and `peer` once each per iteration, in an order that flips
-// every iteration so that neither always finds the caches the other left;
-// both see the same clock speed and the same neighbours. `seconds_of(fn)`
-// runs fn once and returns its duration. The ratio is the median of the
-// per-iteration ratios: one iteration disturbed by another process does not
-// move it.
-template <typename Clock, typename Ours, typename Peer>
-void time_pair(benchmark::State& state, const Clock& seconds_of, Ours ours, Peer peer) {
-  seconds_of(ours);  // warm-up: allocator cache, library heuristics, pages
-  seconds_of(peer);
-  std::vector<double> ratios;
-  double peer_total_s = 0;
-  bool ours_first = true;
-  for (auto _ : state) {
-    double ours_s, peer_s;
-    if (ours_first) {
-      ours_s = seconds_of(ours);
-      peer_s = seconds_of(peer);
-    } else {
-      peer_s = seconds_of(peer);
-      ours_s = seconds_of(ours);
-    }
-    ours_first = !ours_first;
-    state.SetIterationTime(ours_s);
-    ratios.push_back(ours_s / peer_s);
-    peer_total_s += peer_s;
-  }
-  state.counters["peer_ms"] = benchmark::Counter(peer_total_s * 1e3, benchmark::Counter::kAvgIterations);
-  state.counters["ratio"] = median(std::move(ratios));
-}
-
 // ---- CPU: ours is the op as users call it (it allocates its output); the
 // peer is the library call alone, into a buffer allocated once.
-
-struct HostClock {
-  template <typename Fn>
-  double operator()(Fn fn) const {
-    const auto start = std::chrono::steady_clock::now();
-    fn();
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  }
-};
 
 void BM_CpuMatmulVsSgemm(benchmark::State& state) {
   const int64_t n = state.range(0);
