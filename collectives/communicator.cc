@@ -5,6 +5,9 @@
 #include "absl/flags/flag.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "base/error.h"
+#include "base/status_macros.h"
+#include "tensor/ops.h"
 
 ABSL_FLAG(absl::Duration, collectives_timeout, absl::Minutes(10),
           "Longest one collective may take before it fails with an error naming the missing "
@@ -64,6 +67,15 @@ absl::StatusOr<CommunicatorOptions> CommunicatorOptions::from_flags_and_env() {
 
 Work Work::failed(absl::Status status) { return Work(std::make_shared<ReadyWork>(std::move(status))); }
 Work Work::done() { return Work(std::make_shared<ReadyWork>(absl::OkStatus())); }
+
+absl::StatusOr<std::vector<double>> allgather_values(Communicator& comm, const Device& device,
+                                                     const std::vector<double>& mine) {
+  const int64_t n = static_cast<int64_t>(mine.size());
+  ASSIGN_OR_RETURN(const Tensor all, capture([&] { return zeros({comm.world_size(), n}, {DType::kF64, device}); }));
+  ASSIGN_OR_RETURN(const Tensor own, capture([&] { return to(from_vector<double>(mine, {n}), device); }));
+  RETURN_IF_ERROR(comm.allgather(all, own).synchronize());
+  return capture([&] { return to_vector<double>(all); });
+}
 
 Work Communicator::send(const Tensor& tensor, int peer) {
   const PeerTransfer t{PeerTransfer::Kind::kSend, tensor, peer};

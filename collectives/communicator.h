@@ -116,6 +116,12 @@ class Communicator {
   Work recv(const Tensor& tensor, int peer);
 };
 
+// Host values (timings, counters) of every rank, each rank giving as many,
+// rank after rank, on every rank; they travel as an f64 tensor on `device`,
+// the one the communicator moves (a GPU for NCCL).
+absl::StatusOr<std::vector<double>> allgather_values(Communicator& comm, const Device& device,
+                                                     const std::vector<double>& mine);
+
 // "allreduce(sum) #12 of f32[1000] on rank 0 of 2": the context every error
 // message of a collective carries.
 std::string describe_call(absl::string_view op, int64_t sequence, const Tensor& tensor, int rank, int world_size);

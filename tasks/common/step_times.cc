@@ -1,11 +1,9 @@
 #include "tasks/common/step_times.h"
 
-#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <numeric>
 #include <string>
-#include <vector>
 
 #include "base/percentile.h"
 

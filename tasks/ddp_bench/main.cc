@@ -156,9 +156,7 @@ absl::StatusOr<std::vector<double>> run_row(Communicator& world, const Device& d
   }
   group.reset();
   // The ranks that waited contribute zeros.
-  const Tensor table = zeros({world.world_size(), s.iterations}, {DType::kF64, device});
-  RETURN_IF_ERROR(world.allgather(table, to(from_vector<double>(mine, {s.iterations}), device)).synchronize());
-  const std::vector<double> all = to_vector<double>(table);
+  ASSIGN_OR_RETURN(const std::vector<double> all, collectives::allgather_values(world, device, mine));
   const int trained = row.every_rank_alone ? world.world_size() : row.world_size;
   return std::vector<double>(all.begin(), all.begin() + static_cast<ptrdiff_t>(trained) * s.iterations);
 }

@@ -159,12 +159,10 @@ class Bench {
     if (ddp_ != nullptr) {
       sgd_->step();
     } else {
-      std::vector<Tensor> params, grads;
-      for (const auto& [name, p] : model_->named_parameters()) {
-        params.push_back(p.data());
-        grads.push_back(p.grad());
-      }
-      throw_if_error(collectives::decentralized_step(params, grads, kLearningRate, style(), combine_(batch)));
+      std::vector<Tensor> grads;
+      grads.reserve(params_.size());
+      for (const autograd::Variable& p : params_) grads.push_back(p.grad());
+      throw_if_error(collectives::decentralized_step(param_data_, grads, kLearningRate, style(), combine_(batch)));
     }
     return loss.data();
   }
@@ -179,6 +177,8 @@ class Bench {
     optim::SgdOptions sgd;
     sgd.lr = kLearningRate;
     sgd_ = std::make_unique<optim::Sgd>(model_->named_parameters(), sgd);
+    params_ = model_->parameters();
+    for (const autograd::Variable& p : params_) param_data_.push_back(p.data());
     const int64_t n = options_.batch_size;
     images_ = rand({n, 3, options_.image_size, options_.image_size}, {DType::kF32, device});
     // Random classes, as Bluefog's LongTensor.random_() % 1000.
@@ -189,9 +189,7 @@ class Bench {
   }
 
   absl::Status broadcast_parameters() {
-    for (const auto& [name, p] : model_->named_parameters()) {
-      RETURN_IF_ERROR(world_.broadcast(p.data(), 0).wait());
-    }
+    for (const Tensor& p : param_data_) RETURN_IF_ERROR(world_.broadcast(p, 0).wait());
     return absl::OkStatus();
   }
 
@@ -204,6 +202,8 @@ class Bench {
   Communicator& world_;
   std::shared_ptr<nn::models::ResNet> model_;
   std::unique_ptr<optim::Sgd> sgd_;
+  std::vector<autograd::Variable> params_;
+  std::vector<Tensor> param_data_;  // updated in place by the decentralized step
   std::unique_ptr<collectives::ddp::DistributedDataParallel> ddp_;
   collectives::MachineComms machines_;
   std::function<collectives::Combine(int64_t batch)> combine_;
@@ -235,18 +235,6 @@ Json numbers_json(const std::vector<double>& v) {
   Json j = Json::array();
   for (double x : v) j.push_back(x);
   return j;
-}
-
-// Every rank's per-iteration img/s, in rank order, on every rank.
-absl::StatusOr<std::vector<std::vector<double>>> gather_iterations(Communicator& world, const Device& device,
-                                                                   const std::vector<double>& mine) {
-  const int64_t n = static_cast<int64_t>(mine.size());
-  const Tensor all = zeros({world.world_size(), n}, {DType::kF64, device});
-  RETURN_IF_ERROR(world.allgather(all, to(from_vector<double>(mine, {n}), device)).synchronize());
-  const std::vector<double> flat = to_vector<double>(all);
-  std::vector<std::vector<double>> rows;
-  for (int r = 0; r < world.world_size(); ++r) rows.emplace_back(flat.begin() + r * n, flat.begin() + (r + 1) * n);
-  return rows;
 }
 
 // The total img/s of a one-rank neighbor_bench report.
@@ -319,7 +307,10 @@ absl::Status run() {
     log(absl::StrFormat("Iter #%d: %.1f img/sec per %s", k, img_secs.back(), unit));
   }
 
-  ASSIGN_OR_RETURN(const std::vector<std::vector<double>> per_rank, gather_iterations(*world, device, img_secs));
+  ASSIGN_OR_RETURN(const std::vector<double> gathered, collectives::allgather_values(*world, device, img_secs));
+  std::vector<std::vector<double>> per_rank;  // [rank][iteration]
+  for (auto row = gathered.begin(); row != gathered.end(); row += o.num_iters)
+    per_rank.emplace_back(row, row + o.num_iters);
   std::vector<double> totals(o.num_iters, 0.0);
   Json per_rank_json = Json::array();
   for (int r = 0; r < world->world_size(); ++r) {
