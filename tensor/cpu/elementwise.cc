@@ -41,8 +41,6 @@ struct Input {
     }
     return in;
   }
-  // A saved value a gradient does not read: the constant 0, never loaded.
-  static Input of_optional(const Tensor& t) { return t.defined() ? of(Operand(t)) : of(Operand(Scalar(0))); }
   Acc<T> at(int64_t offset) const { return scalar ? value : load(data[offset]); }
 };
 
@@ -70,19 +68,22 @@ void binary_kernel(const StridedLayout<3>& layout, R* out, Input<T> a, Input<T> 
   });
 }
 
-// out = f(in...) for the gradient kernels: a vectorizable loop when every
-// operand is a tensor walked with unit stride, else each input read through
-// its stride (or as its scalar).
-template <typename T, typename F, typename... In, size_t... K>
-void map_kernel(const StridedLayout<1 + sizeof...(In)>& layout, T* out, const F& f, std::index_sequence<K...>,
-                const In&... in) {
+// out = f(in...) for the gradient kernels, input j being operand K_j of the
+// layout (operand 0 is out): a vectorizable loop when every operand is a
+// tensor walked with unit stride, else each input read through its stride
+// (or as its scalar).
+template <int N, typename T, typename F, typename... In, size_t... K>
+void map_kernel(const StridedLayout<N>& layout, T* out, const F& f, std::index_sequence<K...>, const In&... in) {
   for_each_run(layout, [&](const int64_t* off, int64_t n, const int64_t* st) {
     T* o = out + off[0];
-    if (st[0] == 1 && ((!in.scalar && st[K + 1] == 1) && ...)) {
-      const auto bases = std::make_tuple((in.data + off[K + 1])...);
-      for (int64_t i = 0; i < n; ++i) o[i] = store<T>(f(load(std::get<K>(bases)[i])...));
+    if (st[0] == 1 && ((!in.scalar && st[K] == 1) && ...)) {
+      const auto bases = std::make_tuple((in.data + off[K])...);
+      [&]<size_t... J>(std::index_sequence<J...>) {
+        for (int64_t i = 0; i < n; ++i) o[i] = store<T>(f(load(std::get<J>(bases)[i])...));
+      }
+      (std::index_sequence_for<In...>{});
     } else {
-      for (int64_t i = 0; i < n; ++i) o[i * st[0]] = store<T>(f(in.at(off[K + 1] + i * st[K + 1])...));
+      for (int64_t i = 0; i < n; ++i) o[i * st[0]] = store<T>(f(in.at(off[K] + i * st[K])...));
     }
   });
 }
@@ -293,6 +294,9 @@ constexpr bool has_grad_kernel() {
   return std::is_floating_point_v<T> || std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
 }
 
+// Only the saved values the gradient reads are passed (layout operands: 1
+// grad, 2 x, 3 y), so that the common gradients, which read one, take the
+// vectorized loop.
 void CpuBackend::unary_grad(UnaryOp op, const Tensor& grad, const Tensor& x, const Tensor& y, const Tensor& out) {
   const auto layout = make_layout<4>({&out, &grad, x.defined() ? &x : nullptr, y.defined() ? &y : nullptr});
   visit_dtype(out.dtype(), [&](auto tag) {
@@ -302,14 +306,31 @@ void CpuBackend::unary_grad(UnaryOp op, const Tensor& grad, const Tensor& x, con
         no_kernel("cpu", op_name(op), out.dtype());
       } else {
         using A = Acc<T>;
-        map_kernel(
-            layout, ptr<T>(out), [f](A g, A xv, A yv) { return f.grad(g, xv, yv); }, std::index_sequence<0, 1, 2>{},
-            Input<T>::of(Operand(grad)), Input<T>::of_optional(x), Input<T>::of_optional(y));
+        constexpr GradReads reads = decltype(f)::kGradReads;
+        const Input<T> g = Input<T>::of(Operand(grad));
+        if constexpr (reads.input && reads.output) {
+          map_kernel(
+              layout, ptr<T>(out), [f](A gv, A xv, A yv) { return f.grad(gv, xv, yv); }, std::index_sequence<1, 2, 3>{},
+              g, Input<T>::of(Operand(x)), Input<T>::of(Operand(y)));
+        } else if constexpr (reads.input) {
+          map_kernel(
+              layout, ptr<T>(out), [f](A gv, A xv) { return f.grad(gv, xv, A(0)); }, std::index_sequence<1, 2>{}, g,
+              Input<T>::of(Operand(x)));
+        } else if constexpr (reads.output) {
+          map_kernel(
+              layout, ptr<T>(out), [f](A gv, A yv) { return f.grad(gv, A(0), yv); }, std::index_sequence<1, 3>{}, g,
+              Input<T>::of(Operand(y)));
+        } else {
+          map_kernel(
+              layout, ptr<T>(out), [f](A gv) { return f.grad(gv, A(0), A(0)); }, std::index_sequence<1>{}, g);
+        }
       }
     });
   });
 }
 
+// As unary_grad, only what the gradient reads is passed (layout operands: 1
+// grad, 2 a, 3 b, 4 y).
 void CpuBackend::binary_grad(BinaryOp op, int input, const Tensor& grad, const Operand& a, const Operand& b,
                              const Tensor& y, const Tensor& out) {
   const auto layout = make_layout<5>({&out, &grad, a.is_scalar() ? nullptr : &a.tensor,
@@ -321,14 +342,26 @@ void CpuBackend::binary_grad(BinaryOp op, int input, const Tensor& grad, const O
         no_kernel("cpu", op_name(op), out.dtype());
       } else {
         using A = Acc<T>;
+        constexpr GradReads reads = decltype(f)::kGradReads;
+        const Input<T> g = Input<T>::of(Operand(grad));
         const auto run = [&](auto partial) {
-          map_kernel(layout, ptr<T>(out), partial, std::index_sequence<0, 1, 2, 3>{}, Input<T>::of(Operand(grad)),
-                     Input<T>::of(a), Input<T>::of(b), Input<T>::of_optional(y));
+          if constexpr (reads.output) {
+            map_kernel(layout, ptr<T>(out), partial, std::index_sequence<1, 2, 3, 4>{}, g, Input<T>::of(a),
+                       Input<T>::of(b), Input<T>::of(Operand(y)));
+          } else if constexpr (reads.input) {
+            map_kernel(
+                layout, ptr<T>(out), [partial](A gv, A av, A bv) { return partial(gv, av, bv, A(0)); },
+                std::index_sequence<1, 2, 3>{}, g, Input<T>::of(a), Input<T>::of(b));
+          } else {
+            map_kernel(
+                layout, ptr<T>(out), [partial](A gv) { return partial(gv, A(0), A(0), A(0)); },
+                std::index_sequence<1>{}, g);
+          }
         };
         if (input == 0) {
-          run([f](A g, A av, A bv, A yv) { return f.grad_a(g, av, bv, yv); });
+          run([f](A gv, A av, A bv, A yv) { return f.grad_a(gv, av, bv, yv); });
         } else {
-          run([f](A g, A av, A bv, A yv) { return f.grad_b(g, av, bv, yv); });
+          run([f](A gv, A av, A bv, A yv) { return f.grad_b(gv, av, bv, yv); });
         }
       }
     });

@@ -24,6 +24,24 @@ ChannelLayout layout_of(const Tensor& x) {
   return {x.size(0), x.size(1), plane};
 }
 
+// The sum of term(j) for j in [0, n), in double over kLanes partial sums: one
+// running sum is a chain of dependent adds (one per add latency, and not
+// vectorizable, since reassociating it is not allowed); independent lanes
+// are both.
+template <typename Term>
+double lane_sum(int64_t n, Term term) {
+  constexpr int kLanes = 8;
+  double lanes[kLanes] = {};
+  int64_t j = 0;
+  for (; j + kLanes <= n; j += kLanes) {
+    for (int k = 0; k < kLanes; ++k) lanes[k] += term(j + k);
+  }
+  double sum = 0;
+  for (; j < n; ++j) sum += term(j);
+  for (double lane : lanes) sum += lane;
+  return sum;
+}
+
 // A channel's mean as an unevaluated sum hi + lo of doubles: lo holds what a
 // double near 1e8 cannot (its spacing there is 1.5e-8), so that x - mean
 // stays exact to the last bit of f64 data far from zero.
@@ -42,7 +60,7 @@ Mean channel_mean(const T* px, const ChannelLayout& l, int64_t ch) {
   double sum = 0;
   for (int64_t i = 0; i < l.n; ++i) {
     const T* v = px + l.offset(i, ch);
-    for (int64_t j = 0; j < l.plane; ++j) sum += static_cast<double>(v[j]) - shift;
+    sum += lane_sum(l.plane, [&](int64_t j) { return static_cast<double>(v[j]) - shift; });
   }
   const double offset = sum / static_cast<double>(l.n * l.plane);
   const double hi = shift + offset;
@@ -77,10 +95,10 @@ void forward_training(const Tensor& x, const Tensor& weight, const Tensor& bias,
       double sq = 0;
       for (int64_t i = 0; i < l.n; ++i) {
         const T* v = px + l.offset(i, ch);
-        for (int64_t j = 0; j < l.plane; ++j) {
+        sq += lane_sum(l.plane, [&](int64_t j) {
           const double d = centered_f64(v[j]);
-          sq += d * d;
-        }
+          return d * d;
+        });
       }
       const double var = sq / count;
       const double invstd = 1.0 / std::sqrt(var + eps);
@@ -126,10 +144,8 @@ void backward_training(const Tensor& x, const Tensor& grad_y, const Tensor& weig
       for (int64_t i = 0; i < l.n; ++i) {
         const T* v = px + l.offset(i, ch);
         const T* g = pg + l.offset(i, ch);
-        for (int64_t j = 0; j < l.plane; ++j) {
-          sum_dy += g[j];
-          sum_dy_xmu += static_cast<double>(g[j]) * centered_f64(v[j]);
-        }
+        sum_dy += lane_sum(l.plane, [&](int64_t j) { return static_cast<double>(g[j]); });
+        sum_dy_xmu += lane_sum(l.plane, [&](int64_t j) { return static_cast<double>(g[j]) * centered_f64(v[j]); });
       }
       grad_weight.data<T>()[ch] = static_cast<T>(sum_dy_xmu * invstd);
       grad_bias.data<T>()[ch] = static_cast<T>(sum_dy);

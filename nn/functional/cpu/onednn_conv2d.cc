@@ -4,13 +4,15 @@
 //
 // oneDNN chooses the operands' internal layouts (format_tag::any, usually
 // channel-blocked) while our tensors stay plain NCHW/OIHW, so every call
-// reorders its operands in and its result out. Keeping activations blocked
+// reorders its operands in and its result out, with reorder primitives built
+// alongside the convolution and buffers from our caching allocator. Keeping activations blocked
 // across a run of oneDNN ops, reordering only at the run's edges, is a later
 // step of issue 14.
 #include "nn/functional/cpu/onednn_conv2d.h"
 
 #include <array>
 #include <mutex>
+#include <optional>
 #include <tuple>
 #include <unordered_map>
 #include <utility>
@@ -69,13 +71,32 @@ Window window(const Conv2dGeometry& g) {
   return {{g.stride_h, g.stride_w}, {g.dil_h - 1, g.dil_w - 1}, {g.pad_h, g.pad_w}};
 }
 
-// A primitive with the layouts it chose for its operands, keyed by DNNL_ARG_*.
-struct ConvPrimitive {
-  dnnl::primitive primitive;
-  std::unordered_map<int, memory::desc> layouts;
+// An operand of a primitive: the plain layout our tensor has and, when the
+// primitive chose another, the reorder between the two (into the chosen
+// layout for an input, out of it for an output).
+struct OperandPlan {
+  int arg;
+  memory::desc plain, chosen;
+  bool output;
+  std::optional<dnnl::reorder> reorder;
 };
 
-dnnl::convolution_forward::primitive_desc forward_descriptor(const Conv2dGeometry& g, bool with_bias) {
+// A primitive with its operands' plans and its scratchpad (user-managed, so
+// it comes from our cached buffers rather than fresh pages per call).
+struct ConvPrimitive {
+  dnnl::primitive primitive;
+  std::vector<OperandPlan> operands;
+  memory::desc scratchpad;
+};
+
+dnnl::primitive_attr user_scratchpad() {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
+dnnl::convolution_forward::primitive_desc forward_descriptor(const Conv2dGeometry& g, bool with_bias,
+                                                             const dnnl::primitive_attr& attr = {}) {
   const Window win = window(g);
   const memory::desc x = any_layout(plain_x(g)), w = any_layout(plain_weight(g)), y = any_layout(plain_y(g));
   const auto desc =
@@ -84,40 +105,55 @@ dnnl::convolution_forward::primitive_desc forward_descriptor(const Conv2dGeometr
                                             w, plain_bias(g), y, win.strides, win.dilates, win.padding, win.padding)
           : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct, x,
                                             w, y, win.strides, win.dilates, win.padding, win.padding);
-  return dnnl::convolution_forward::primitive_desc(desc, onednn_runtime().engine);
+  return dnnl::convolution_forward::primitive_desc(desc, attr, onednn_runtime().engine);
+}
+
+OperandPlan plan(int arg, const memory::desc& plain, const memory::desc& chosen, bool output) {
+  OperandPlan operand{arg, plain, chosen, output, std::nullopt};
+  if (chosen != plain) {
+    const dnnl::engine& engine = onednn_runtime().engine;
+    operand.reorder = output ? dnnl::reorder(dnnl::reorder::primitive_desc(engine, chosen, engine, plain))
+                             : dnnl::reorder(dnnl::reorder::primitive_desc(engine, plain, engine, chosen));
+  }
+  return operand;
 }
 
 ConvPrimitive build(Direction direction, const Conv2dGeometry& g, bool with_bias) {
   const dnnl::engine& engine = onednn_runtime().engine;
+  const dnnl::primitive_attr attr = user_scratchpad();
   const Window win = window(g);
   switch (direction) {
     case Direction::kForward: {
-      const auto pd = forward_descriptor(g, with_bias);
-      ConvPrimitive conv{
-          dnnl::convolution_forward(pd),
-          {{DNNL_ARG_SRC, pd.src_desc()}, {DNNL_ARG_WEIGHTS, pd.weights_desc()}, {DNNL_ARG_DST, pd.dst_desc()}}};
-      if (with_bias) conv.layouts.emplace(DNNL_ARG_BIAS, pd.bias_desc());
+      const auto pd = forward_descriptor(g, with_bias, attr);
+      ConvPrimitive conv{dnnl::convolution_forward(pd),
+                         {plan(DNNL_ARG_SRC, plain_x(g), pd.src_desc(), false),
+                          plan(DNNL_ARG_WEIGHTS, plain_weight(g), pd.weights_desc(), false),
+                          plan(DNNL_ARG_DST, plain_y(g), pd.dst_desc(), true)},
+                         pd.scratchpad_desc()};
+      if (with_bias) conv.operands.push_back(plan(DNNL_ARG_BIAS, plain_bias(g), pd.bias_desc(), false));
       return conv;
     }
     case Direction::kBackwardData: {
       const dnnl::convolution_backward_data::desc desc(dnnl::algorithm::convolution_direct, any_layout(plain_x(g)),
                                                        any_layout(plain_weight(g)), any_layout(plain_y(g)), win.strides,
                                                        win.dilates, win.padding, win.padding);
-      const dnnl::convolution_backward_data::primitive_desc pd(desc, engine, forward_descriptor(g, false));
+      const dnnl::convolution_backward_data::primitive_desc pd(desc, attr, engine, forward_descriptor(g, false));
       return {dnnl::convolution_backward_data(pd),
-              {{DNNL_ARG_DIFF_SRC, pd.diff_src_desc()},
-               {DNNL_ARG_WEIGHTS, pd.weights_desc()},
-               {DNNL_ARG_DIFF_DST, pd.diff_dst_desc()}}};
+              {plan(DNNL_ARG_DIFF_DST, plain_y(g), pd.diff_dst_desc(), false),
+               plan(DNNL_ARG_WEIGHTS, plain_weight(g), pd.weights_desc(), false),
+               plan(DNNL_ARG_DIFF_SRC, plain_x(g), pd.diff_src_desc(), true)},
+              pd.scratchpad_desc()};
     }
     case Direction::kBackwardWeights: {
       const dnnl::convolution_backward_weights::desc desc(dnnl::algorithm::convolution_direct, any_layout(plain_x(g)),
                                                           any_layout(plain_weight(g)), any_layout(plain_y(g)),
                                                           win.strides, win.dilates, win.padding, win.padding);
-      const dnnl::convolution_backward_weights::primitive_desc pd(desc, engine, forward_descriptor(g, false));
+      const dnnl::convolution_backward_weights::primitive_desc pd(desc, attr, engine, forward_descriptor(g, false));
       return {dnnl::convolution_backward_weights(pd),
-              {{DNNL_ARG_SRC, pd.src_desc()},
-               {DNNL_ARG_DIFF_WEIGHTS, pd.diff_weights_desc()},
-               {DNNL_ARG_DIFF_DST, pd.diff_dst_desc()}}};
+              {plan(DNNL_ARG_SRC, plain_x(g), pd.src_desc(), false),
+               plan(DNNL_ARG_DIFF_DST, plain_y(g), pd.diff_dst_desc(), false),
+               plan(DNNL_ARG_DIFF_WEIGHTS, plain_weight(g), pd.diff_weights_desc(), true)},
+              pd.scratchpad_desc()};
     }
   }
   throw_error(absl::StatusCode::kInternal, "conv2d: unknown oneDNN direction");
@@ -130,46 +166,45 @@ OnednnCache<CacheKey, ConvPrimitive>& primitive_cache() {
   return *cache;
 }
 
-// An operand in our plain layout; outputs are written back after the run.
-struct Operand {
-  int arg;
-  memory::desc plain;
-  const Tensor* tensor;
-  bool output;
-};
-
-// Runs `conv` on plain tensors, reordering each operand whose chosen layout
-// differs into a oneDNN-owned buffer (and outputs back out).
-void execute(const ConvPrimitive& conv, const std::vector<Operand>& operands) {
+// Runs `conv` on our plain tensors (keyed by DNNL_ARG_*): each operand in a
+// layout of oneDNN's choice goes through a buffer of ours, reordered in
+// before the run or out after it.
+void execute(const ConvPrimitive& conv, const std::unordered_map<int, const Tensor*>& tensors) {
   OnednnRuntime& rt = onednn_runtime();
   std::lock_guard<std::mutex> lock(rt.mu);
+  std::vector<OnednnBuffer> buffers;
+  buffers.reserve(conv.operands.size() + 1);
   std::unordered_map<int, memory> args;
-  std::vector<std::pair<memory, memory>> write_back;  // (internal, plain)
-  for (const Operand& op : operands) {
-    memory plain(op.plain, rt.engine, op.tensor->raw_data());
-    const memory::desc& chosen = conv.layouts.at(op.arg);
-    if (chosen == op.plain) {
+  std::vector<std::pair<const OperandPlan*, memory>> outputs;  // reordered out after the run
+  for (const OperandPlan& op : conv.operands) {
+    const memory plain(op.plain, rt.engine, tensors.at(op.arg)->raw_data());
+    if (!op.reorder) {
       args.emplace(op.arg, plain);
       continue;
     }
-    memory internal(chosen, rt.engine);
+    const memory internal = onednn_memory_in(op.chosen, rt.engine, buffers);
     if (op.output) {
-      write_back.emplace_back(internal, plain);
+      outputs.emplace_back(&op, plain);
     } else {
-      dnnl::reorder(plain, internal).execute(rt.stream, plain, internal);
+      op.reorder->execute(rt.stream, {{DNNL_ARG_FROM, plain}, {DNNL_ARG_TO, internal}});
     }
     args.emplace(op.arg, internal);
   }
+  if (conv.scratchpad.get_size() > 0) {
+    args.emplace(DNNL_ARG_SCRATCHPAD, onednn_memory_in(conv.scratchpad, rt.engine, buffers));
+  }
   conv.primitive.execute(rt.stream, args);
-  for (auto& [internal, plain] : write_back) dnnl::reorder(internal, plain).execute(rt.stream, internal, plain);
+  for (auto& [op, plain] : outputs)
+    op->reorder->execute(rt.stream, {{DNNL_ARG_FROM, args.at(op->arg)}, {DNNL_ARG_TO, plain}});
   rt.stream.wait();
 }
 
 // Runs one direction, turning a oneDNN failure into ts::Error.
-void run(Direction direction, const Conv2dGeometry& g, bool with_bias, const std::vector<Operand>& operands) {
+void run(Direction direction, const Conv2dGeometry& g, bool with_bias,
+         const std::unordered_map<int, const Tensor*>& tensors) {
   try {
     const CacheKey key{direction, with_bias, shape_key(g)};
-    execute(*primitive_cache().get(key, [&] { return build(direction, g, with_bias); }), operands);
+    execute(*primitive_cache().get(key, [&] { return build(direction, g, with_bias); }), tensors);
   } catch (const dnnl::error& e) {
     throw_onednn_error(e, "conv2d: oneDNN ", direction_name(direction), " failed for input [", g.n, ", ", g.c_in, ", ",
                        g.h, ", ", g.w, "], weight [", g.c_out, ", ", g.c_in / g.groups, ", ", g.kh, ", ", g.kw,
@@ -182,26 +217,21 @@ void run(Direction direction, const Conv2dGeometry& g, bool with_bias, const std
 
 void onednn_conv2d_forward(const Conv2dGeometry& g, const Tensor& x, const Tensor& weight, const Tensor& bias,
                            const Tensor& out) {
-  std::vector<Operand> operands = {{DNNL_ARG_SRC, plain_x(g), &x, false},
-                                   {DNNL_ARG_WEIGHTS, plain_weight(g), &weight, false},
-                                   {DNNL_ARG_DST, plain_y(g), &out, true}};
-  if (bias.defined()) operands.push_back({DNNL_ARG_BIAS, plain_bias(g), &bias, false});
-  run(Direction::kForward, g, bias.defined(), operands);
+  std::unordered_map<int, const Tensor*> tensors = {
+      {DNNL_ARG_SRC, &x}, {DNNL_ARG_WEIGHTS, &weight}, {DNNL_ARG_DST, &out}};
+  if (bias.defined()) tensors.emplace(DNNL_ARG_BIAS, &bias);
+  run(Direction::kForward, g, bias.defined(), tensors);
 }
 
 void onednn_conv2d_backward(const Conv2dGeometry& g, const Tensor& x, const Tensor& weight, const Tensor& grad_out,
                             const Tensor& grad_x, const Tensor& grad_weight) {
   if (grad_x.defined()) {
     run(Direction::kBackwardData, g, false,
-        {{DNNL_ARG_DIFF_DST, plain_y(g), &grad_out, false},
-         {DNNL_ARG_WEIGHTS, plain_weight(g), &weight, false},
-         {DNNL_ARG_DIFF_SRC, plain_x(g), &grad_x, true}});
+        {{DNNL_ARG_DIFF_DST, &grad_out}, {DNNL_ARG_WEIGHTS, &weight}, {DNNL_ARG_DIFF_SRC, &grad_x}});
   }
   if (grad_weight.defined()) {
     run(Direction::kBackwardWeights, g, false,
-        {{DNNL_ARG_SRC, plain_x(g), &x, false},
-         {DNNL_ARG_DIFF_DST, plain_y(g), &grad_out, false},
-         {DNNL_ARG_DIFF_WEIGHTS, plain_weight(g), &grad_weight, true}});
+        {{DNNL_ARG_SRC, &x}, {DNNL_ARG_DIFF_DST, &grad_out}, {DNNL_ARG_DIFF_WEIGHTS, &grad_weight}});
   }
 }
 

@@ -7,9 +7,11 @@
 #include <memory>
 #include <mutex>
 #include <utility>
+#include <vector>
 
 #include "base/error.h"
 #include "dnnl.hpp"
+#include "tensor/cpu_allocator.h"
 
 namespace ts::nn::functional {
 
@@ -25,6 +27,34 @@ struct OnednnRuntime {
 };
 
 OnednnRuntime& onednn_runtime();
+
+// Host memory for what oneDNN needs beside our tensors (an operand in the
+// layout a primitive chose, its scratchpad), from our caching allocator:
+// memory oneDNN allocates itself is fresh pages on every call, and faulting
+// them in cost more than the reorders that fill them.
+class OnednnBuffer {
+ public:
+  explicit OnednnBuffer(size_t bytes) : bytes_(bytes), data_(value_or_throw(cpu_allocator::allocate(bytes))) {}
+  OnednnBuffer(OnednnBuffer&& other) noexcept : bytes_(other.bytes_), data_(other.data_) { other.data_ = nullptr; }
+  OnednnBuffer(const OnednnBuffer&) = delete;
+  OnednnBuffer& operator=(const OnednnBuffer&) = delete;
+  OnednnBuffer& operator=(OnednnBuffer&&) = delete;
+  ~OnednnBuffer() { cpu_allocator::deallocate(data_, bytes_); }
+
+  void* data() const { return data_; }
+
+ private:
+  size_t bytes_;
+  void* data_;
+};
+
+// A oneDNN memory over `desc` in a buffer of ours, which `buffers` keeps
+// alive for the call.
+inline dnnl::memory onednn_memory_in(const dnnl::memory::desc& desc, const dnnl::engine& engine,
+                                     std::vector<OnednnBuffer>& buffers) {
+  buffers.emplace_back(desc.get_size());
+  return dnnl::memory(desc, engine, buffers.back().data());
+}
 
 // Primitives built once per key: building one (dispatch over implementations,
 // JIT code generation) costs more than running a small op.
