@@ -11,18 +11,34 @@
 
 namespace ts::nn::functional {
 
-struct Conv2dOptions {
-  std::array<int64_t, 2> stride = {1, 1};
-  std::array<int64_t, 2> padding = {0, 0};
-  std::array<int64_t, 2> dilation = {1, 1};
+// The options of a convolution over N spatial dims, in the order of those
+// dims (depth,) height, width.
+template <int N>
+struct ConvOptions {
+  std::array<int64_t, N> stride = filled(1);
+  std::array<int64_t, N> padding = filled(0);
+  std::array<int64_t, N> dilation = filled(1);
   int64_t groups = 1;
+
+  static constexpr std::array<int64_t, N> filled(int64_t v) {
+    std::array<int64_t, N> a;
+    a.fill(v);
+    return a;
+  }
 };
+using Conv2dOptions = ConvOptions<2>;
+using Conv3dOptions = ConvOptions<3>;
 
 // x [N, C_in, H, W], weight [C_out, C_in / groups, kH, kW], bias [C_out] or
-// undefined. CPU: im2col + OpenBLAS; CUDA: cuDNN with the algorithm chosen
-// once per shape and cached.
+// undefined. CPU: oneDNN for f32 (primitives cached per shape), the im2col +
+// OpenBLAS reference for f64; CUDA: cuDNN with the algorithm chosen once per
+// shape and cached.
 autograd::Variable conv2d(const autograd::Variable& x, const autograd::Variable& weight, const autograd::Variable& bias,
                           const Conv2dOptions& options = {});
+// The same over volumes: x [N, C_in, D, H, W], weight [C_out, C_in / groups,
+// kD, kH, kW].
+autograd::Variable conv3d(const autograd::Variable& x, const autograd::Variable& weight, const autograd::Variable& bias,
+                          const Conv3dOptions& options = {});
 
 // Training: normalizes with the batch statistics over (N, H, W) and updates
 // running_mean/running_var in place (running_var with the unbiased variance,

@@ -9,21 +9,26 @@
 
 namespace ts::nn::functional {
 
-// x [n, c_in, h, w] * weight [c_out, c_in / groups, kh, kw] -> [n, c_out, out_h, out_w].
-struct Conv2dGeometry {
-  int64_t n, c_in, h, w;
-  int64_t c_out, kh, kw;
-  int64_t out_h, out_w;
-  int64_t stride_h, stride_w, pad_h, pad_w, dil_h, dil_w;
+// A convolution over 2 or 3 spatial dims: x [n, c_in, (d,) h, w] * weight
+// [c_out, c_in / groups, (kd,) kh, kw] -> [n, c_out, (out_d,) out_h, out_w].
+// A 2-D one is the 3-D one with depth 1 (d = kd = out_d = stride_d = dil_d =
+// 1, pad_d = 0), which is how the CPU reference computes it; oneDNN and cuDNN
+// are given descriptors of `spatial_dims` dims.
+struct ConvGeometry {
+  int spatial_dims = 2;
+  int64_t n, c_in, d = 1, h, w;
+  int64_t c_out, kd = 1, kh, kw;
+  int64_t out_d = 1, out_h, out_w;
+  int64_t stride_d = 1, stride_h, stride_w, pad_d = 0, pad_h, pad_w, dil_d = 1, dil_h, dil_w;
   int64_t groups;
 };
 
 // Everything but the output size (which follows from the rest): the key of
 // the caches of per-shape choices (cuDNN's algorithms, oneDNN's primitives).
-using Conv2dShapeKey = std::array<int64_t, 14>;
-inline Conv2dShapeKey shape_key(const Conv2dGeometry& g) {
-  return {g.n,        g.c_in,     g.h,     g.w,     g.c_out, g.kh,    g.kw,
-          g.stride_h, g.stride_w, g.pad_h, g.pad_w, g.dil_h, g.dil_w, g.groups};
+using ConvShapeKey = std::array<int64_t, 20>;
+inline ConvShapeKey shape_key(const ConvGeometry& g) {
+  return {g.spatial_dims, g.n,        g.c_in,     g.d,     g.h,     g.w,     g.c_out, g.kd,    g.kh,    g.kw,
+          g.stride_d,     g.stride_h, g.stride_w, g.pad_d, g.pad_h, g.pad_w, g.dil_d, g.dil_h, g.dil_w, g.groups};
 }
 
 // Pooling over `planes` (= n * c) independent [h, w] planes.

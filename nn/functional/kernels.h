@@ -16,12 +16,13 @@ class LayerKernels {
  public:
   virtual ~LayerKernels() = default;
 
-  // out [n, c_out, out_h, out_w]; bias [c_out] or undefined.
-  virtual void conv2d_forward(const Conv2dGeometry& g, const Tensor& x, const Tensor& weight, const Tensor& bias,
-                              const Tensor& out) const = 0;
+  // A 2-D or 3-D convolution (geometry.h): out [n, c_out, (out_d,) out_h,
+  // out_w]; bias [c_out] or undefined.
+  virtual void conv_forward(const ConvGeometry& g, const Tensor& x, const Tensor& weight, const Tensor& bias,
+                            const Tensor& out) const = 0;
   // Writes grad_x and grad_weight, each only when defined.
-  virtual void conv2d_backward(const Conv2dGeometry& g, const Tensor& x, const Tensor& weight, const Tensor& grad_out,
-                               const Tensor& grad_x, const Tensor& grad_weight) const = 0;
+  virtual void conv_backward(const ConvGeometry& g, const Tensor& x, const Tensor& weight, const Tensor& grad_out,
+                             const Tensor& grad_x, const Tensor& grad_weight) const = 0;
 
   // Normalizes x [n, c, h, w] with its batch statistics, saving the batch
   // mean and 1 / sqrt(var + eps) per channel, and moves the running

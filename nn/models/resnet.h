@@ -13,7 +13,7 @@
 #include "absl/strings/string_view.h"
 
 #include "nn/batch_norm.h"
-#include "nn/conv2d.h"
+#include "nn/conv.h"
 #include "nn/linear.h"
 #include "nn/module.h"
 #include "nn/pooling.h"

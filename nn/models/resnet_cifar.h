@@ -10,7 +10,7 @@
 #include <memory>
 
 #include "nn/batch_norm.h"
-#include "nn/conv2d.h"
+#include "nn/conv.h"
 #include "nn/linear.h"
 #include "nn/module.h"
 #include "nn/pooling.h"

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "nn/conv2d.h"
+#include "nn/conv.h"
 #include "nn/module.h"
 #include "nn/sequential.h"
 

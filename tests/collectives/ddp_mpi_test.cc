@@ -16,7 +16,7 @@
 #include "collectives/ddp/distributed_data_parallel.h"
 #include "gtest/gtest.h"
 #include "nn/batch_norm.h"
-#include "nn/conv2d.h"
+#include "nn/conv.h"
 #include "nn/flatten.h"
 #include "nn/linear.h"
 #include "nn/losses.h"

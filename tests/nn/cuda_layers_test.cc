@@ -11,7 +11,7 @@
 #include "autograd/ops.h"
 #include "gtest/gtest.h"
 #include "nn/batch_norm.h"
-#include "nn/conv2d.h"
+#include "nn/conv.h"
 #include "nn/dropout.h"
 #include "nn/flatten.h"
 #include "nn/linear.h"

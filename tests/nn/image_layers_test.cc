@@ -1,4 +1,4 @@
-// Conv2d, BatchNorm2d and the pooling layers as modules: parameter shapes and
+// Conv2d, Conv3d, BatchNorm2d and the pooling layers as modules: parameter shapes and
 // default init, gradcheck through the module (input and parameters), batch
 // norm's running statistics, counter and train/eval switch.
 #include <cmath>
@@ -9,7 +9,7 @@
 #include "autograd/gradcheck.h"
 #include "gtest/gtest.h"
 #include "nn/batch_norm.h"
-#include "nn/conv2d.h"
+#include "nn/conv.h"
 #include "nn/pooling.h"
 #include "tensor/ops.h"
 #include "tests/nn/module_gradcheck.h"
@@ -53,6 +53,26 @@ TEST_F(ImageLayersTest, Conv2dShapesInitAndGradcheck) {
   expect_throws(absl::StatusCode::kInvalidArgument, {"Conv2d", "groups=3"}, [] {
     Conv2d(4, 6, {3, 3}, {{1, 1}, {0, 0}, {1, 1}, 3});
   });
+}
+
+TEST_F(ImageLayersTest, Conv3dShapesInitAndGradcheck) {
+  manual_seed(seed());
+  Conv3d conv(2, 4, {3, 3, 2}, {.stride = {2, 1, 1}, .padding = {1, 1, 0}, .groups = 2});
+  const auto params = conv.named_parameters();
+  ASSERT_EQ(params.size(), 2u);
+  EXPECT_EQ(params[0].second.shape(), (Shape{4, 1, 3, 3, 2}));
+  EXPECT_EQ(params[1].second.shape(), (Shape{4}));
+  const double bound = 1 / std::sqrt(1.0 * 3 * 3 * 2);  // 1/sqrt(fan_in) for weight and bias
+  for (const auto& [name, p] : params) {
+    for (double v : to_vector<double>(p.data())) {
+      EXPECT_LE(std::abs(v), bound) << name;
+    }
+  }
+  const Tensor x = random_tensor(rng(), {1, 2, 4, 3, 3}, DType::kF64);
+  const Variable y = conv.forward(Variable(to(x, DType::kF32)));
+  EXPECT_EQ(y.shape(), (Shape{1, 4, 2, 3, 2}));
+  EXPECT_OK(gradcheck_module(conv, x));
+  expect_throws(absl::StatusCode::kInvalidArgument, {"Conv3d", "kernel=[3, 0, 3]"}, [] { Conv3d(2, 4, {3, 0, 3}); });
 }
 
 TEST_F(ImageLayersTest, Conv2dOneByOneIsAPerPixelLinearMap) {

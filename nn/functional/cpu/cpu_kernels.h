@@ -1,4 +1,4 @@
-// The CPU LayerKernels: convolution through oneDNN for f32 and as im2col +
+// The CPU LayerKernels: 2-D and 3-D convolution through oneDNN for f32 and as im2col +
 // OpenBLAS GEMM (the reference) for f64, batch norm and pooling as loops
 // threaded over channels or planes. f32 and f64.
 #pragma once
@@ -27,10 +27,10 @@ void dispatch_f32_f64(absl::string_view op, DType dtype, Fn fn) {
 
 class CpuKernels final : public LayerKernels {
  public:
-  void conv2d_forward(const Conv2dGeometry& g, const Tensor& x, const Tensor& weight, const Tensor& bias,
-                      const Tensor& out) const override;
-  void conv2d_backward(const Conv2dGeometry& g, const Tensor& x, const Tensor& weight, const Tensor& grad_out,
-                       const Tensor& grad_x, const Tensor& grad_weight) const override;
+  void conv_forward(const ConvGeometry& g, const Tensor& x, const Tensor& weight, const Tensor& bias,
+                    const Tensor& out) const override;
+  void conv_backward(const ConvGeometry& g, const Tensor& x, const Tensor& weight, const Tensor& grad_out,
+                     const Tensor& grad_x, const Tensor& grad_weight) const override;
   void batch_norm_forward_training(const Tensor& x, const Tensor& weight, const Tensor& bias,
                                    const Tensor& running_mean, const Tensor& running_var, double momentum, double eps,
                                    const Tensor& y, const Tensor& save_mean, const Tensor& save_invstd) const override;

@@ -1,5 +1,5 @@
 // The CUDA LayerKernels: convolution and training-mode batch norm through cuDNN
-// (cuda/conv2d.cc, cuda/batch_norm.cc), pooling as hand-written kernels (pooling.cu).
+// (cuda/conv.cc, 2-D and 3-D; cuda/batch_norm.cc), pooling as hand-written kernels (pooling.cu).
 #pragma once
 
 #include "nn/functional/kernels.h"
@@ -8,10 +8,10 @@ namespace ts::nn::functional {
 
 class CudaKernels final : public LayerKernels {
  public:
-  void conv2d_forward(const Conv2dGeometry& g, const Tensor& x, const Tensor& weight, const Tensor& bias,
-                      const Tensor& out) const override;
-  void conv2d_backward(const Conv2dGeometry& g, const Tensor& x, const Tensor& weight, const Tensor& grad_out,
-                       const Tensor& grad_x, const Tensor& grad_weight) const override;
+  void conv_forward(const ConvGeometry& g, const Tensor& x, const Tensor& weight, const Tensor& bias,
+                    const Tensor& out) const override;
+  void conv_backward(const ConvGeometry& g, const Tensor& x, const Tensor& weight, const Tensor& grad_out,
+                     const Tensor& grad_x, const Tensor& grad_weight) const override;
   void batch_norm_forward_training(const Tensor& x, const Tensor& weight, const Tensor& bias,
                                    const Tensor& running_mean, const Tensor& running_var, double momentum, double eps,
                                    const Tensor& y, const Tensor& save_mean, const Tensor& save_invstd) const override;

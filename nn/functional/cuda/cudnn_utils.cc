@@ -43,6 +43,20 @@ TensorDescriptor nchw(DType dtype, int64_t n, int64_t c, int64_t h, int64_t w) {
   return d;
 }
 
+TensorDescriptor packed(DType dtype, const std::vector<int64_t>& dims) {
+  const int rank = static_cast<int>(dims.size());
+  std::vector<int> sizes(rank), strides(rank);
+  int64_t stride = 1;
+  for (int i = rank - 1; i >= 0; --i) {
+    sizes[i] = static_cast<int>(dims[i]);
+    strides[i] = static_cast<int>(stride);
+    stride *= dims[i];
+  }
+  TensorDescriptor d;
+  TS_CUDA_CHECK(cudnnSetTensorNdDescriptor(d.get(), data_type(dtype), rank, sizes.data(), strides.data()));
+  return d;
+}
+
 Workspace::Workspace(int device, size_t bytes)
     : device_(device),
       ptr_(value_or_throw(ts::cuda::caching_allocator(device).allocate(bytes, ts::cuda::current_stream(device)))),

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "tensor/cuda/cudnn_check.h"
 #include "tensor/dtype.h"
@@ -55,6 +56,8 @@ using ConvolutionDescriptor =
 
 // A contiguous NCHW tensor descriptor.
 TensorDescriptor nchw(DType dtype, int64_t n, int64_t c, int64_t h, int64_t w);
+// A contiguous tensor descriptor of any rank from 4 up (NCHW, NCDHW, ...).
+TensorDescriptor packed(DType dtype, const std::vector<int64_t>& dims);
 
 // Device memory from the caching allocator on the current stream, returned
 // when this goes out of scope (after the work using it was enqueued, which

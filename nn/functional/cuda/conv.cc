@@ -1,4 +1,4 @@
-// CUDA convolution through cuDNN. The algorithm of each direction is chosen
+// CUDA convolution, 2-D and 3-D, through cuDNN. The algorithm of each direction is chosen
 // once per (device, shape, dtype, math mode) by timing cuDNN's candidates
 // (cudnnFind*Ex, on the real tensors, with workspace from the caching
 // allocator) and cached; later calls look it up.
@@ -43,27 +43,43 @@ struct ConvDescriptors {
   cudnn::ConvolutionDescriptor conv;
 };
 
-ConvDescriptors describe(const Conv2dGeometry& g, DType dtype) {
-  cudnn::TensorDescriptor x = cudnn::nchw(dtype, g.n, g.c_in, g.h, g.w);
-  cudnn::TensorDescriptor y = cudnn::nchw(dtype, g.n, g.c_out, g.out_h, g.out_w);
+// The spatial dims of `g` (depth only for a 3-D convolution) as cuDNN's ints.
+std::vector<int> spatial(const ConvGeometry& g, int64_t d, int64_t h, int64_t w) {
+  if (g.spatial_dims == 3) return {static_cast<int>(d), static_cast<int>(h), static_cast<int>(w)};
+  return {static_cast<int>(h), static_cast<int>(w)};
+}
+std::vector<int64_t> with_batch_and_channels(int64_t n, int64_t c, const std::vector<int>& spatial_dims) {
+  std::vector<int64_t> dims = {n, c};
+  dims.insert(dims.end(), spatial_dims.begin(), spatial_dims.end());
+  return dims;
+}
+
+// 2-D and 3-D alike through cuDNN's N-d descriptors.
+ConvDescriptors describe(const ConvGeometry& g, DType dtype) {
+  cudnn::TensorDescriptor x = cudnn::packed(dtype, with_batch_and_channels(g.n, g.c_in, spatial(g, g.d, g.h, g.w)));
+  cudnn::TensorDescriptor y =
+      cudnn::packed(dtype, with_batch_and_channels(g.n, g.c_out, spatial(g, g.out_d, g.out_h, g.out_w)));
+  const std::vector<int64_t> filter = with_batch_and_channels(g.c_out, g.c_in / g.groups, spatial(g, g.kd, g.kh, g.kw));
+  const std::vector<int> filter_dims(filter.begin(), filter.end());
   cudnn::FilterDescriptor w;
-  TS_CUDA_CHECK(cudnnSetFilter4dDescriptor(w.get(), cudnn::data_type(dtype), CUDNN_TENSOR_NCHW,
-                                           static_cast<int>(g.c_out), static_cast<int>(g.c_in / g.groups),
-                                           static_cast<int>(g.kh), static_cast<int>(g.kw)));
+  TS_CUDA_CHECK(cudnnSetFilterNdDescriptor(w.get(), cudnn::data_type(dtype), CUDNN_TENSOR_NCHW,
+                                           static_cast<int>(filter_dims.size()), filter_dims.data()));
+  const std::vector<int> pad = spatial(g, g.pad_d, g.pad_h, g.pad_w),
+                         stride = spatial(g, g.stride_d, g.stride_h, g.stride_w),
+                         dilation = spatial(g, g.dil_d, g.dil_h, g.dil_w);
   cudnn::ConvolutionDescriptor conv;
-  TS_CUDA_CHECK(cudnnSetConvolution2dDescriptor(
-      conv.get(), static_cast<int>(g.pad_h), static_cast<int>(g.pad_w), static_cast<int>(g.stride_h),
-      static_cast<int>(g.stride_w), static_cast<int>(g.dil_h), static_cast<int>(g.dil_w), CUDNN_CROSS_CORRELATION,
-      dtype == DType::kF64 ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT));
+  TS_CUDA_CHECK(cudnnSetConvolutionNdDescriptor(conv.get(), g.spatial_dims, pad.data(), stride.data(), dilation.data(),
+                                                CUDNN_CROSS_CORRELATION,
+                                                dtype == DType::kF64 ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT));
   TS_CUDA_CHECK(cudnnSetConvolutionGroupCount(conv.get(), static_cast<int>(g.groups)));
   TS_CUDA_CHECK(cudnnSetConvolutionMathType(conv.get(), math_type(dtype)));
   return ConvDescriptors{std::move(x), std::move(y), std::move(w), std::move(conv)};
 }
 
 // Device, direction, dtype, math type and shape.
-using CacheKey = std::tuple<int, Direction, DType, int64_t, Conv2dShapeKey>;
+using CacheKey = std::tuple<int, Direction, DType, int64_t, ConvShapeKey>;
 
-CacheKey cache_key(int device, Direction direction, DType dtype, const Conv2dGeometry& g) {
+CacheKey cache_key(int device, Direction direction, DType dtype, const ConvGeometry& g) {
   return {device, direction, dtype, math_type(dtype), shape_key(g)};
 }
 
@@ -99,7 +115,7 @@ Algorithm fastest(const std::vector<Perf>& results, int returned, const char* wh
       return Algorithm{static_cast<int>(results[i].algo), results[i].mathType, results[i].memory};
     }
   }
-  throw_error(absl::StatusCode::kInternal, "conv2d: cuDNN found no working ", what, " algorithm");
+  throw_error(absl::StatusCode::kInternal, "convolution: cuDNN found no working ", what, " algorithm");
 }
 
 // The largest workspace any heuristic candidate asks for, within the cap:
@@ -137,8 +153,8 @@ void choose_and_run(int device, const CacheKey& key, const ConvDescriptors& d, c
 
 }  // namespace
 
-void CudaKernels::conv2d_forward(const Conv2dGeometry& g, const Tensor& x, const Tensor& weight, const Tensor& bias,
-                                 const Tensor& out) const {
+void CudaKernels::conv_forward(const ConvGeometry& g, const Tensor& x, const Tensor& weight, const Tensor& bias,
+                               const Tensor& out) const {
   const int device = x.device().index;
   // cuDNN runs on the current device, which must be the handle's.
   ts::cuda::DeviceGuard guard(device);
@@ -162,12 +178,12 @@ void CudaKernels::conv2d_forward(const Conv2dGeometry& g, const Tensor& x, const
                                               s.zero(), d.y.get(), out.raw_data()));
       });
   if (!bias.defined()) return;
-  const cudnn::TensorDescriptor bd = cudnn::nchw(x.dtype(), 1, g.c_out, 1, 1);
+  const cudnn::TensorDescriptor bd = cudnn::packed(x.dtype(), with_batch_and_channels(1, g.c_out, spatial(g, 1, 1, 1)));
   TS_CUDA_CHECK(cudnnAddTensor(h, s.one(), bd.get(), bias.raw_data(), s.one(), d.y.get(), out.raw_data()));
 }
 
-void CudaKernels::conv2d_backward(const Conv2dGeometry& g, const Tensor& x, const Tensor& weight,
-                                  const Tensor& grad_out, const Tensor& grad_x, const Tensor& grad_weight) const {
+void CudaKernels::conv_backward(const ConvGeometry& g, const Tensor& x, const Tensor& weight, const Tensor& grad_out,
+                                const Tensor& grad_x, const Tensor& grad_weight) const {
   const int device = x.device().index;
   // cuDNN runs on the current device, which must be the handle's.
   ts::cuda::DeviceGuard guard(device);

@@ -3,21 +3,25 @@
 // algorithm.
 //
 // oneDNN chooses the operands' internal layouts (format_tag::any, usually
-// channel-blocked) while our tensors stay plain NCHW/OIHW, so every call
-// reorders its operands in and its result out, with reorder primitives built
-// alongside the convolution and buffers from our caching allocator. Keeping activations blocked
-// across a run of oneDNN ops, reordering only at the run's edges, is a later
-// step of issue 14.
-#include "nn/functional/cpu/onednn_conv2d.h"
+// channel-blocked) while our tensors stay plain NC(D)HW/OI(D)HW, so every
+// call reorders its operands in and its result out, with reorder primitives
+// built alongside the convolution and buffers from our caching allocator.
+// The ops around a convolution (batch norm, ReLU, the residual add) are ours
+// and read the plain layout, so a convolution is a run of oneDNN ops of its
+// own and its edges are where the reorders belong.
+#include "nn/functional/cpu/onednn_conv.h"
 
 #include <array>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <tuple>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "base/error.h"
 #include "nn/functional/cpu/onednn_runtime.h"
 
@@ -41,20 +45,34 @@ const char* direction_name(Direction direction) {
   return "?";
 }
 
-// The plain layouts of our tensors. Grouped weights [c_out, c_in / g, kh, kw]
-// are, in memory, oneDNN's [g, c_out / g, c_in / g, kh, kw] (goihw).
-memory::desc plain_x(const Conv2dGeometry& g) {
-  return memory::desc({g.n, g.c_in, g.h, g.w}, memory::data_type::f32, Tag::nchw);
+// The plain layouts of our tensors, of 2 or 3 spatial dims. Grouped weights
+// [c_out, c_in / g, (kd,) kh, kw] are, in memory, oneDNN's [g, c_out / g,
+// c_in / g, (kd,) kh, kw] (goihw, goidhw).
+memory::dims spatial(const ConvGeometry& g, int64_t d, int64_t h, int64_t w) {
+  return g.spatial_dims == 3 ? memory::dims{d, h, w} : memory::dims{h, w};
 }
-memory::desc plain_y(const Conv2dGeometry& g) {
-  return memory::desc({g.n, g.c_out, g.out_h, g.out_w}, memory::data_type::f32, Tag::nchw);
+memory::dims concat(memory::dims head, const memory::dims& tail) {
+  head.insert(head.end(), tail.begin(), tail.end());
+  return head;
 }
-memory::desc plain_weight(const Conv2dGeometry& g) {
-  if (g.groups == 1) return memory::desc({g.c_out, g.c_in, g.kh, g.kw}, memory::data_type::f32, Tag::oihw);
-  return memory::desc({g.groups, g.c_out / g.groups, g.c_in / g.groups, g.kh, g.kw}, memory::data_type::f32,
-                      Tag::goihw);
+memory::desc plain_x(const ConvGeometry& g) {
+  return memory::desc(concat({g.n, g.c_in}, spatial(g, g.d, g.h, g.w)), memory::data_type::f32,
+                      g.spatial_dims == 3 ? Tag::ncdhw : Tag::nchw);
 }
-memory::desc plain_bias(const Conv2dGeometry& g) { return memory::desc({g.c_out}, memory::data_type::f32, Tag::x); }
+memory::desc plain_y(const ConvGeometry& g) {
+  return memory::desc(concat({g.n, g.c_out}, spatial(g, g.out_d, g.out_h, g.out_w)), memory::data_type::f32,
+                      g.spatial_dims == 3 ? Tag::ncdhw : Tag::nchw);
+}
+memory::desc plain_weight(const ConvGeometry& g) {
+  const memory::dims kernel = spatial(g, g.kd, g.kh, g.kw);
+  const bool volume = g.spatial_dims == 3;
+  if (g.groups == 1) {
+    return memory::desc(concat({g.c_out, g.c_in}, kernel), memory::data_type::f32, volume ? Tag::oidhw : Tag::oihw);
+  }
+  return memory::desc(concat({g.groups, g.c_out / g.groups, g.c_in / g.groups}, kernel), memory::data_type::f32,
+                      volume ? Tag::goidhw : Tag::goihw);
+}
+memory::desc plain_bias(const ConvGeometry& g) { return memory::desc({g.c_out}, memory::data_type::f32, Tag::x); }
 
 // The same shapes with the layout left to oneDNN.
 memory::desc any_layout(const memory::desc& plain) {
@@ -67,8 +85,9 @@ memory::desc any_layout(const memory::desc& plain) {
 struct Window {
   memory::dims strides, dilates, padding;
 };
-Window window(const Conv2dGeometry& g) {
-  return {{g.stride_h, g.stride_w}, {g.dil_h - 1, g.dil_w - 1}, {g.pad_h, g.pad_w}};
+Window window(const ConvGeometry& g) {
+  return {spatial(g, g.stride_d, g.stride_h, g.stride_w), spatial(g, g.dil_d - 1, g.dil_h - 1, g.dil_w - 1),
+          spatial(g, g.pad_d, g.pad_h, g.pad_w)};
 }
 
 // An operand of a primitive: the plain layout our tensor has and, when the
@@ -95,7 +114,7 @@ dnnl::primitive_attr user_scratchpad() {
   return attr;
 }
 
-dnnl::convolution_forward::primitive_desc forward_descriptor(const Conv2dGeometry& g, bool with_bias,
+dnnl::convolution_forward::primitive_desc forward_descriptor(const ConvGeometry& g, bool with_bias,
                                                              const dnnl::primitive_attr& attr = {}) {
   const Window win = window(g);
   const memory::desc x = any_layout(plain_x(g)), w = any_layout(plain_weight(g)), y = any_layout(plain_y(g));
@@ -118,7 +137,7 @@ OperandPlan plan(int arg, const memory::desc& plain, const memory::desc& chosen,
   return operand;
 }
 
-ConvPrimitive build(Direction direction, const Conv2dGeometry& g, bool with_bias) {
+ConvPrimitive build(Direction direction, const ConvGeometry& g, bool with_bias) {
   const dnnl::engine& engine = onednn_runtime().engine;
   const dnnl::primitive_attr attr = user_scratchpad();
   const Window win = window(g);
@@ -159,7 +178,7 @@ ConvPrimitive build(Direction direction, const Conv2dGeometry& g, bool with_bias
   throw_error(absl::StatusCode::kInternal, "conv2d: unknown oneDNN direction");
 }
 
-using CacheKey = std::tuple<Direction, bool, Conv2dShapeKey>;  // with bias or not
+using CacheKey = std::tuple<Direction, bool, ConvShapeKey>;  // with bias or not
 
 OnednnCache<CacheKey, ConvPrimitive>& primitive_cache() {
   static auto* cache = new OnednnCache<CacheKey, ConvPrimitive>;
@@ -199,32 +218,37 @@ void execute(const ConvPrimitive& conv, const std::unordered_map<int, const Tens
   rt.stream.wait();
 }
 
+// "[a, b, c]", for error messages.
+std::string dims_text(const memory::dims& dims) { return absl::StrCat("[", absl::StrJoin(dims, ", "), "]"); }
+std::string dims_text(const memory::desc& desc) { return dims_text(desc.dims()); }
+
 // Runs one direction, turning a oneDNN failure into ts::Error.
-void run(Direction direction, const Conv2dGeometry& g, bool with_bias,
+void run(Direction direction, const ConvGeometry& g, bool with_bias,
          const std::unordered_map<int, const Tensor*>& tensors) {
   try {
     const CacheKey key{direction, with_bias, shape_key(g)};
     execute(*primitive_cache().get(key, [&] { return build(direction, g, with_bias); }), tensors);
   } catch (const dnnl::error& e) {
-    throw_onednn_error(e, "conv2d: oneDNN ", direction_name(direction), " failed for input [", g.n, ", ", g.c_in, ", ",
-                       g.h, ", ", g.w, "], weight [", g.c_out, ", ", g.c_in / g.groups, ", ", g.kh, ", ", g.kw,
-                       "], stride [", g.stride_h, ", ", g.stride_w, "], padding [", g.pad_h, ", ", g.pad_w,
-                       "], dilation [", g.dil_h, ", ", g.dil_w, "], groups ", g.groups);
+    const Window win = window(g);
+    throw_onednn_error(e, g.spatial_dims == 3 ? "conv3d" : "conv2d", ": oneDNN ", direction_name(direction),
+                       " failed for input ", dims_text(plain_x(g)), ", weight ", dims_text(plain_weight(g)),
+                       ", stride ", dims_text(win.strides), ", padding ", dims_text(win.padding), ", dilation ",
+                       dims_text(spatial(g, g.dil_d, g.dil_h, g.dil_w)), ", groups ", g.groups);
   }
 }
 
 }  // namespace
 
-void onednn_conv2d_forward(const Conv2dGeometry& g, const Tensor& x, const Tensor& weight, const Tensor& bias,
-                           const Tensor& out) {
+void onednn_conv_forward(const ConvGeometry& g, const Tensor& x, const Tensor& weight, const Tensor& bias,
+                         const Tensor& out) {
   std::unordered_map<int, const Tensor*> tensors = {
       {DNNL_ARG_SRC, &x}, {DNNL_ARG_WEIGHTS, &weight}, {DNNL_ARG_DST, &out}};
   if (bias.defined()) tensors.emplace(DNNL_ARG_BIAS, &bias);
   run(Direction::kForward, g, bias.defined(), tensors);
 }
 
-void onednn_conv2d_backward(const Conv2dGeometry& g, const Tensor& x, const Tensor& weight, const Tensor& grad_out,
-                            const Tensor& grad_x, const Tensor& grad_weight) {
+void onednn_conv_backward(const ConvGeometry& g, const Tensor& x, const Tensor& weight, const Tensor& grad_out,
+                          const Tensor& grad_x, const Tensor& grad_weight) {
   if (grad_x.defined()) {
     run(Direction::kBackwardData, g, false,
         {{DNNL_ARG_DIFF_DST, &grad_out}, {DNNL_ARG_WEIGHTS, &weight}, {DNNL_ARG_DIFF_SRC, &grad_x}});

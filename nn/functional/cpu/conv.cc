@@ -1,9 +1,10 @@
-// CPU convolution. f32 runs on oneDNN (onednn_conv2d.cc) unless the
+// CPU convolution. f32 runs on oneDNN (onednn_conv.cc) unless the
 // reference path is asked for (cpu_reference_path.h); f64, and f32 on the
 // reference path, run the readable kernels below.
 //
 // The reference: im2col over a chunk of images into one column matrix, one
 // OpenBLAS GEMM per group over the whole chunk, and a threaded copy into NCHW.
+// A 2-D convolution is a 3-D one of depth 1 here.
 // Batching the images makes the GEMMs wide enough for OpenBLAS to thread
 // well; im2col/col2im and the copies run on our pool between the GEMMs, so
 // the two thread sets never compete. 1x1 stride-1 unpadded convolutions are
@@ -15,7 +16,7 @@
 #include <vector>
 
 #include "nn/functional/cpu/cpu_kernels.h"
-#include "nn/functional/cpu/onednn_conv2d.h"
+#include "nn/functional/cpu/onednn_conv.h"
 #include "nn/functional/cpu_reference_path.h"
 #include "tensor/cpu/parallel.h"
 
@@ -63,14 +64,15 @@ ValidRange valid_columns(int64_t offset, int64_t stride, int64_t width, int64_t 
 template <typename T>
 class ConvCpu {
  public:
-  explicit ConvCpu(const Conv2dGeometry& g)
+  explicit ConvCpu(const ConvGeometry& g)
       : g_(g),
-        plane_(g.h * g.w),
-        p_(g.out_h * g.out_w),
-        k_all_(g.c_in * g.kh * g.kw),
+        plane_(g.d * g.h * g.w),
+        p_(g.out_d * g.out_h * g.out_w),
+        k_all_(g.c_in * g.kd * g.kh * g.kw),
         k_(k_all_ / g.groups),
         cog_(g.c_out / g.groups),
-        pointwise_(g.kh == 1 && g.kw == 1 && g.stride_h == 1 && g.stride_w == 1 && g.pad_h == 0 && g.pad_w == 0),
+        pointwise_(g.kd == 1 && g.kh == 1 && g.kw == 1 && g.stride_d == 1 && g.stride_h == 1 && g.stride_w == 1 &&
+                   g.pad_d == 0 && g.pad_h == 0 && g.pad_w == 0),
         chunk_(std::clamp<int64_t>(kColumnBudget / std::max<int64_t>(k_all_ * p_, 1), 1, g.n)) {}
 
   void forward(const T* x, const T* w, const T* bias, T* out) const {
@@ -161,38 +163,50 @@ class ConvCpu {
   }
 
  private:
-  // x [nb, c_in, h, w] -> col [c_in * kh * kw, nb * p]: row (c, i, j) holds,
-  // for each image and output position, the input under kernel tap (i, j).
+  // The input row that output row (od, oh) reads under kernel taps (kz, ki),
+  // or -1 where that row is padding.
+  int64_t input_row(int64_t od, int64_t oh, int64_t kz, int64_t ki) const {
+    const int64_t iz = od * g_.stride_d - g_.pad_d + kz * g_.dil_d;
+    const int64_t ih = oh * g_.stride_h - g_.pad_h + ki * g_.dil_h;
+    if (iz < 0 || iz >= g_.d || ih < 0 || ih >= g_.h) return -1;
+    return iz * g_.h + ih;
+  }
+
+  // x [nb, c_in, d, h, w] -> col [c_in * kd * kh * kw, nb * p]: row
+  // (c, kz, ki, kj) holds, for each image and output position, the input
+  // under kernel tap (kz, ki, kj).
   void im2col(const T* x, int64_t nb, T* col) const {
-    const int64_t cols = nb * p_, taps = g_.kh * g_.kw;
+    const int64_t cols = nb * p_, taps = g_.kd * g_.kh * g_.kw;
     cpu::parallel_for(nb * k_all_, 1, [&](int64_t begin, int64_t end) {
       for (int64_t u = begin; u < end; ++u) {
         const int64_t b = u / k_all_, r = u % k_all_;
-        const int64_t c = r / taps, ki = r % taps / g_.kw, kj = r % g_.kw;
+        const int64_t c = r / taps, kz = r % taps / (g_.kh * g_.kw), ki = r % (g_.kh * g_.kw) / g_.kw, kj = r % g_.kw;
         const T* src = x + (b * g_.c_in + c) * plane_;
         T* dst = col + r * cols + b * p_;
         const int64_t col_offset = kj * g_.dil_w - g_.pad_w;
         const ValidRange v = valid_columns(col_offset, g_.stride_w, g_.w, g_.out_w);
-        for (int64_t oh = 0; oh < g_.out_h; ++oh, dst += g_.out_w) {
-          const int64_t ih = oh * g_.stride_h - g_.pad_h + ki * g_.dil_h;
-          if (ih < 0 || ih >= g_.h) {
-            std::fill(dst, dst + g_.out_w, T(0));
-            continue;
+        for (int64_t od = 0; od < g_.out_d; ++od) {
+          for (int64_t oh = 0; oh < g_.out_h; ++oh, dst += g_.out_w) {
+            const int64_t in_row = input_row(od, oh, kz, ki);
+            if (in_row < 0) {
+              std::fill(dst, dst + g_.out_w, T(0));
+              continue;
+            }
+            const T* row = src + in_row * g_.w + col_offset;
+            std::fill(dst, dst + v.lo, T(0));
+            if (g_.stride_w == 1) {
+              std::memcpy(dst + v.lo, row + v.lo, (v.hi - v.lo) * sizeof(T));
+            } else {
+              for (int64_t ow = v.lo; ow < v.hi; ++ow) dst[ow] = row[ow * g_.stride_w];
+            }
+            std::fill(dst + v.hi, dst + g_.out_w, T(0));
           }
-          const T* row = src + ih * g_.w + col_offset;
-          std::fill(dst, dst + v.lo, T(0));
-          if (g_.stride_w == 1) {
-            std::memcpy(dst + v.lo, row + v.lo, (v.hi - v.lo) * sizeof(T));
-          } else {
-            for (int64_t ow = v.lo; ow < v.hi; ++ow) dst[ow] = row[ow * g_.stride_w];
-          }
-          std::fill(dst + v.hi, dst + g_.out_w, T(0));
         }
       }
     });
   }
 
-  // The adjoint of im2col: each (image, channel) plane of gx is owned by one
+  // The adjoint of im2col: each (image, channel) volume of gx is owned by one
   // task, which sums the column entries of all its kernel taps into it.
   void col2im(const T* col, int64_t nb, T* gx) const {
     const int64_t cols = nb * p_;
@@ -201,20 +215,24 @@ class ConvCpu {
         const int64_t b = u / g_.c_in, c = u % g_.c_in;
         T* dst = gx + (b * g_.c_in + c) * plane_;
         std::fill(dst, dst + plane_, T(0));
-        for (int64_t ki = 0; ki < g_.kh; ++ki) {
-          for (int64_t kj = 0; kj < g_.kw; ++kj) {
-            const T* src = col + ((c * g_.kh + ki) * g_.kw + kj) * cols + b * p_;
-            const int64_t col_offset = kj * g_.dil_w - g_.pad_w;
-            const ValidRange v = valid_columns(col_offset, g_.stride_w, g_.w, g_.out_w);
-            for (int64_t oh = 0; oh < g_.out_h; ++oh) {
-              const int64_t ih = oh * g_.stride_h - g_.pad_h + ki * g_.dil_h;
-              if (ih < 0 || ih >= g_.h) continue;
-              T* row = dst + ih * g_.w + col_offset;
-              const T* s = src + oh * g_.out_w;
-              if (g_.stride_w == 1) {
-                for (int64_t ow = v.lo; ow < v.hi; ++ow) row[ow] += s[ow];
-              } else {
-                for (int64_t ow = v.lo; ow < v.hi; ++ow) row[ow * g_.stride_w] += s[ow];
+        for (int64_t kz = 0; kz < g_.kd; ++kz) {
+          for (int64_t ki = 0; ki < g_.kh; ++ki) {
+            for (int64_t kj = 0; kj < g_.kw; ++kj) {
+              const T* src = col + (((c * g_.kd + kz) * g_.kh + ki) * g_.kw + kj) * cols + b * p_;
+              const int64_t col_offset = kj * g_.dil_w - g_.pad_w;
+              const ValidRange v = valid_columns(col_offset, g_.stride_w, g_.w, g_.out_w);
+              for (int64_t od = 0; od < g_.out_d; ++od) {
+                for (int64_t oh = 0; oh < g_.out_h; ++oh) {
+                  const int64_t in_row = input_row(od, oh, kz, ki);
+                  if (in_row < 0) continue;
+                  T* row = dst + in_row * g_.w + col_offset;
+                  const T* s = src + (od * g_.out_h + oh) * g_.out_w;
+                  if (g_.stride_w == 1) {
+                    for (int64_t ow = v.lo; ow < v.hi; ++ow) row[ow] += s[ow];
+                  } else {
+                    for (int64_t ow = v.lo; ow < v.hi; ++ow) row[ow * g_.stride_w] += s[ow];
+                  }
+                }
               }
             }
           }
@@ -223,7 +241,7 @@ class ConvCpu {
     });
   }
 
-  Conv2dGeometry g_;
+  ConvGeometry g_;
   int64_t plane_, p_, k_all_, k_, cog_;
   bool pointwise_;
   int64_t chunk_;  // images per im2col chunk
@@ -233,19 +251,19 @@ bool use_onednn(DType dtype) { return dtype == DType::kF32 && !cpu_reference_pat
 
 }  // namespace
 
-void CpuKernels::conv2d_forward(const Conv2dGeometry& g, const Tensor& x, const Tensor& weight, const Tensor& bias,
-                                const Tensor& out) const {
-  if (use_onednn(x.dtype())) return onednn_conv2d_forward(g, x, weight, bias, out);
-  dispatch_f32_f64("conv2d", x.dtype(), [&](auto tag) {
+void CpuKernels::conv_forward(const ConvGeometry& g, const Tensor& x, const Tensor& weight, const Tensor& bias,
+                              const Tensor& out) const {
+  if (use_onednn(x.dtype())) return onednn_conv_forward(g, x, weight, bias, out);
+  dispatch_f32_f64(g.spatial_dims == 2 ? "conv2d" : "conv3d", x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     ConvCpu<T>(g).forward(x.data<T>(), weight.data<T>(), bias.defined() ? bias.data<T>() : nullptr, out.data<T>());
   });
 }
 
-void CpuKernels::conv2d_backward(const Conv2dGeometry& g, const Tensor& x, const Tensor& weight, const Tensor& grad_out,
-                                 const Tensor& grad_x, const Tensor& grad_weight) const {
-  if (use_onednn(x.dtype())) return onednn_conv2d_backward(g, x, weight, grad_out, grad_x, grad_weight);
-  dispatch_f32_f64("conv2d backward", x.dtype(), [&](auto tag) {
+void CpuKernels::conv_backward(const ConvGeometry& g, const Tensor& x, const Tensor& weight, const Tensor& grad_out,
+                               const Tensor& grad_x, const Tensor& grad_weight) const {
+  if (use_onednn(x.dtype())) return onednn_conv_backward(g, x, weight, grad_out, grad_x, grad_weight);
+  dispatch_f32_f64(g.spatial_dims == 2 ? "conv2d backward" : "conv3d backward", x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     ConvCpu<T>(g).backward(x.data<T>(), weight.data<T>(), grad_out.data<T>(),
                            grad_x.defined() ? grad_x.data<T>() : nullptr,
