@@ -7,10 +7,11 @@ shape over the timed repetitions, as JSON lines.
 """
 import argparse
 import json
-import time
 
 import torch
 import torch.nn.functional as F
+
+from step_timing import median_ms
 
 # name, c_in, c_out, size, stride: conv_benchmark's kShapes, in its order.
 SHAPES = [("stem_3to16_32x32", 3, 16, 32, 1), ("16to16_32x32", 16, 16, 32, 1), ("16to32_s2_32x32", 16, 32, 32, 2),
@@ -28,16 +29,14 @@ def main():
         w = torch.randn(c_out, c_in, 3, 3, requires_grad=True)
         out = (size + 2 - 3) // stride + 1
         grad = torch.randn(BATCH, c_out, out, out)
-        times = []
-        for i in range(args.warmup + args.repeats):
-            start = time.perf_counter()
+
+        def step():
             F.conv2d(x, w, stride=stride, padding=1).backward(grad)
             x.grad = None
             w.grad = None
-            if i >= args.warmup:
-                times.append(time.perf_counter() - start)
-        times.sort()
-        print(json.dumps({"shape": name, "median_ms": 1e3 * times[len(times) // 2],
+
+        median = median_ms(step, args.warmup, args.repeats)
+        print(json.dumps({"shape": name, "median_ms": median,
                           "threads": torch.get_num_threads(), "torch": torch.__version__}))
 
 

@@ -1,6 +1,7 @@
 """The timed training step the PyTorch peers share: forward, cross-entropy,
 backward, SGD, with the device synchronized around each step so a step's time
-is its completion. Imported by resnet20_torch.py and resnet50_torch.py."""
+is its completion. Imported by resnet20_torch.py and resnet50_torch.py; the
+per-layer peers (conv_torch.py, batch_norm_torch.py) share median_ms."""
 import json
 import platform
 import time
@@ -38,6 +39,19 @@ def time_steps(model, opt, x, target, steps, warmup):
         if i >= warmup:
             times.append(time.perf_counter() - start)
     return sorted(times)
+
+
+def median_ms(run, warmup, repeats):
+    """Median milliseconds of run() on the CPU over `repeats` calls after
+    `warmup` untimed ones."""
+    times = []
+    for i in range(warmup + repeats):
+        start = time.perf_counter()
+        run()
+        if i >= warmup:
+            times.append(time.perf_counter() - start)
+    times.sort()
+    return 1e3 * times[len(times) // 2]
 
 
 def print_report(peer, device, times, **fields):
