@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <climits>
 #include <cstdint>
 
 #include "autograd/variable.h"
@@ -39,6 +40,14 @@ autograd::Variable conv2d(const autograd::Variable& x, const autograd::Variable&
 // kD, kH, kW].
 autograd::Variable conv3d(const autograd::Variable& x, const autograd::Variable& weight, const autograd::Variable& bias,
                           const Conv3dOptions& options = {});
+
+// Rows of weight [num_embeddings, dim] at the indices `ids` (i32 or i64, any
+// shape, on weight's device): [ids..., dim]. The weight's gradient is dense;
+// the row of `padding_idx` (if >= 0, or counted from the end if negative)
+// gets none, as torch.nn.functional.embedding. An index out of range is an
+// error naming it.
+inline constexpr int64_t kNoPadding = INT64_MIN;
+autograd::Variable embedding(const Tensor& ids, const autograd::Variable& weight, int64_t padding_idx = kNoPadding);
 
 // Training: normalizes with the batch statistics over (N, H, W) and updates
 // running_mean/running_var in place (running_var with the unbiased variance,
