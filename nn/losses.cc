@@ -109,6 +109,23 @@ Variable l2_regularization(absl::Span<const Variable> parameters, double l2) {
   return regularization("l2_regularization", parameters, l2 / 2, [](const Variable& p) { return autograd::square(p); });
 }
 
+Variable activation_regularization(const Variable& h, double alpha) {
+  TS_CHECK(h.defined() && is_floating(h.dtype()) && h.numel() > 0,
+           "activation_regularization: needs a non-empty floating-point input, got ",
+           h.defined() ? h.data().describe() : "undefined");
+  return autograd::mean(autograd::square(h)) * alpha;
+}
+
+Variable temporal_activation_regularization(const Variable& h, double beta) {
+  TS_CHECK(h.defined() && is_floating(h.dtype()) && h.dim() >= 1 && h.numel() > 0,
+           "temporal_activation_regularization: needs a non-empty floating-point input [T, ...], got ",
+           h.defined() ? h.data().describe() : "undefined");
+  const int64_t steps = h.size(0);
+  if (steps < 2) return Variable(zeros({}, {h.dtype(), h.device()}));
+  const Variable change = autograd::narrow(h, 0, 1, steps - 1) - autograd::narrow(h, 0, 0, steps - 1);
+  return autograd::mean(autograd::square(change)) * beta;
+}
+
 Tensor topk_correct(const Tensor& logits, const Tensor& target, int64_t k) {
   TS_CHECK(k >= 1, "topk_correct: k = ", k, " < 1");
   // The target is in the top k when fewer than k logits beat it: no sort.

@@ -52,6 +52,13 @@ Variable mse_loss(const Variable& input, const Variable& target, Reduction reduc
 Variable l1_regularization(absl::Span<const Variable> parameters, double l1);
 Variable l2_regularization(absl::Span<const Variable> parameters, double l2);
 
+// AWD-LSTM's activation regularizers on an RNN's outputs h [T, B, H]
+// (time-major): AR = alpha * mean(h^2) (applied to the dropped-out outputs)
+// and TAR = beta * mean((h[t] - h[t-1])^2) over t = 1..T-1 (to the outputs
+// before dropout). 0-dim Variables; TAR of a single step is 0.
+Variable activation_regularization(const Variable& h, double alpha);
+Variable temporal_activation_regularization(const Variable& h, double beta);
+
 // How many rows of logits [N, C] have their target among the k largest
 // logits; a tie with the target's logit counts in its favour. A 0-dim i64
 // tensor on the logits' device: an evaluation loop sums these without

@@ -384,6 +384,23 @@ TEST_F(LossesTest, RegularizationMatchesMlbench) {
                 [] { l2_regularization({}, 1); });
 }
 
+// AWD-LSTM's regularizers on h [T, B, H]: AR = alpha * mean(h^2), TAR =
+// beta * mean((h[t] - h[t-1])^2) over the T - 1 differences.
+TEST_F(LossesTest, ActivationRegularizersMatchAwdLstm) {
+  const Tensor h = random_tensor(rng(), {5, 3, 4}, DType::kF64);
+  const std::vector<double> v = ref_of(h).v;
+  double sq = 0, change_sq = 0;
+  for (size_t i = 0; i < v.size(); ++i) sq += v[i] * v[i];
+  for (size_t i = 12; i < v.size(); ++i) change_sq += (v[i] - v[i - 12]) * (v[i] - v[i - 12]);
+  EXPECT_NEAR(scalar(activation_regularization(Variable(h), 2)), 2 * sq / 60, 1e-14);
+  EXPECT_NEAR(scalar(temporal_activation_regularization(Variable(h), 1)), change_sq / 48, 1e-14);
+  EXPECT_EQ(scalar(temporal_activation_regularization(Variable(random_tensor(rng(), {1, 3, 4}, DType::kF64)), 1)), 0);
+  EXPECT_OK(autograd::gradcheck([](const Vars& x) { return activation_regularization(x[0], 2); }, {h}));
+  EXPECT_OK(autograd::gradcheck([](const Vars& x) { return temporal_activation_regularization(x[0], 1); }, {h}));
+  expect_throws(absl::StatusCode::kInvalidArgument, {"temporal_activation_regularization", "i64[3]"},
+                [] { temporal_activation_regularization(Variable(zeros({3}, {DType::kI64})), 1); });
+}
+
 TEST_F(LossesTest, TopKAccuracy) {
   // Row targets: 1 (rank 0), 0 (rank 2), 2 (tied for first with column 0).
   const Tensor logits = from_vector<float>({0.1f, 0.9f, 0.0f, 0.1f, 0.5f, 0.3f, 0.7f, 0.2f, 0.7f}, {3, 3});

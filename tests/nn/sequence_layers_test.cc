@@ -1,10 +1,12 @@
-// Embedding as a module: parameter name and shape, torch.nn.Embedding's
-// initialization (N(0, 1), padding row zeroed), the lookup, the padding row's
-// missing gradient through the module, and bad arguments.
+// The sequence-model layers as modules: Embedding's parameter name and shape,
+// torch.nn.Embedding's initialization (N(0, 1), padding row zeroed), the
+// lookup, the padding row's missing gradient, word dropout; LockedDropout's
+// one mask per sequence; bad arguments.
 #include <cmath>
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "nn/dropout.h"
 #include "nn/embedding.h"
 #include "tensor/ops.h"
 #include "tests/tensor/testing.h"
@@ -13,13 +15,14 @@ namespace ts::nn {
 namespace {
 
 using ::ts::testing::expect_throws;
+using ::ts::testing::random_tensor;
 using ::ts::testing::ref_of;
 
 class SequenceLayersTest : public ts::testing::SeededTest {};
 
 TEST_F(SequenceLayersTest, EmbeddingInitializesAsTorch) {
   manual_seed(seed());
-  const Embedding embedding(200, 50, -3);
+  const Embedding embedding(200, 50, {.padding_idx = -3});
   EXPECT_EQ(embedding.padding_idx(), 197);
   const auto params = embedding.named_parameters();
   ASSERT_EQ(params.size(), 1u);
@@ -42,7 +45,7 @@ TEST_F(SequenceLayersTest, EmbeddingInitializesAsTorch) {
 }
 
 TEST_F(SequenceLayersTest, EmbeddingLooksUpRowsAndSkipsThePaddingGradient) {
-  Embedding embedding(4, 2, 0);
+  Embedding embedding(4, 2, {.padding_idx = 0});
   const Tensor ids = from_vector<int64_t>({3, 0, 3, 1}, {2, 2});
   const Variable out = embedding.forward(ids);
   ASSERT_EQ(out.shape(), (Shape{2, 2, 2}));
@@ -62,7 +65,81 @@ TEST_F(SequenceLayersTest, EmbeddingRejectsBadSizes) {
   expect_throws(absl::StatusCode::kInvalidArgument, {"Embedding(num_embeddings=0", "positive"},
                 [] { Embedding(0, 4); });
   expect_throws(absl::StatusCode::kInvalidArgument, {"Embedding(num_embeddings=5", "padding_idx 5"},
-                [] { Embedding(5, 4, 5); });
+                [] { Embedding(5, 4, {.padding_idx = 5}); });
+  expect_throws(absl::StatusCode::kInvalidArgument, {"Embedding(num_embeddings=5", "word_dropout 1"},
+                [] { Embedding(5, 4, {.word_dropout = 1}); });
+  expect_throws(absl::StatusCode::kInvalidArgument, {"LockedDropout(p=1.5)"}, [] { LockedDropout(1.5); });
+  expect_throws(absl::StatusCode::kInvalidArgument, {"LockedDropout", "[T, B, ...]", "f32[4]"},
+                [] { LockedDropout(0.5).forward(Variable(ones({4}))); });
+}
+
+// Embedding dropout drops whole words: a row of the table is zero at every
+// position that looks it up, or scaled by 1 / (1 - p) at all of them, and
+// its gradient follows the same mask. Eval looks up the table as it is.
+TEST_F(SequenceLayersTest, EmbeddingWordDropoutDropsWholeRows) {
+  manual_seed(seed());
+  constexpr int64_t kWords = 400;
+  Embedding embedding(kWords, 3, {.word_dropout = 0.25});
+  embedding.to(DType::kF64);
+  // Every word twice: positions i and i + kWords.
+  std::vector<int64_t> ids(2 * kWords);
+  for (int64_t i = 0; i < 2 * kWords; ++i) ids[i] = i % kWords;
+  const Tensor id_tensor = from_vector<int64_t>(ids, {2 * kWords});
+  const Variable out = embedding.forward(id_tensor);
+  out.backward(ones(out.shape(), {DType::kF64}));
+  const std::vector<double> w = ref_of(embedding.named_parameters()[0].second.data()).v;
+  const std::vector<double> got = ref_of(out.data()).v;
+  const std::vector<double> grad = ref_of(embedding.named_parameters()[0].second.grad()).v;
+  int64_t dropped = 0;
+  for (int64_t word = 0; word < kWords; ++word) {
+    const bool kept = got[word * 3] != 0;
+    dropped += kept ? 0 : 1;
+    for (int64_t j = 0; j < 3; ++j) {
+      const double want = kept ? w[word * 3 + j] / 0.75 : 0.0;
+      EXPECT_DOUBLE_EQ(got[word * 3 + j], want) << "word " << word;
+      EXPECT_DOUBLE_EQ(got[(kWords + word) * 3 + j], want) << "second occurrence of word " << word;
+      EXPECT_DOUBLE_EQ(grad[word * 3 + j], kept ? 2 / 0.75 : 0.0) << "word " << word;
+    }
+  }
+  // 400 draws at p = 0.25: 100 expected, standard deviation 8.7.
+  EXPECT_GT(dropped, 60);
+  EXPECT_LT(dropped, 140);
+  embedding.eval();
+  const std::vector<double> looked_up = ref_of(embedding.forward(id_tensor).data()).v;
+  for (int64_t i = 0; i < kWords * 3; ++i) ASSERT_EQ(looked_up[i], w[i]);
+}
+
+// One mask per sequence: every time step of a (batch, feature) position is
+// kept and scaled, or zeroed, together.
+TEST_F(SequenceLayersTest, LockedDropoutSharesItsMaskAcrossTime) {
+  manual_seed(seed());
+  for (const bool batch_first : {false, true}) {
+    SCOPED_TRACE(batch_first ? "batch first" : "time major");
+    constexpr int64_t kSteps = 6, kBatch = 20, kFeatures = 30;
+    const Shape shape = batch_first ? Shape{kBatch, kSteps, kFeatures} : Shape{kSteps, kBatch, kFeatures};
+    LockedDropout dropout(0.4, batch_first);
+    const Tensor x = random_tensor(rng(), shape, DType::kF64, 0.5, 1.5);
+    const Variable y = dropout.forward(Variable(x));
+    const std::vector<double> xs = ref_of(x).v, ys = ref_of(y.data()).v;
+    const auto at = [&](int64_t t, int64_t b, int64_t f) {
+      return batch_first ? (b * kSteps + t) * kFeatures + f : (t * kBatch + b) * kFeatures + f;
+    };
+    int64_t dropped = 0;
+    for (int64_t b = 0; b < kBatch; ++b) {
+      for (int64_t f = 0; f < kFeatures; ++f) {
+        const bool kept = ys[at(0, b, f)] != 0;
+        dropped += kept ? 0 : 1;
+        for (int64_t t = 0; t < kSteps; ++t) {
+          EXPECT_DOUBLE_EQ(ys[at(t, b, f)], kept ? xs[at(t, b, f)] / 0.6 : 0.0) << "step " << t;
+        }
+      }
+    }
+    // 600 draws at p = 0.4: 240 expected, standard deviation 12.
+    EXPECT_GT(dropped, 180);
+    EXPECT_LT(dropped, 300);
+    dropout.eval();
+    EXPECT_EQ(ref_of(dropout.forward(Variable(x)).data()).v, xs);
+  }
 }
 
 }  // namespace
