@@ -2,14 +2,11 @@
 
 #include <cmath>
 #include <map>
-#include <set>
 #include <type_traits>
 
-#include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "autograd/grad_mode.h"
 #include "base/error.h"
-#include "base/status_macros.h"
 #include "optim/cuda/fused_sgd.h"
 #include "tensor/ops.h"
 
@@ -70,16 +67,6 @@ void check_options(const SgdOptions& options, absl::string_view where) {
            " and dampening ", options.dampening);
 }
 
-SgdParamGroup group_of(std::vector<std::pair<std::string, autograd::Variable>> named_params,
-                       const SgdOptions& options) {
-  SgdParamGroup group{{}, {}, options};
-  for (auto& [name, param] : named_params) {
-    group.names.push_back(std::move(name));
-    group.params.push_back(std::move(param));
-  }
-  return group;
-}
-
 }  // namespace
 
 void validate(const SgdOptions& options) { check_options(options, "Sgd"); }
@@ -88,32 +75,13 @@ Sgd::Sgd(std::vector<autograd::Variable> params, SgdOptions options)
     : Sgd(std::vector<SgdParamGroup>{SgdParamGroup{std::move(params), {}, options}}) {}
 
 Sgd::Sgd(std::vector<std::pair<std::string, autograd::Variable>> named_params, SgdOptions options)
-    : Sgd(std::vector<SgdParamGroup>{group_of(std::move(named_params), options)}) {}
+    : Sgd(one_group(std::move(named_params), options)) {}
 
-Sgd::Sgd(std::vector<SgdParamGroup> param_groups) {
-  TS_CHECK(!param_groups.empty(), "Sgd: no parameter groups");
-  std::set<const void*> seen_params;
-  std::set<std::string> seen_names;
-  for (size_t gi = 0; gi < param_groups.size(); ++gi) {
-    SgdParamGroup& pg = param_groups[gi];
-    const std::string where = absl::StrCat("Sgd: parameter group ", gi);
-    check_options(pg.options, where);
-    TS_CHECK(pg.names.empty() || pg.names.size() == pg.params.size(), where, " has ", pg.params.size(),
-             " parameters but ", pg.names.size(), " names");
-    Group group{pg.options, {}};
-    for (size_t i = 0; i < pg.params.size(); ++i) {
-      const autograd::Variable& param = pg.params[i];
-      std::string name = pg.names.empty() ? absl::StrCat(gi, ".", i) : std::move(pg.names[i]);
-      TS_CHECK(!name.empty(), where, ": parameter ", i, " has an empty name");
-      TS_CHECK(param.defined(), where, ": parameter \"", name, "\" is undefined");
-      TS_CHECK(is_floating(param.dtype()), where, ": parameter \"", name, "\" is ", param.data().describe(),
-               ", not floating-point");
-      TS_CHECK(seen_params.insert(param.id()).second, where, ": parameter \"", name, "\" appears more than once");
-      TS_CHECK(seen_names.insert(name).second, where, ": name \"", name, "\" is used twice");
-      group.slots.push_back(Slot{param, std::move(name), Tensor(), 0});
-    }
-    groups_.push_back(std::move(group));
-  }
+Sgd::Sgd(std::vector<SgdParamGroup> groups) : GroupedOptimizer("Sgd", std::move(groups), check_options) {}
+
+std::vector<std::string> Sgd::buffer_names(const SgdOptions& options) const {
+  if (options.momentum == 0) return {};
+  return {"momentum_buffer"};
 }
 
 void Sgd::step() {
@@ -126,14 +94,11 @@ void Sgd::step() {
   std::vector<Work> work;
   for (Group& group : groups_) {
     for (Slot& slot : group.slots) {
-      const Tensor& grad = slot.param.grad();
-      if (!grad.defined()) continue;
-      const Tensor& param = slot.param.data();
-      TS_CHECK(grad.shape() == param.shape() && grad.dtype() == param.dtype() && grad.device() == param.device(),
-               "Sgd.step: parameter \"", slot.name, "\" is ", param.describe(), " but its gradient is ",
-               grad.describe());
-      const bool first = !slot.momentum_buffer.defined();
-      work.push_back({&slot, SgdUpdate{param, grad, slot.momentum_buffer, first, group.options}, Tensor()});
+      if (!slot.param.grad().defined()) continue;
+      check_gradient(slot);
+      const bool first = slot.buffers.empty();
+      const Tensor buffer = first ? Tensor() : slot.buffers[0];
+      work.push_back({&slot, SgdUpdate{slot.param.data(), slot.param.grad(), buffer, first, group.options}, Tensor()});
     }
   }
 
@@ -168,110 +133,9 @@ void Sgd::step() {
   }
   for (Work& w : work) {
     if (w.write_back.defined()) copy_(w.write_back, w.update.param);
-    w.slot->momentum_buffer = w.update.momentum_buffer;
+    if (w.update.momentum_buffer.defined()) w.slot->buffers = {w.update.momentum_buffer};
     ++w.slot->steps;
   }
-}
-
-void Sgd::zero_grad() {
-  for (Group& group : groups_) {
-    for (Slot& slot : group.slots) slot.param.clear_grad();
-  }
-}
-
-void Sgd::check_group(int index) const {
-  TS_CHECK_INDEX(index >= 0 && index < num_groups(), "Sgd: parameter group ", index, " out of range [0, ", num_groups(),
-                 ")");
-}
-
-double Sgd::lr(int group) const {
-  check_group(group);
-  return groups_[group].options.lr;
-}
-
-void Sgd::set_lr(int group, double lr) {
-  check_group(group);
-  groups_[group].options.lr = lr;
-}
-
-const SgdOptions& Sgd::options(int group) const {
-  check_group(group);
-  return groups_[group].options;
-}
-
-namespace {
-std::string lr_key(size_t group) { return absl::StrCat("param_groups.", group, ".lr"); }
-std::string step_key(const std::string& name) { return absl::StrCat("state.", name, ".step"); }
-std::string buffer_key(const std::string& name) { return absl::StrCat("state.", name, ".momentum_buffer"); }
-}  // namespace
-
-NamedTensors Sgd::state() const {
-  NamedTensors out;
-  for (size_t gi = 0; gi < groups_.size(); ++gi) {
-    out.emplace_back(lr_key(gi), scalar_tensor(groups_[gi].options.lr, {DType::kF64}));
-  }
-  for (const Group& group : groups_) {
-    for (const Slot& slot : group.slots) {
-      out.emplace_back(step_key(slot.name), scalar_tensor(slot.steps, {DType::kI64}));
-      if (slot.momentum_buffer.defined()) out.emplace_back(buffer_key(slot.name), clone(slot.momentum_buffer));
-    }
-  }
-  return out;
-}
-
-absl::Status Sgd::load_state(const NamedTensors& state) {
-  ASSIGN_OR_RETURN(StateReader reader, StateReader::create(state, "Sgd.load_state"));
-  std::vector<double> lrs;
-  for (size_t gi = 0; gi < groups_.size(); ++gi) {
-    ASSIGN_OR_RETURN(double lr, reader.take_f64(lr_key(gi)));
-    if (!std::isfinite(lr) || lr < 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("Sgd.load_state: entry \"", lr_key(gi), "\" holds an invalid lr ", lr));
-    }
-    lrs.push_back(lr);
-  }
-  struct Loaded {
-    Slot* slot;
-    int64_t steps;
-    Tensor buffer;  // the checked entry, then its copy on the parameter's device
-  };
-  std::vector<Loaded> loaded;
-  for (Group& group : groups_) {
-    for (Slot& slot : group.slots) {
-      ASSIGN_OR_RETURN(int64_t steps, reader.take_i64(step_key(slot.name)));
-      if (steps < 0) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("Sgd.load_state: entry \"", step_key(slot.name), "\" is negative: ", steps));
-      }
-      Tensor saved;
-      // A buffer exists exactly when the parameter has taken a step with
-      // momentum; an unexpected one is reported by finish().
-      if (steps > 0 && group.options.momentum != 0) {
-        const Tensor& param = slot.param.data();
-        ASSIGN_OR_RETURN(saved, reader.take_tensor(buffer_key(slot.name), param.shape(), param.dtype()));
-      }
-      loaded.push_back({&slot, steps, std::move(saved)});
-    }
-  }
-  RETURN_IF_ERROR(reader.finish());
-  // Every entry checked: copying the buffers can only fail for want of
-  // memory, an Error of the op surface, returned as this Status. Fresh
-  // copies, so the live buffers never alias the caller's state.
-  RETURN_IF_ERROR(capture([&] {
-    for (Loaded& l : loaded) {
-      if (!l.buffer.defined()) continue;
-      const Tensor& param = l.slot->param.data();
-      Tensor copy = Tensor::allocate(param.shape(), param.dtype(), param.device());
-      copy_(copy, l.buffer);
-      l.buffer = std::move(copy);
-    }
-  }));
-  for (size_t gi = 0; gi < groups_.size(); ++gi) groups_[gi].options.lr = lrs[gi];
-  for (Loaded& l : loaded) {
-    l.slot->steps = l.steps;
-    l.slot->momentum_buffer = std::move(l.buffer);
-  }
-  return absl::OkStatus();
 }
 
 }  // namespace ts::optim
