@@ -12,6 +12,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <map>
 #include <set>
 #include <string>
 #include <utility>
@@ -20,6 +21,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "autograd/variable.h"
 #include "base/error.h"
 #include "base/status_macros.h"
@@ -204,13 +206,51 @@ class GroupedOptimizer : public Optimizer {
   // once it has stepped.
   virtual std::vector<std::string> buffer_names(const Options& options) const = 0;
 
-  // Throws, naming the parameter, unless its gradient matches it in shape,
-  // dtype and device ("<type>.step: ...").
-  void check_gradient(const Slot& slot) const {
-    const Tensor& grad = slot.param.grad();
-    const Tensor& param = slot.param.data();
-    TS_CHECK(grad.shape() == param.shape() && grad.dtype() == param.dtype() && grad.device() == param.device(), type_,
-             ".step: parameter \"", slot.name, "\" is ", param.describe(), " but its gradient is ", grad.describe());
+  // A parameter taking part in a step, with its group's options.
+  struct Stepping {
+    Slot* slot;
+    const Options* options;
+  };
+
+  // The parameters that have a gradient, every gradient checked against its
+  // parameter's shape, dtype and device first, so that a mismatch throws
+  // (naming the parameter) before anything changes.
+  std::vector<Stepping> parameters_with_gradients() {
+    std::vector<Stepping> out;
+    for (Group& group : groups_) {
+      for (Slot& slot : group.slots) {
+        const Tensor& grad = slot.param.grad();
+        if (!grad.defined()) continue;
+        const Tensor& param = slot.param.data();
+        TS_CHECK(grad.shape() == param.shape() && grad.dtype() == param.dtype() && grad.device() == param.device(),
+                 type_, ".step: parameter \"", slot.name, "\" is ", param.describe(), " but its gradient is ",
+                 grad.describe());
+        out.push_back({&slot, &group.options});
+      }
+    }
+    return out;
+  }
+
+  // Runs one update per parameter: CPU ones with cpu(update), CUDA ones
+  // batched per device and dtype into one cuda(span) call each (fused) or
+  // one call per update.
+  template <typename Update, typename Cpu, typename Cuda>
+  static void run_updates(const std::vector<Update>& updates, bool fused, Cpu cpu, Cuda cuda) {
+    std::map<std::pair<int, DType>, std::vector<Update>> cuda_batches;
+    for (const Update& u : updates) {
+      if (u.param.device().is_cpu()) {
+        cpu(u);
+      } else {
+        cuda_batches[{u.param.device().index, u.param.dtype()}].push_back(u);
+      }
+    }
+    for (const auto& [key, batch] : cuda_batches) {
+      if (fused) {
+        cuda(absl::MakeConstSpan(batch));
+      } else {
+        for (const Update& u : batch) cuda(absl::MakeConstSpan(&u, 1));
+      }
+    }
   }
 
   std::string type_;

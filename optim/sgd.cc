@@ -1,7 +1,6 @@
 #include "optim/sgd.h"
 
 #include <cmath>
-#include <map>
 #include <type_traits>
 
 #include "absl/strings/string_view.h"
@@ -86,55 +85,25 @@ std::vector<std::string> Sgd::buffer_names(const SgdOptions& options) const {
 
 void Sgd::step() {
   autograd::NoGradGuard no_grad;
-  struct Work {
-    Slot* slot;
-    SgdUpdate update;
-    Tensor write_back;  // the parameter itself when `update` works on a contiguous copy
-  };
-  std::vector<Work> work;
-  for (Group& group : groups_) {
-    for (Slot& slot : group.slots) {
-      if (!slot.param.grad().defined()) continue;
-      check_gradient(slot);
-      const bool first = slot.buffers.empty();
-      const Tensor buffer = first ? Tensor() : slot.buffers[0];
-      work.push_back({&slot, SgdUpdate{slot.param.data(), slot.param.grad(), buffer, first, group.options}, Tensor()});
+  const std::vector<Stepping> stepping = parameters_with_gradients();
+  // Contiguous operands for the drivers (a strided parameter is updated in
+  // a copy and written back) and fresh buffers on a first step.
+  std::vector<SgdUpdate> updates;
+  for (const Stepping& s : stepping) {
+    const Tensor& param = s.slot->param.data();
+    SgdUpdate u{contiguous(param), contiguous(s.slot->param.grad()), Tensor(), s.slot->buffers.empty(), *s.options};
+    if (u.options.momentum != 0) {
+      u.momentum_buffer = u.first ? Tensor::allocate(param.shape(), param.dtype(), param.device()) : s.slot->buffers[0];
     }
+    updates.push_back(std::move(u));
   }
-
-  // Every gradient checked: make what the drivers need (contiguous operands,
-  // fresh buffers), then run them, CUDA tensors batched by device and dtype.
-  for (Work& w : work) {
-    SgdUpdate& u = w.update;
-    if (!u.param.is_contiguous()) {
-      w.write_back = u.param;
-      u.param = contiguous(u.param);
-    }
-    u.grad = contiguous(u.grad);
-    if (u.options.momentum != 0 && u.first) {
-      u.momentum_buffer = Tensor::allocate(u.param.shape(), u.param.dtype(), u.param.device());
-    }
-  }
-  std::map<std::pair<int, DType>, std::vector<SgdUpdate>> cuda_batches;
-  for (const Work& w : work) {
-    const SgdUpdate& u = w.update;
-    if (u.param.device().is_cpu()) {
-      cpu_sgd_step(u);
-    } else {
-      cuda_batches[{u.param.device().index, u.param.dtype()}].push_back(u);
-    }
-  }
-  for (const auto& [key, updates] : cuda_batches) {
-    if (fused_) {
-      cuda::fused_sgd_step(updates);
-    } else {
-      for (const SgdUpdate& u : updates) cuda::fused_sgd_step({u});
-    }
-  }
-  for (Work& w : work) {
-    if (w.write_back.defined()) copy_(w.write_back, w.update.param);
-    if (w.update.momentum_buffer.defined()) w.slot->buffers = {w.update.momentum_buffer};
-    ++w.slot->steps;
+  run_updates(updates, fused_, cpu_sgd_step, cuda::fused_sgd_step);
+  for (size_t i = 0; i < stepping.size(); ++i) {
+    Slot& slot = *stepping[i].slot;
+    const SgdUpdate& u = updates[i];
+    if (!slot.param.data().is_contiguous()) copy_(slot.param.data(), u.param);
+    if (u.momentum_buffer.defined()) slot.buffers = {u.momentum_buffer};
+    ++slot.steps;
   }
 }
 

@@ -1,19 +1,12 @@
-// The fused SGD kernel and its launcher. Per-tensor metadata lives in device
-// memory rather than in kernel arguments (PyTorch packs it into the 4 KiB
-// argument space and launches again when full), so any number of tensors
-// takes one launch; the table is a few bytes per tensor and rides on the
-// stream's own host-to-device copy, with no synchronization.
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
+// The fused SGD kernel and its launcher, on the multi-tensor machinery of
+// multi_tensor.h.
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
-#include <cstring>
-#include <type_traits>
-#include <vector>
 
 #include "base/error.h"
 #include "optim/cuda/fused_sgd.h"
+#include "optim/cuda/multi_tensor.h"
 #include "tensor/cuda/check.h"
 #include "tensor/cuda/device.h"
 #include "tensor/cuda/stream.h"
@@ -21,14 +14,6 @@
 
 namespace ts::optim::cuda {
 namespace {
-
-// A block takes one chunk of one tensor: small enough that a model of a few
-// hundred thousand parameters (ResNet-20) still spreads over many SMs, large
-// enough that per-block setup is noise. Each thread keeps kIlp elements in
-// flight per iteration to hide memory latency.
-constexpr int kThreads = 512;
-constexpr int64_t kChunk = 16384;
-constexpr int kIlp = 4;
 
 struct TensorEntry {
   void* param;
@@ -38,34 +23,6 @@ struct TensorEntry {
   SgdOptions options;
   int32_t first;
 };
-
-struct ChunkTask {
-  int32_t tensor;
-  int32_t chunk;
-};
-
-template <typename T>
-using Compute = std::conditional_t<std::is_same_v<T, double>, double, float>;
-
-template <typename T>
-__device__ __forceinline__ Compute<T> load(T x) {
-  if constexpr (std::is_same_v<T, __half>)
-    return __half2float(x);
-  else if constexpr (std::is_same_v<T, __nv_bfloat16>)
-    return __bfloat162float(x);
-  else
-    return x;
-}
-
-template <typename T>
-__device__ __forceinline__ T store(Compute<T> v) {
-  if constexpr (std::is_same_v<T, __half>)
-    return __float2half_rn(v);
-  else if constexpr (std::is_same_v<T, __nv_bfloat16>)
-    return __float2bfloat16_rn(v);
-  else
-    return v;
-}
 
 template <typename T>
 __global__ void __launch_bounds__(kThreads)
@@ -123,66 +80,32 @@ void check_update(const SgdUpdate& u, size_t index, const Tensor& first_param) {
            " is not a contiguous match of param ", p.describe());
 }
 
-template <typename T>
-void launch(const void* table, int64_t num_tensors, int64_t num_tasks, int device) {
-  const auto* tensors = static_cast<const TensorEntry*>(table);
-  const auto* tasks = reinterpret_cast<const ChunkTask*>(tensors + num_tensors);
-  fused_sgd_kernel<T>
-      <<<static_cast<unsigned>(num_tasks), kThreads, 0, ts::cuda::current_stream(device)>>>(tensors, tasks);
-  TS_CUDA_CHECK(cudaGetLastError());
-}
-
 }  // namespace
 
 void fused_sgd_step(absl::Span<const SgdUpdate> updates) {
   if (updates.empty()) return;
   for (size_t i = 0; i < updates.size(); ++i) check_update(updates[i], i, updates[0].param);
 
-  std::vector<TensorEntry> tensors;
-  std::vector<ChunkTask> tasks;
+  TaskTable<TensorEntry> table;
   for (const SgdUpdate& u : updates) {
-    const int64_t n = u.param.numel();
-    if (n == 0) continue;
-    const int64_t chunks = (n + kChunk - 1) / kChunk;
-    TS_CHECK(tensors.size() < INT32_MAX && chunks <= INT32_MAX,
-             "fused_sgd_step: too many tensors or elements for one launch");
     const bool momentum = u.options.momentum != 0;
-    for (int64_t c = 0; c < chunks; ++c) {
-      tasks.push_back({static_cast<int32_t>(tensors.size()), static_cast<int32_t>(c)});
-    }
-    tensors.push_back({u.param.raw_data(), u.grad.raw_data(), momentum ? u.momentum_buffer.raw_data() : nullptr, n,
-                       u.options, u.first ? 1 : 0});
+    table.add({u.param.raw_data(), u.grad.raw_data(), momentum ? u.momentum_buffer.raw_data() : nullptr,
+               u.param.numel(), u.options, u.first ? 1 : 0},
+              u.param.numel(), "fused_sgd_step");
   }
-  if (tasks.empty()) return;
-  TS_CHECK(tasks.size() <= INT32_MAX, "fused_sgd_step: too many chunks for one launch");
-
-  // One buffer: the tensor table, then the tasks (TensorEntry's alignment,
-  // 8, suits ChunkTask too).
-  const size_t tensor_bytes = tensors.size() * sizeof(TensorEntry);
-  std::vector<uint8_t> host(tensor_bytes + tasks.size() * sizeof(ChunkTask));
-  std::memcpy(host.data(), tensors.data(), tensor_bytes);
-  std::memcpy(host.data() + tensor_bytes, tasks.data(), tasks.size() * sizeof(ChunkTask));
+  if (table.tasks.empty()) return;
   const Device device = updates[0].param.device();
   ts::cuda::DeviceGuard guard(device.index);
-  // Allocated and filled on the current stream, so the kernel queued after
-  // it reads it in order, and its memory goes back to the stream's pool only
-  // for work queued later.
-  const Tensor table = from_vector<uint8_t>(host, {static_cast<int64_t>(host.size())}, device);
-
-  const int64_t num_tensors = static_cast<int64_t>(tensors.size());
-  const int64_t num_tasks = static_cast<int64_t>(tasks.size());
-  switch (updates[0].param.dtype()) {
-    case DType::kF32:
-      return launch<float>(table.raw_data(), num_tensors, num_tasks, device.index);
-    case DType::kF64:
-      return launch<double>(table.raw_data(), num_tensors, num_tasks, device.index);
-    case DType::kF16:
-      return launch<__half>(table.raw_data(), num_tensors, num_tasks, device.index);
-    case DType::kBF16:
-      return launch<__nv_bfloat16>(table.raw_data(), num_tensors, num_tasks, device.index);
-    default:
-      throw_error(absl::StatusCode::kInternal, "fused_sgd_step: unreachable dtype");  // checked above
-  }
+  const Tensor uploaded = table.upload(device);
+  const auto* tensors = static_cast<const TensorEntry*>(uploaded.raw_data());
+  const auto* tasks = reinterpret_cast<const ChunkTask*>(tensors + table.tensors.size());
+  visit_cuda_float(updates[0].param.dtype(), "fused_sgd_step", [&](auto tag) {
+    using T = decltype(tag);
+    fused_sgd_kernel<T>
+        <<<static_cast<unsigned>(table.tasks.size()), kThreads, 0, ts::cuda::current_stream(device.index)>>>(tensors,
+                                                                                                             tasks);
+  });
+  TS_CUDA_CHECK(cudaGetLastError());
 }
 
 }  // namespace ts::optim::cuda

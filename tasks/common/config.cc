@@ -326,6 +326,15 @@ absl::Status validate_config(const TaskConfig& c) {
     need(sgd.weight_decay() >= 0, "sgd.weight_decay", sgd.weight_decay(), "must be >= 0");
     need(sgd.dampening() >= 0 && sgd.dampening() <= 1, "sgd.dampening", sgd.dampening(), "must be in [0, 1]");
   }
+  if (c.has_adam()) {
+    const AdamConfig& adam = c.adam();
+    need(std::isfinite(adam.lr()) && adam.lr() >= 0, "adam.lr", adam.lr(), "must be finite and >= 0");
+    need(adam.beta1() >= 0 && adam.beta1() < 1, "adam.beta1", adam.beta1(), "must be in [0, 1)");
+    need(adam.beta2() >= 0 && adam.beta2() < 1, "adam.beta2", adam.beta2(), "must be in [0, 1)");
+    need(std::isfinite(adam.eps()) && adam.eps() >= 0, "adam.eps", adam.eps(), "must be finite and >= 0");
+    need(std::isfinite(adam.weight_decay()) && adam.weight_decay() >= 0, "adam.weight_decay", adam.weight_decay(),
+         "must be finite and >= 0");
+  }
   need(c.warmup_epochs() >= 0, "warmup_epochs", c.warmup_epochs(), "must be >= 0");
   need(c.lr_decay_factor() > 0 && c.lr_decay_factor() <= 1, "lr_decay_factor", c.lr_decay_factor(),
        "must be in (0, 1]");

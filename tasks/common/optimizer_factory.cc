@@ -1,6 +1,7 @@
 #include "tasks/common/optimizer_factory.h"
 
 #include "base/error.h"
+#include "optim/adam.h"
 #include "optim/sgd.h"
 
 namespace ts::tasks {
@@ -17,6 +18,18 @@ std::unique_ptr<optim::Optimizer> make_optimizer(const TaskConfig& config, const
       options.weight_decay = c.weight_decay();
       options.nesterov = c.nesterov();
       return std::make_unique<optim::Sgd>(model.named_parameters(), options);
+    }
+    case TaskConfig::kAdam: {
+      const AdamConfig& c = config.adam();
+      optim::AdamOptions options;
+      options.lr = c.lr();
+      options.beta1 = c.beta1();
+      options.beta2 = c.beta2();
+      options.eps = c.eps();
+      options.weight_decay = c.weight_decay();
+      options.amsgrad = c.amsgrad();
+      options.decoupled_weight_decay = c.decoupled_weight_decay();
+      return std::make_unique<optim::Adam>(model.named_parameters(), options);
     }
   }
   throw_error(absl::StatusCode::kInvalidArgument, "unknown optimizer in the config");

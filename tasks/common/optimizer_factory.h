@@ -1,5 +1,5 @@
-// The optimizer a task config chooses (its `optimizer` oneof: SGD now; Adam
-// and ASGD next), over a model's named parameters.
+// The optimizer a task config chooses (its `optimizer` oneof: SGD or
+// Adam/AdamW; ASGD next), over a model's named parameters.
 #pragma once
 
 #include <memory>

@@ -171,6 +171,27 @@ TEST(ConfigTest, ValidationListsEveryProblem) {
                {"epochs = 0", "nesterov", "needs momentum", "resume", "needs checkpoint_dir"});
 }
 
+// Adam is chosen in the optimizer oneof; the short names and flags (lr,
+// weight_decay) then set its fields, and its settings are validated.
+TEST(ConfigTest, AdamIsChosenSetAndValidated) {
+  ASSERT_OK_AND_ASSIGN(TaskConfig c,
+                       parse_config("adam { lr: 0.01 decoupled_weight_decay: true }\n", "adam.textproto"));
+  ASSERT_TRUE(c.has_adam());
+  EXPECT_EQ(configured_lr(c), 0.01);
+  ASSERT_OK(set_config_field(c, "lr", "0.002"));
+  ASSERT_OK(set_config_field(c, "weight_decay", "0.05"));
+  ASSERT_OK(set_config_field(c, "beta2", "0.98"));
+  EXPECT_EQ(c.adam().lr(), 0.002);
+  EXPECT_EQ(c.adam().weight_decay(), 0.05);
+  EXPECT_EQ(c.adam().beta2(), 0.98);
+  EXPECT_EQ(c.adam().eps(), 1e-8);  // default
+  EXPECT_FALSE(c.has_sgd());
+  ASSERT_OK(validate_config(c));
+  c.mutable_adam()->set_beta1(1);
+  c.mutable_adam()->set_eps(-1);
+  expect_error(validate_config(c), absl::StatusCode::kInvalidArgument, {"adam.beta1 = 1", "adam.eps = -1"});
+}
+
 TEST(ConfigTest, ValidationRejectsMixedPrecisionAndNoAccumulation) {
   TaskConfig c;
   c.set_dtype(TaskConfig::TF32);

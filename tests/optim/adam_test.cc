@@ -1,0 +1,289 @@
+// Adam and AdamW against torch.optim: worked examples from torch itself
+// (tools/golden/adam_torch.py), then every option combination over three
+// steps for each floating dtype against torch's update written out in
+// float64; per-parameter step counts, state for an exact resume, the errors
+// users meet, and the fused CUDA kernel against the CPU loop (skipped
+// without a GPU).
+#include "optim/adam.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "autograd/variable.h"
+#include "gtest/gtest.h"
+#include "tests/tensor/testing.h"
+
+namespace ts::optim {
+namespace {
+
+using autograd::Variable;
+using ::ts::testing::expect_close;
+using ::ts::testing::expect_error;
+using ::ts::testing::expect_throws;
+using ::ts::testing::random_tensor;
+using ::ts::testing::Ref;
+
+std::vector<double> values(const Tensor& t) { return to_vector<double>(t); }
+
+// The parameter after each of three steps, printed by
+// tools/golden/adam_torch.py (torch 2.15.0, float64, foreach=False).
+struct TorchExample {
+  const char* name;
+  AdamOptions options;
+  std::vector<std::vector<double>> after_step;
+};
+
+TEST(AdamTest, MatchesTorchOnWorkedExamples) {
+  const std::vector<std::vector<double>> grads = {{0.5, -0.25, 1.0}, {-0.3, 0.75, 0.2}, {0.1, 0.1, -2.0}};
+  const std::vector<TorchExample> examples = {
+      {"adam",
+       {.lr = 0.1},
+       {{0.90000000199999997, -1.9000000039999998, 0.40000000099999999},
+        {0.88085019894177519, -1.9494189864458513, 0.31969590427077721},
+        {0.85545368061636839, -1.9953385739674545, 0.34844128881808384}}},
+      {"adam, weight decay",
+       {.lr = 0.1, .beta1 = 0.8, .beta2 = 0.99, .eps = 1e-3, .weight_decay = 0.05},
+       {{0.90018148820326682, -1.9002849002849003, 0.40009746588693956},
+        {0.87622145175413846, -1.9398262338098058, 0.32208137051847935},
+        {0.84294532783250786, -1.9687535403710699, 0.35838948959046413}}},
+      {"adamw",
+       {.lr = 0.1, .weight_decay = 0.05, .decoupled_weight_decay = true},
+       {{0.89500000199999996, -1.8900000039999998, 0.39750000099999999},
+        {0.87137519893177517, -1.9299689864258514, 0.31520840426577723},
+        {0.84162180461170955, -1.9662387290153254, 0.34237774679175498}}},
+      {"adam, amsgrad",
+       {.lr = 0.1, .amsgrad = true},
+       {{0.90000000199999997, -1.9000000039999998, 0.40000000099999999},
+        {0.88085019894177519, -1.9494189864458513, 0.31969590427077721},
+        {0.85545368061636839, -1.9953385739674545, 0.34844128881808384}}},
+      {"adamw, amsgrad",
+       {.lr = 0.05, .beta1 = 0.5, .beta2 = 0.9, .weight_decay = 0.2, .amsgrad = true, .decoupled_weight_decay = true},
+       {{0.94000000100000003, -1.9300000019999999, 0.44500000049999999},
+        {0.93469326976509881, -1.9472071535998676, 0.40838722051678944},
+        {0.91906108680509357, -1.9524001853775588, 0.43955738378343723}}},
+  };
+  for (const TorchExample& example : examples) {
+    SCOPED_TRACE(example.name);
+    const Variable p(from_vector<double>(std::vector<double>{1, -2, 0.5}, {3}), true);
+    Adam adam({p}, example.options);
+    for (size_t step = 0; step < grads.size(); ++step) {
+      p.set_grad(from_vector<double>(grads[step], {3}));
+      adam.step();
+      expect_close(p.data(), Ref{{3}, example.after_step[step]}, 1e-14, 1.0, "after step " + std::to_string(step + 1));
+    }
+  }
+}
+
+// torch's _single_tensor_adam on float64 values, in its own words; p and the
+// moments are then rounded to the parameter's dtype, as storage does.
+struct Reference {
+  std::vector<double> p, m, v, v_max;
+  int64_t step = 0;
+
+  void take_step(const std::vector<double>& grad, const AdamOptions& o, DType dtype) {
+    ++step;
+    const double bias_correction1 = 1 - std::pow(o.beta1, step);
+    const double bias_correction2 = 1 - std::pow(o.beta2, step);
+    for (size_t i = 0; i < p.size(); ++i) {
+      double g = grad[i];
+      if (o.weight_decay != 0) {
+        if (o.decoupled_weight_decay) {
+          p[i] *= 1 - o.lr * o.weight_decay;
+        } else {
+          g += o.weight_decay * p[i];
+        }
+      }
+      m[i] += (1 - o.beta1) * (g - m[i]);
+      v[i] = v[i] * o.beta2 + (1 - o.beta2) * g * g;
+      v_max[i] = std::max(v_max[i], v[i]);
+      const double denom = std::sqrt(o.amsgrad ? v_max[i] : v[i]) / std::sqrt(bias_correction2) + o.eps;
+      p[i] -= o.lr / bias_correction1 * m[i] / denom;
+    }
+    for (std::vector<double>* x : {&p, &m, &v, &v_max}) {
+      *x = ::ts::testing::ref_round(Ref{{static_cast<int64_t>(x->size())}, *x}, dtype).v;
+    }
+  }
+};
+
+std::vector<AdamOptions> every_combination() {
+  std::vector<AdamOptions> out;
+  for (double weight_decay : {0.0, 0.05}) {
+    for (bool decoupled : {false, true}) {
+      for (bool amsgrad : {false, true}) {
+        if (decoupled && weight_decay == 0) continue;  // the same as coupled
+        out.push_back({.lr = 0.05,
+                       .beta1 = 0.8,
+                       .beta2 = 0.95,
+                       .eps = 1e-6,
+                       .weight_decay = weight_decay,
+                       .amsgrad = amsgrad,
+                       .decoupled_weight_decay = decoupled});
+      }
+    }
+  }
+  return out;
+}
+
+std::string describe(const AdamOptions& o) {
+  return absl::StrCat("weight_decay ", o.weight_decay, o.decoupled_weight_decay ? " decoupled" : "",
+                      o.amsgrad ? " amsgrad" : "");
+}
+
+class AdamReferenceTest : public ::ts::testing::SeededTest {};
+
+TEST_F(AdamReferenceTest, EveryOptionCombinationMatchesFloat64ForThreeSteps) {
+  for (DType dtype : {DType::kF64, DType::kF32, DType::kF16, DType::kBF16}) {
+    for (const AdamOptions& options : every_combination()) {
+      SCOPED_TRACE(absl::StrCat(dtype_name(dtype), " ", describe(options)));
+      const std::vector<Shape> shapes = {{3, 4}, {5}};
+      std::vector<Variable> params;
+      std::vector<Reference> refs;
+      for (const Shape& shape : shapes) {
+        params.emplace_back(random_tensor(rng(), shape, dtype), true);
+        const size_t n = shape_numel(shape);
+        refs.push_back(
+            {values(params.back().data()), std::vector<double>(n), std::vector<double>(n), std::vector<double>(n)});
+      }
+      Adam adam(params, options);
+      for (int step = 0; step < 3; ++step) {
+        for (size_t i = 0; i < params.size(); ++i) {
+          params[i].set_grad(random_tensor(rng(), shapes[i], dtype));
+          refs[i].take_step(values(params[i].grad()), options, dtype);
+        }
+        adam.step();
+        for (size_t i = 0; i < params.size(); ++i) {
+          // Each step moves a parameter by about lr, so the change is judged
+          // at the scale of the parameters ([-1, 1]).
+          expect_close(params[i].data(), Ref{shapes[i], refs[i].p}, ::ts::testing::tolerance(dtype), 1.0,
+                       "param " + std::to_string(i) + " after step " + std::to_string(step + 1));
+        }
+      }
+    }
+  }
+}
+
+// Bias correction counts each parameter's own steps (torch keeps `step` per
+// parameter): one that skipped a step (no gradient) takes its first step as
+// a first step.
+TEST_F(AdamReferenceTest, ParametersWithoutGradientsKeepTheirOwnStepCount) {
+  const AdamOptions options{.lr = 0.1};
+  const Variable a(random_tensor(rng(), {4}, DType::kF64), true), b(random_tensor(rng(), {4}, DType::kF64), true);
+  Reference ref_a{values(a.data()), std::vector<double>(4), std::vector<double>(4), std::vector<double>(4)};
+  Reference ref_b{values(b.data()), std::vector<double>(4), std::vector<double>(4), std::vector<double>(4)};
+  Adam adam({a, b}, options);
+  for (int step = 0; step < 3; ++step) {
+    a.set_grad(random_tensor(rng(), {4}, DType::kF64));
+    ref_a.take_step(values(a.grad()), options, DType::kF64);
+    if (step > 0) {
+      b.set_grad(random_tensor(rng(), {4}, DType::kF64));
+      ref_b.take_step(values(b.grad()), options, DType::kF64);
+    }
+    adam.step();
+    adam.zero_grad();
+  }
+  expect_close(a.data(), Ref{{4}, ref_a.p}, 1e-14, 1.0);
+  expect_close(b.data(), Ref{{4}, ref_b.p}, 1e-14, 1.0);
+  std::map<std::string, Tensor> state;
+  for (auto& [name, t] : adam.state()) state.emplace(name, t);
+  EXPECT_EQ(item<int64_t>(state.at("state.0.0.step")), 3);
+  EXPECT_EQ(item<int64_t>(state.at("state.0.1.step")), 2);
+}
+
+// Saved after two steps and resumed by a fresh optimizer, a run continues
+// exactly as the uninterrupted one; entries carry torch's names.
+TEST_F(AdamReferenceTest, StateResumesBitForBitAndNamesEveryEntry) {
+  const AdamOptions options{.lr = 0.01, .weight_decay = 0.01, .amsgrad = true, .decoupled_weight_decay = true};
+  const Tensor init = random_tensor(rng(), {3, 2}, DType::kF32);
+  std::vector<Tensor> grads;
+  for (int i = 0; i < 5; ++i) grads.push_back(random_tensor(rng(), {3, 2}, DType::kF32));
+  const auto run = [&](Adam& adam, const Variable& p, int from, int to) {
+    for (int step = from; step < to; ++step) {
+      p.set_grad(grads[step]);
+      adam.step();
+    }
+  };
+  const Variable whole(clone(init), true);
+  Adam uninterrupted({{"w", whole}}, options);
+  run(uninterrupted, whole, 0, 5);
+
+  const Variable first(clone(init), true);
+  Adam before({{"w", first}}, options);
+  run(before, first, 0, 2);
+  const NamedTensors saved = before.state();
+  std::map<std::string, Tensor> by_name(saved.begin(), saved.end());
+  EXPECT_EQ(by_name.size(), 5u);
+  for (const char* name :
+       {"param_groups.0.lr", "state.w.step", "state.w.exp_avg", "state.w.exp_avg_sq", "state.w.max_exp_avg_sq"}) {
+    EXPECT_EQ(by_name.count(name), 1u) << name;
+  }
+  const Variable second(clone(first.data()), true);
+  Adam after({{"w", second}}, options);
+  ASSERT_OK(after.load_state(saved));
+  run(after, second, 2, 5);
+  EXPECT_EQ(to_vector<float>(second.data()), to_vector<float>(whole.data()));
+
+  NamedTensors missing;
+  for (const auto& entry : saved) {
+    if (entry.first != "state.w.max_exp_avg_sq") missing.push_back(entry);
+  }
+  Adam other({{"w", Variable(clone(init), true)}}, options);
+  expect_error(other.load_state(missing), absl::StatusCode::kNotFound,
+               {"Adam.load_state", "missing", "\"state.w.max_exp_avg_sq\""});
+}
+
+TEST(AdamTest, InvalidOptionsAndGradientsAreErrors) {
+  const Variable p(from_vector<double>(std::vector<double>{1, 2}, {2}), true);
+  expect_throws(absl::StatusCode::kInvalidArgument, {"Adam: parameter group 0", "beta1", "1"},
+                [&] { Adam adam({p}, {.beta1 = 1}); });
+  expect_throws(absl::StatusCode::kInvalidArgument, {"beta2", "-0.5"}, [&] { Adam adam({p}, {.beta2 = -0.5}); });
+  expect_throws(absl::StatusCode::kInvalidArgument, {"eps"}, [&] { Adam adam({p}, {.eps = -1}); });
+  expect_throws(absl::StatusCode::kInvalidArgument, {"Adam: lr", "-1"}, [] { validate(AdamOptions{.lr = -1}); });
+  expect_throws(absl::StatusCode::kInvalidArgument, {"\"0.1\"", "more than once"}, [&] { Adam adam({p, p}, {}); });
+
+  const Variable q(from_vector<double>(std::vector<double>{3, 4}, {2}), true);
+  Adam adam({{"p", p}, {"q", q}}, {.lr = 0.1});
+  p.set_grad(from_vector<double>(std::vector<double>{1, 1}, {2}));
+  q.set_grad(from_vector<double>(std::vector<double>{1, 1, 1}, {3}));
+  expect_throws(absl::StatusCode::kInvalidArgument, {"Adam.step", "\"q\"", "f64[2]", "f64[3]"}, [&] { adam.step(); });
+  EXPECT_EQ(values(p.data()), (std::vector<double>{1, 2}));  // p untouched
+  EXPECT_EQ(adam.state().size(), 3u);                        // lr and two step counts, no moments
+}
+
+// The fused kernel rounds as the CPU loop does: the same steps on CUDA, in
+// one launch or one per tensor, give the CPU's parameters bit for bit.
+TEST_F(AdamReferenceTest, CudaMatchesTheCpuLoopBitForBit) {
+  TS_SKIP_WITHOUT_CUDA();
+  for (DType dtype : {DType::kF32, DType::kF64, DType::kF16, DType::kBF16}) {
+    for (bool fused : {true, false}) {
+      for (const AdamOptions& options : every_combination()) {
+        SCOPED_TRACE(absl::StrCat(dtype_name(dtype), fused ? " fused " : " per tensor ", describe(options)));
+        const std::vector<Shape> shapes = {{70000}, {3, 5}, {0}};
+        std::vector<Variable> cpu, cuda;
+        for (const Shape& shape : shapes) {
+          const Tensor init = random_tensor(rng(), shape, dtype);
+          cpu.emplace_back(clone(init), true);
+          cuda.emplace_back(to(init, Device::cuda(0)), true);
+        }
+        Adam on_cpu(cpu, options), on_cuda(cuda, options);
+        on_cuda.set_fused(fused);
+        for (int step = 0; step < 3; ++step) {
+          for (size_t i = 0; i < shapes.size(); ++i) {
+            const Tensor grad = random_tensor(rng(), shapes[i], dtype);
+            cpu[i].set_grad(grad);
+            cuda[i].set_grad(to(grad, Device::cuda(0)));
+          }
+          on_cpu.step();
+          on_cuda.step();
+        }
+        for (size_t i = 0; i < shapes.size(); ++i) {
+          EXPECT_EQ(values(to(cuda[i].data(), Device::cpu())), values(cpu[i].data())) << "param " << i;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ts::optim
