@@ -7,9 +7,6 @@
 #include "base/error.h"
 #include "optim/cuda/fused_adam.h"
 #include "optim/cuda/multi_tensor.h"
-#include "tensor/cuda/check.h"
-#include "tensor/cuda/device.h"
-#include "tensor/cuda/stream.h"
 #include "tensor/ops.h"
 
 namespace ts::optim::cuda {
@@ -68,24 +65,12 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 void check_update(const AdamUpdate& u, size_t index, const Tensor& first_param) {
-  const Tensor& p = u.param;
-  const char* what = "fused_adam_step: update ";
-  TS_CHECK(p.defined() && u.grad.defined(), what, index, ": undefined param or grad");
-  TS_CHECK(p.device().is_cuda(), what, index, ": param is ", p.describe(), ", not on CUDA");
-  TS_CHECK(is_floating(p.dtype()), what, index, ": param is ", p.describe(), ", not floating");
-  TS_CHECK(p.device() == first_param.device() && p.dtype() == first_param.dtype(), what, index, ": param is ",
-           p.describe(), " but update 0's is ", first_param.describe(), "; one launch takes one device and dtype");
-  TS_CHECK(p.is_contiguous(), what, index, ": param ", p.describe(), " is not contiguous");
-  const auto check_matches = [&](const Tensor& t, const char* name) {
-    TS_CHECK(t.defined() && t.shape() == p.shape() && t.dtype() == p.dtype() && t.device() == p.device() &&
-                 t.is_contiguous(),
-             what, index, ": ", name, " ", t.defined() ? t.describe() : "undefined",
-             " is not a contiguous match of param ", p.describe());
-  };
-  check_matches(u.grad, "grad");
-  check_matches(u.exp_avg, "exp_avg");
-  check_matches(u.exp_avg_sq, "exp_avg_sq");
-  if (u.options.amsgrad) check_matches(u.max_exp_avg_sq, "max_exp_avg_sq");
+  constexpr const char* kOp = "fused_adam_step";
+  check_param(kOp, index, u.param, first_param);
+  check_operand(kOp, index, "grad", u.grad, u.param);
+  check_operand(kOp, index, "exp_avg", u.exp_avg, u.param);
+  check_operand(kOp, index, "exp_avg_sq", u.exp_avg_sq, u.param);
+  if (u.options.amsgrad) check_operand(kOp, index, "max_exp_avg_sq", u.max_exp_avg_sq, u.param);
 }
 
 }  // namespace
@@ -100,19 +85,10 @@ void fused_adam_step(absl::Span<const AdamUpdate> updates) {
                u.options.amsgrad ? u.max_exp_avg_sq.raw_data() : nullptr, u.param.numel(), u.options, u.scalars},
               u.param.numel(), "fused_adam_step");
   }
-  if (table.tasks.empty()) return;
-  const Device device = updates[0].param.device();
-  ts::cuda::DeviceGuard guard(device.index);
-  const Tensor uploaded = table.upload(device);
-  const auto* tensors = static_cast<const TensorEntry*>(uploaded.raw_data());
-  const auto* tasks = reinterpret_cast<const ChunkTask*>(tensors + table.tensors.size());
-  visit_cuda_float(updates[0].param.dtype(), "fused_adam_step", [&](auto tag) {
-    using T = decltype(tag);
-    fused_adam_kernel<T>
-        <<<static_cast<unsigned>(table.tasks.size()), kThreads, 0, ts::cuda::current_stream(device.index)>>>(tensors,
-                                                                                                             tasks);
-  });
-  TS_CUDA_CHECK(cudaGetLastError());
+  table.run(updates[0].param.dtype(), updates[0].param.device(), "fused_adam_step",
+            [](auto tag, const TensorEntry* tensors, const ChunkTask* tasks, unsigned blocks, cudaStream_t stream) {
+              fused_adam_kernel<decltype(tag)><<<blocks, kThreads, 0, stream>>>(tensors, tasks);
+            });
 }
 
 }  // namespace ts::optim::cuda

@@ -7,9 +7,6 @@
 #include "base/error.h"
 #include "optim/cuda/fused_sgd.h"
 #include "optim/cuda/multi_tensor.h"
-#include "tensor/cuda/check.h"
-#include "tensor/cuda/device.h"
-#include "tensor/cuda/stream.h"
 #include "tensor/ops.h"
 
 namespace ts::optim::cuda {
@@ -62,22 +59,10 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 void check_update(const SgdUpdate& u, size_t index, const Tensor& first_param) {
-  const Tensor& p = u.param;
-  const char* what = "fused_sgd_step: update ";
-  TS_CHECK(p.defined() && u.grad.defined(), what, index, ": undefined param or grad");
-  TS_CHECK(p.device().is_cuda(), what, index, ": param is ", p.describe(), ", not on CUDA");
-  TS_CHECK(is_floating(p.dtype()), what, index, ": param is ", p.describe(), ", not floating");
-  TS_CHECK(p.device() == first_param.device() && p.dtype() == first_param.dtype(), what, index, ": param is ",
-           p.describe(), " but update 0's is ", first_param.describe(), "; one launch takes one device and dtype");
-  const auto matches = [&](const Tensor& t) {
-    return t.shape() == p.shape() && t.dtype() == p.dtype() && t.device() == p.device() && t.is_contiguous();
-  };
-  TS_CHECK(p.is_contiguous(), what, index, ": param ", p.describe(), " is not contiguous");
-  TS_CHECK(matches(u.grad), what, index, ": grad ", u.grad.describe(), " is not a contiguous match of param ",
-           p.describe());
-  TS_CHECK(u.options.momentum == 0 || (u.momentum_buffer.defined() && matches(u.momentum_buffer)), what, index,
-           ": momentum buffer ", u.momentum_buffer.defined() ? u.momentum_buffer.describe() : "undefined",
-           " is not a contiguous match of param ", p.describe());
+  constexpr const char* kOp = "fused_sgd_step";
+  check_param(kOp, index, u.param, first_param);
+  check_operand(kOp, index, "grad", u.grad, u.param);
+  if (u.options.momentum != 0) check_operand(kOp, index, "momentum buffer", u.momentum_buffer, u.param);
 }
 
 }  // namespace
@@ -93,19 +78,10 @@ void fused_sgd_step(absl::Span<const SgdUpdate> updates) {
                u.param.numel(), u.options, u.first ? 1 : 0},
               u.param.numel(), "fused_sgd_step");
   }
-  if (table.tasks.empty()) return;
-  const Device device = updates[0].param.device();
-  ts::cuda::DeviceGuard guard(device.index);
-  const Tensor uploaded = table.upload(device);
-  const auto* tensors = static_cast<const TensorEntry*>(uploaded.raw_data());
-  const auto* tasks = reinterpret_cast<const ChunkTask*>(tensors + table.tensors.size());
-  visit_cuda_float(updates[0].param.dtype(), "fused_sgd_step", [&](auto tag) {
-    using T = decltype(tag);
-    fused_sgd_kernel<T>
-        <<<static_cast<unsigned>(table.tasks.size()), kThreads, 0, ts::cuda::current_stream(device.index)>>>(tensors,
-                                                                                                             tasks);
-  });
-  TS_CUDA_CHECK(cudaGetLastError());
+  table.run(updates[0].param.dtype(), updates[0].param.device(), "fused_sgd_step",
+            [](auto tag, const TensorEntry* tensors, const ChunkTask* tasks, unsigned blocks, cudaStream_t stream) {
+              fused_sgd_kernel<decltype(tag)><<<blocks, kThreads, 0, stream>>>(tensors, tasks);
+            });
 }
 
 }  // namespace ts::optim::cuda

@@ -10,6 +10,7 @@
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_runtime_api.h>
 
 #include <climits>
 #include <cstdint>
@@ -18,6 +19,9 @@
 #include <vector>
 
 #include "base/error.h"
+#include "tensor/cuda/check.h"
+#include "tensor/cuda/device.h"
+#include "tensor/cuda/stream.h"
 #include "tensor/ops.h"
 #include "tensor/tensor.h"
 
@@ -60,6 +64,44 @@ __device__ __forceinline__ T store(Compute<T> v) {
     return v;
 }
 
+// Calls fn(T{}) with T the CUDA element type of a floating dtype.
+template <typename Fn>
+void visit_cuda_float(DType dtype, const char* op, Fn fn) {
+  switch (dtype) {
+    case DType::kF32:
+      return fn(float{});
+    case DType::kF64:
+      return fn(double{});
+    case DType::kF16:
+      return fn(__half{});
+    case DType::kBF16:
+      return fn(__nv_bfloat16{});
+    default:
+      throw_error(absl::StatusCode::kInternal, op, ": not a floating dtype");  // callers check first
+  }
+}
+
+// Throws, naming `op` and update `index`, unless `param` is a defined,
+// contiguous floating-point CUDA tensor on update 0's device and of its
+// dtype (`first`): one launch takes one device and dtype.
+inline void check_param(const char* op, size_t index, const Tensor& param, const Tensor& first) {
+  TS_CHECK(param.defined(), op, ": update ", index, ": undefined param");
+  TS_CHECK(param.device().is_cuda(), op, ": update ", index, ": param is ", param.describe(), ", not on CUDA");
+  TS_CHECK(is_floating(param.dtype()), op, ": update ", index, ": param is ", param.describe(), ", not floating");
+  TS_CHECK(param.device() == first.device() && param.dtype() == first.dtype(), op, ": update ", index, ": param is ",
+           param.describe(), " but update 0's is ", first.describe(), "; one launch takes one device and dtype");
+  TS_CHECK(param.is_contiguous(), op, ": update ", index, ": param ", param.describe(), " is not contiguous");
+}
+
+// Throws unless `t` (the update's `name`: grad, a state buffer) is a
+// contiguous tensor of param's shape, dtype and device.
+inline void check_operand(const char* op, size_t index, const char* name, const Tensor& t, const Tensor& param) {
+  TS_CHECK(t.defined() && t.shape() == param.shape() && t.dtype() == param.dtype() && t.device() == param.device() &&
+               t.is_contiguous(),
+           op, ": update ", index, ": ", name, " ", t.defined() ? t.describe() : "undefined",
+           " is not a contiguous match of param ", param.describe());
+}
+
 // The tensor table and its chunk tasks, built on the host.
 template <typename Entry>
 struct TaskTable {
@@ -91,23 +133,23 @@ struct TaskTable {
     std::memcpy(host.data() + tensor_bytes, tasks.data(), tasks.size() * sizeof(ChunkTask));
     return from_vector<uint8_t>(host, {static_cast<int64_t>(host.size())}, device);
   }
-};
 
-// Calls fn(T{}) with T the CUDA element type of a floating dtype.
-template <typename Fn>
-void visit_cuda_float(DType dtype, const char* op, Fn fn) {
-  switch (dtype) {
-    case DType::kF32:
-      return fn(float{});
-    case DType::kF64:
-      return fn(double{});
-    case DType::kF16:
-      return fn(__half{});
-    case DType::kBF16:
-      return fn(__nv_bfloat16{});
-    default:
-      throw_error(absl::StatusCode::kInternal, op, ": not a floating dtype");  // callers check first
+  // Uploads the table to `device` and calls
+  // launch(T{}, tensors, tasks, blocks, stream) with T the element type of
+  // `dtype`, for the caller to launch its kernel<T> there, one block per
+  // task; a failed launch throws, naming `op`.
+  template <typename Launch>
+  void run(DType dtype, Device device, const char* op, Launch launch) const {
+    if (tasks.empty()) return;
+    ts::cuda::DeviceGuard guard(device.index);
+    const Tensor uploaded = upload(device);
+    const auto* table = static_cast<const Entry*>(uploaded.raw_data());
+    const auto* task_list = reinterpret_cast<const ChunkTask*>(table + tensors.size());
+    visit_cuda_float(dtype, op, [&](auto tag) {
+      launch(tag, table, task_list, static_cast<unsigned>(tasks.size()), ts::cuda::current_stream(device.index));
+    });
+    TS_CUDA_CHECK(cudaGetLastError());
   }
-}
+};
 
 }  // namespace ts::optim::cuda
