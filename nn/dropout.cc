@@ -20,10 +20,14 @@ Tensor inverted_dropout_mask(Dims shape, double p, const Tensor& like) {
 
 }  // namespace
 
+Variable dropout(const Variable& x, double p) {
+  TS_CHECK(is_floating(x.dtype()), "dropout: needs a floating-point input, got ", x.data().describe());
+  return x * Variable(inverted_dropout_mask(x.shape(), p, x.data()));
+}
+
 Variable Dropout::forward(const Variable& x) {
   if (!is_training() || p_ == 0) return x;
-  TS_CHECK(is_floating(x.dtype()), "Dropout: needs a floating-point input, got ", x.data().describe());
-  return x * Variable(inverted_dropout_mask(x.shape(), p_, x.data()));
+  return dropout(x, p_);
 }
 
 LockedDropout::LockedDropout(double p, bool batch_first) : Module("LockedDropout"), p_(p), batch_first_(batch_first) {

@@ -8,6 +8,10 @@
 
 namespace ts::nn {
 
+// Inverted dropout of x with probability p in [0, 1], always applied (the
+// modules apply it in training only).
+Variable dropout(const Variable& x, double p);
+
 class Dropout final : public Module {
  public:
   // p in [0, 1]; p = 1 zeroes everything, as PyTorch.
