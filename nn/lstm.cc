@@ -46,6 +46,8 @@ LSTM::LSTM(int64_t input_size, int64_t hidden_size, LstmOptions options)
   TS_CHECK(input_size > 0 && hidden_size > 0 && options.num_layers > 0, "LSTM(input_size=", input_size,
            ", hidden_size=", hidden_size, ", num_layers=", options.num_layers, "): sizes must be positive");
   TS_CHECK(options.dropout >= 0 && options.dropout <= 1, "LSTM: dropout ", options.dropout, " must be in [0, 1]");
+  TS_CHECK(options.weight_drop >= 0 && options.weight_drop < 1, "LSTM: weight_drop ", options.weight_drop,
+           " must be in [0, 1)");
   const double bound = 1 / std::sqrt(static_cast<double>(hidden_size));
   const int64_t directions = options.bidirectional ? 2 : 1;
   for (int64_t layer = 0; layer < options.num_layers; ++layer) {
@@ -91,7 +93,9 @@ LstmOutput LSTM::forward(const Variable& x, const LstmState& initial, const Tens
     std::vector<Variable> direction_outputs;
     for (int64_t d = 0; d < directions; ++d) {
       const bool reverse = d == 1;
-      const Variable w_hh_t = autograd::transpose(param(param_name("weight_hh", layer, reverse)), 0, 1);
+      Variable w_hh = param(param_name("weight_hh", layer, reverse));
+      if (is_training() && options_.weight_drop > 0) w_hh = dropout(w_hh, options_.weight_drop);
+      const Variable w_hh_t = autograd::transpose(w_hh, 0, 1);
       // The input projection of every step in one GEMM: [T, B, 4 * hidden].
       Variable projected =
           autograd::matmul(layer_input, autograd::transpose(param(param_name("weight_ih", layer, reverse)), 0, 1));

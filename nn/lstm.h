@@ -23,6 +23,10 @@ struct LstmOptions {
   bool batch_first = false;  // x [B, T, input] instead of [T, B, input]
   double dropout = 0;        // on each layer's output but the last, in training
   bool bidirectional = false;
+  // AWD-LSTM's weight drop (DropConnect): in training, each forward drops
+  // elements of every weight_hh with this probability (a new mask per
+  // forward, shared by all its time steps), scaling the rest by 1/(1-p).
+  double weight_drop = 0;
 };
 
 // h and c [num_layers * directions, B, hidden], layer-major as PyTorch's

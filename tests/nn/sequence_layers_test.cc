@@ -1,13 +1,15 @@
 // The sequence-model layers as modules: Embedding's parameter name and shape,
 // torch.nn.Embedding's initialization (N(0, 1), padding row zeroed), the
 // lookup, the padding row's missing gradient, word dropout; LockedDropout's
-// one mask per sequence; bad arguments.
+// one mask per sequence; the LSTM's weight drop; bad arguments.
 #include <cmath>
 #include <vector>
 
+#include "autograd/ops.h"
 #include "gtest/gtest.h"
 #include "nn/dropout.h"
 #include "nn/embedding.h"
+#include "nn/lstm.h"
 #include "tensor/ops.h"
 #include "tests/tensor/testing.h"
 
@@ -59,6 +61,29 @@ TEST_F(SequenceLayersTest, EmbeddingLooksUpRowsAndSkipsThePaddingGradient) {
   out.backward(ones(out.shape()));
   const std::vector<double> grad = ref_of(embedding.named_parameters()[0].second.grad()).v;
   EXPECT_EQ(grad, (std::vector<double>{0, 0, 1, 1, 0, 0, 2, 2}));
+}
+
+// Weight drop masks weight_hh anew on every training forward: a fraction p
+// of its entries gets no gradient, two forwards differ, and eval is the
+// plain LSTM.
+TEST_F(SequenceLayersTest, LstmWeightDropMasksTheRecurrentWeightsPerForward) {
+  manual_seed(seed());
+  LSTM plain(3, 10), dropped(3, 10, {.weight_drop = 0.3});
+  plain.to(DType::kF64);
+  dropped.to(DType::kF64);
+  ASSERT_OK(dropped.load_state_dict(plain.state_dict()));
+  const Variable x(random_tensor(rng(), {8, 4, 3}, DType::kF64));
+  autograd::sum(dropped.forward(x).output).backward();
+  int64_t zero_grads = 0;
+  for (double g : ref_of(dropped.named_parameters()[1].second.grad()).v) zero_grads += g == 0 ? 1 : 0;
+  // 400 entries at p = 0.3: 120 expected, standard deviation 9.2; without
+  // weight drop none of them has a zero gradient.
+  EXPECT_GT(zero_grads, 80);
+  EXPECT_LT(zero_grads, 160);
+  EXPECT_NE(ref_of(dropped.forward(x).output.data()).v, ref_of(dropped.forward(x).output.data()).v);
+  dropped.eval();
+  EXPECT_EQ(ref_of(dropped.forward(x).output.data()).v, ref_of(plain.forward(x).output.data()).v);
+  expect_throws(absl::StatusCode::kInvalidArgument, {"weight_drop 1"}, [] { LSTM(3, 4, {.weight_drop = 1}); });
 }
 
 TEST_F(SequenceLayersTest, EmbeddingRejectsBadSizes) {
