@@ -72,9 +72,9 @@ Adam::Adam(std::vector<std::pair<std::string, autograd::Variable>> named_params,
 
 Adam::Adam(std::vector<AdamParamGroup> groups) : GroupedOptimizer("Adam", std::move(groups), check_options) {}
 
-std::vector<std::string> Adam::buffer_names(const AdamOptions& options) const {
-  if (options.amsgrad) return {"exp_avg", "exp_avg_sq", "max_exp_avg_sq"};
-  return {"exp_avg", "exp_avg_sq"};
+std::vector<StateBuffer> Adam::state_buffers(const AdamOptions& options) const {
+  if (options.amsgrad) return {{"exp_avg"}, {"exp_avg_sq"}, {"max_exp_avg_sq"}};
+  return {{"exp_avg"}, {"exp_avg_sq"}};
 }
 
 void Adam::step() {
@@ -87,7 +87,7 @@ void Adam::step() {
     const Tensor& param = s.slot->param.data();
     std::vector<Tensor> buffers = s.slot->buffers;
     if (buffers.empty()) {
-      for (size_t b = 0; b < buffer_names(*s.options).size(); ++b) buffers.push_back(zeros_like(param));
+      for (size_t b = 0; b < state_buffers(*s.options).size(); ++b) buffers.push_back(zeros_like(param));
     }
     const AdamOptions& o = *s.options;
     updates.push_back({contiguous(param), contiguous(s.slot->param.grad()), buffers[0], buffers[1],

@@ -44,7 +44,7 @@ class Adam final : public GroupedOptimizer<AdamOptions> {
   void set_fused(bool fused) { fused_ = fused; }
 
  private:
-  std::vector<std::string> buffer_names(const AdamOptions& options) const override;
+  std::vector<StateBuffer> state_buffers(const AdamOptions& options) const override;
 
   bool fused_ = true;
 };

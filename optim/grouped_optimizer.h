@@ -4,10 +4,11 @@
 // lists; lr access; and the state() / load_state() format:
 //   "param_groups.<g>.lr"     f64 [], per group
 //   "state.<name>.step"       i64 [], updates the parameter has taken
-//   "state.<name>.<buffer>"   the parameter's shape and dtype, for each buffer
-//                             its group's options call for, once it has
-//                             taken a step (torch.optim's state names:
-//                             momentum_buffer, exp_avg, ...)
+//   "state.<name>.<buffer>"   for each buffer its group's options call for,
+//                             once the parameter has taken a step: the
+//                             parameter's shape and dtype, or a per-parameter
+//                             scalar (f64 [], on the CPU); torch.optim's state
+//                             names (momentum_buffer, exp_avg, eta, ax, ...)
 #pragma once
 
 #include <cmath>
@@ -42,6 +43,12 @@ struct ParamGroup {
   Options options;
 };
 
+// A per-parameter state entry: a tensor like the parameter, or a scalar.
+struct StateBuffer {
+  std::string name;
+  bool scalar = false;
+};
+
 template <typename Options>
 class GroupedOptimizer : public Optimizer {
  public:
@@ -70,11 +77,11 @@ class GroupedOptimizer : public Optimizer {
       out.emplace_back(lr_key(gi), scalar_tensor(groups_[gi].options.lr, {DType::kF64}));
     }
     for (const Group& group : groups_) {
-      const std::vector<std::string> names = buffer_names(group.options);
+      const std::vector<StateBuffer> specs = state_buffers(group.options);
       for (const Slot& slot : group.slots) {
         out.emplace_back(step_key(slot.name), scalar_tensor(slot.steps, {DType::kI64}));
         for (size_t b = 0; b < slot.buffers.size(); ++b) {
-          out.emplace_back(buffer_key(slot.name, names[b]), clone(slot.buffers[b]));
+          out.emplace_back(buffer_key(slot.name, specs[b].name), clone(slot.buffers[b]));
         }
       }
     }
@@ -98,11 +105,11 @@ class GroupedOptimizer : public Optimizer {
     struct Loaded {
       Slot* slot;
       int64_t steps;
-      std::vector<Tensor> buffers;  // the checked entries, then their copies on the parameter's device
+      std::vector<Tensor> buffers;  // the checked entries, then their copies where the live ones live
     };
     std::vector<Loaded> loaded;
     for (Group& group : groups_) {
-      const std::vector<std::string> names = buffer_names(group.options);
+      const std::vector<StateBuffer> specs = state_buffers(group.options);
       for (Slot& slot : group.slots) {
         ASSIGN_OR_RETURN(int64_t steps, reader.take_i64(step_key(slot.name)));
         if (steps < 0) {
@@ -114,9 +121,10 @@ class GroupedOptimizer : public Optimizer {
         // unexpected one is reported by finish().
         if (steps > 0) {
           const Tensor& param = slot.param.data();
-          for (const std::string& name : names) {
+          for (const StateBuffer& spec : specs) {
             ASSIGN_OR_RETURN(Tensor saved,
-                             reader.take_tensor(buffer_key(slot.name, name), param.shape(), param.dtype()));
+                             reader.take_tensor(buffer_key(slot.name, spec.name), spec.scalar ? Shape{} : param.shape(),
+                                                spec.scalar ? DType::kF64 : param.dtype()));
             l.buffers.push_back(std::move(saved));
           }
         }
@@ -129,9 +137,10 @@ class GroupedOptimizer : public Optimizer {
     // copies, so the live buffers never alias the caller's state.
     RETURN_IF_ERROR(capture([&] {
       for (Loaded& l : loaded) {
-        const Tensor& param = l.slot->param.data();
+        const Device device = l.slot->param.device();
         for (Tensor& buffer : l.buffers) {
-          Tensor copy = Tensor::allocate(param.shape(), param.dtype(), param.device());
+          // Scalars stay on the CPU; tensors go to their parameter's device.
+          Tensor copy = Tensor::allocate(buffer.shape(), buffer.dtype(), buffer.dim() == 0 ? Device::cpu() : device);
           copy_(copy, buffer);
           buffer = std::move(copy);
         }
@@ -151,7 +160,7 @@ class GroupedOptimizer : public Optimizer {
     std::string name;
     int64_t steps = 0;
     // Empty until the parameter's first step, then one per
-    // buffer_names(options), in that order.
+    // state_buffers(options), in that order.
     std::vector<Tensor> buffers;
   };
   struct Group {
@@ -202,9 +211,9 @@ class GroupedOptimizer : public Optimizer {
     return {std::move(group)};
   }
 
-  // The names of the buffers a parameter of a group with `options` keeps
-  // once it has stepped.
-  virtual std::vector<std::string> buffer_names(const Options& options) const = 0;
+  // The state a parameter of a group with `options` keeps once it has
+  // stepped.
+  virtual std::vector<StateBuffer> state_buffers(const Options& options) const = 0;
 
   // A parameter taking part in a step, with its group's options.
   struct Stepping {

@@ -78,9 +78,9 @@ Sgd::Sgd(std::vector<std::pair<std::string, autograd::Variable>> named_params, S
 
 Sgd::Sgd(std::vector<SgdParamGroup> groups) : GroupedOptimizer("Sgd", std::move(groups), check_options) {}
 
-std::vector<std::string> Sgd::buffer_names(const SgdOptions& options) const {
+std::vector<StateBuffer> Sgd::state_buffers(const SgdOptions& options) const {
   if (options.momentum == 0) return {};
-  return {"momentum_buffer"};
+  return {{"momentum_buffer"}};
 }
 
 void Sgd::step() {

@@ -44,7 +44,7 @@ class Sgd final : public GroupedOptimizer<SgdOptions> {
   void set_fused(bool fused) { fused_ = fused; }
 
  private:
-  std::vector<std::string> buffer_names(const SgdOptions& options) const override;
+  std::vector<StateBuffer> state_buffers(const SgdOptions& options) const override;
 
   bool fused_ = true;
 };

@@ -1,5 +1,5 @@
 // Adam and AdamW against torch.optim: worked examples from torch itself
-// (tools/golden/adam_torch.py), then every option combination over three
+// (tools/golden/optim_torch.py), then every option combination over three
 // steps for each floating dtype against torch's update written out in
 // float64; per-parameter step counts, state for an exact resume, the errors
 // users meet, and the fused CUDA kernel against the CPU loop (skipped
@@ -28,7 +28,7 @@ using ::ts::testing::Ref;
 std::vector<double> values(const Tensor& t) { return to_vector<double>(t); }
 
 // The parameter after each of three steps, printed by
-// tools/golden/adam_torch.py (torch 2.15.0, float64, foreach=False).
+// tools/golden/optim_torch.py (torch 2.15.0, float64, foreach=False).
 struct TorchExample {
   const char* name;
   AdamOptions options;
