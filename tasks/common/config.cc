@@ -325,6 +325,7 @@ absl::Status validate_config(const TaskConfig& c) {
          "needs momentum > 0 and dampening 0");
     need(sgd.weight_decay() >= 0, "sgd.weight_decay", sgd.weight_decay(), "must be >= 0");
     need(sgd.dampening() >= 0 && sgd.dampening() <= 1, "sgd.dampening", sgd.dampening(), "must be in [0, 1]");
+    need(sgd.nt_asgd_nonmono() >= 0, "sgd.nt_asgd_nonmono", sgd.nt_asgd_nonmono(), "must be >= 0; 0 means plain SGD");
   }
   if (c.has_adam()) {
     const AdamConfig& adam = c.adam();

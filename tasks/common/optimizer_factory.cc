@@ -35,4 +35,13 @@ std::unique_ptr<optim::Optimizer> make_optimizer(const TaskConfig& config, const
   throw_error(absl::StatusCode::kInvalidArgument, "unknown optimizer in the config");
 }
 
+std::unique_ptr<optim::Asgd> make_nt_asgd(const TaskConfig& config, const nn::Module& model) {
+  optim::AsgdOptions options;
+  options.lr = config.sgd().lr();
+  options.lambd = 0;
+  options.t0 = 0;
+  options.weight_decay = config.sgd().weight_decay();
+  return std::make_unique<optim::Asgd>(model.named_parameters(), options);
+}
+
 }  // namespace ts::tasks

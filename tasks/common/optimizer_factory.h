@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "nn/module.h"
+#include "optim/asgd.h"
 #include "optim/optimizer.h"
 #include "tasks/common/config.pb.h"
 
@@ -14,5 +15,10 @@ namespace ts::tasks {
 // is the per-worker one; the trainer sets each epoch's lr. Throws an Error
 // for settings the optimizer rejects.
 std::unique_ptr<optim::Optimizer> make_optimizer(const TaskConfig& config, const nn::Module& model);
+
+// NT-ASGD's averaged SGD, which an SGD run with sgd.nt_asgd_nonmono > 0
+// switches to: torch.optim.ASGD with t0 0, lambd 0 and the SGD settings' lr
+// and weight decay, as AWD-LSTM builds it.
+std::unique_ptr<optim::Asgd> make_nt_asgd(const TaskConfig& config, const nn::Module& model);
 
 }  // namespace ts::tasks

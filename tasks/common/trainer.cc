@@ -141,6 +141,7 @@ struct Trainer::Parts {
   std::shared_ptr<nn::Module> model;
   std::unique_ptr<collectives::ddp::DistributedDataParallel> ddp;
   std::unique_ptr<optim::Optimizer> optimizer;
+  optim::Asgd* asgd = nullptr;  // the optimizer, once NT-ASGD has switched to it
   std::optional<optim::LrControl> lr;
   std::unique_ptr<data::DataLoader> train_loader, eval_loader;
   std::unique_ptr<EventWriter> events;
@@ -325,6 +326,25 @@ absl::StatusOr<Metrics> Trainer::evaluate(int epoch) {
   std::map<std::string, Tensor> sums;
   autograd::NoGradGuard no_grad;
   p.model->eval();
+  // An averaged run evaluates its averages (as AWD-LSTM swaps them in); the
+  // trained parameters come back after.
+  std::vector<std::pair<Tensor, Tensor>> swapped;  // (parameter, its trained values)
+  if (p.asgd != nullptr) {
+    RETURN_IF_ERROR(capture([&] {
+      std::map<std::string, Tensor> params;
+      for (const auto& [name, param] : p.model->named_parameters()) params.emplace(name, param.data());
+      for (const auto& [name, average] : p.asgd->averages()) {
+        const Tensor& param = params.at(name);
+        swapped.emplace_back(param, clone(param));
+        copy_(param, average);
+      }
+    }));
+  }
+  const auto restore_trained = [&] {
+    return capture([&] {
+      for (auto& [param, trained] : swapped) copy_(param, trained);
+    });
+  };
   absl::Status status;
   while (status.ok()) {
     absl::StatusOr<std::optional<data::Batch>> batch = p.eval_loader->next();
@@ -341,6 +361,7 @@ absl::StatusOr<Metrics> Trainer::evaluate(int epoch) {
     });
   }
   p.model->train();
+  RETURN_IF_ERROR(restore_trained());
   RETURN_IF_ERROR(status);
   // One tensor of every sum (in name order, the same on every rank), summed
   // across ranks on the run's device, then read once.
@@ -393,6 +414,7 @@ absl::Status Trainer::finish_epoch(bool evaluate_now) {
     }
     record.mutable_metrics()->insert(metrics->begin(), metrics->end());
     last_metrics_ = *metrics;
+    RETURN_IF_ERROR(maybe_switch_to_asgd(record));
   }
   const double t = now();
   record.set_epoch_seconds(epoch_seconds_before_ + (t - epoch_session_start_));
@@ -420,6 +442,42 @@ absl::Status Trainer::finish_epoch(bool evaluate_now) {
         session_step_seconds_ > 0 ? static_cast<double>(session_samples_) / session_step_seconds_ : 0, step));
     RETURN_IF_ERROR(p.events->flush());
   }
+  return absl::OkStatus();
+}
+
+absl::Status Trainer::maybe_switch_to_asgd(const EpochRecord& record) {
+  const int nonmono = config_.sgd().nt_asgd_nonmono();
+  if (nonmono <= 0 || state_.asgd_switch_epoch() > 0 || !config_.has_sgd()) return absl::OkStatus();
+  if (!record.metrics().contains("loss")) {
+    return absl::InvalidArgumentError(
+        "sgd.nt_asgd_nonmono follows the evaluated \"loss\", which the recipe does not report");
+  }
+  // AWD-LSTM's test: more than nonmono earlier evaluations, and this loss
+  // worse than the best of all of them but the last nonmono.
+  std::vector<double> earlier;
+  for (const EpochRecord& e : state_.epochs()) {
+    if (&e != &record && e.metrics().contains("loss")) earlier.push_back(e.metrics().at("loss"));
+  }
+  if (static_cast<int>(earlier.size()) <= nonmono) return absl::OkStatus();
+  const double best = *std::min_element(earlier.begin(), earlier.end() - nonmono);
+  if (record.metrics().at("loss") <= best) return absl::OkStatus();
+  RETURN_IF_ERROR(switch_to_asgd(record.epoch()));
+  if (leader()) {
+    parts_->progress.message(absl::StrCat("epoch ", record.epoch(), ": loss ", record.metrics().at("loss"),
+                                          " is worse than the best before the last ", nonmono, " (", best,
+                                          "): switching to averaged SGD"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Trainer::switch_to_asgd(int epoch) {
+  Parts& p = *parts_;
+  ASSIGN_OR_RETURN(std::unique_ptr<optim::Asgd> asgd, capture([&] { return make_nt_asgd(config_, *p.model); }));
+  asgd->set_lr(p.optimizer->lr(0));
+  p.asgd = asgd.get();
+  p.optimizer = std::move(asgd);
+  state_.set_asgd_switch_epoch(epoch);
+  report_.extra("nt_asgd")["switch_epoch"] = Json(epoch);
   return absl::OkStatus();
 }
 
@@ -461,6 +519,8 @@ absl::Status Trainer::restore() {
   };
   ASSIGN_OR_RETURN(const nn::NamedTensors model_state, blob("model"));
   if (absl::Status s = p.model->load_state_dict(model_state); !s.ok()) return in_context(s);
+  // A run saved after NT-ASGD's switch resumes averaging.
+  if (state_.asgd_switch_epoch() > 0) RETURN_IF_ERROR(switch_to_asgd(state_.asgd_switch_epoch()));
   ASSIGN_OR_RETURN(const nn::NamedTensors optimizer_state, blob("optimizer"));
   if (absl::Status s = p.optimizer->load_state(optimizer_state); !s.ok()) return in_context(s);
   ASSIGN_OR_RETURN(const nn::NamedTensors lr_state, blob("lr"));

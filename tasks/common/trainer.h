@@ -3,7 +3,8 @@
 //   - the device, the model's move to it, and the generator's state in checkpoints;
 //   - DDP over the run's communicator (begin_step before each forward; the
 //     gradient averaging overlapped with the backward);
-//   - the optimizer the config chooses, the learning rate (per-worker lr
+//   - the optimizer the config chooses (and NT-ASGD's switch to averaged SGD,
+//     whose averages evaluation then reads), the learning rate (per-worker lr
 //     scaled by the recipe's rule, warm-up, schedule), gradient accumulation;
 //   - the loaders (shuffled and sharded across ranks), evaluation every
 //     eval_every_epochs epochs and time to the target metric;
@@ -100,6 +101,10 @@ class Trainer {
   absl::Status show_progress(int64_t steps);
   absl::StatusOr<Metrics> evaluate(int epoch);
   absl::Status finish_epoch(bool evaluate);
+  // NT-ASGD: after an evaluation, switches to averaged SGD when the
+  // evaluated loss is worse than the best but the last nonmono ones.
+  absl::Status maybe_switch_to_asgd(const EpochRecord& record);
+  absl::Status switch_to_asgd(int epoch);
   absl::Status save_checkpoint();
   absl::Status restore();
   Json time_breakdown() const;

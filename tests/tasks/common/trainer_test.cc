@@ -227,6 +227,53 @@ TEST_F(TrainerTest, CrashAfterTimedCheckpointResumesBitIdentically) {
   EXPECT_TRUE(std::is_sorted(seconds.begin(), seconds.end())) << "run seconds go on across sessions";
 }
 
+// NT-ASGD: the run switches to averaged SGD after the first evaluation whose
+// loss is worse than the best of all but the last `nonmono` before it (the
+// report says when), evaluates the averages from then on, and a run that
+// crashes after the switch resumes it bit for bit.
+TEST_F(TrainerTest, NtAsgdSwitchesWhenTheLossStopsImprovingAndResumes) {
+  const auto nt_config = [&](const std::string& name) {
+    TaskConfig c = config(name);
+    c.set_epochs(8);
+    c.mutable_sgd()->set_lr(0.6);
+    c.mutable_sgd()->set_nt_asgd_nonmono(1);
+    return c;
+  };
+  auto reference = recipe(/*dropout=*/0.5);
+  auto t = trainer(nt_config("nt_asgd"), *reference);
+  ASSERT_OK(t->run().status());
+  ASSERT_OK_AND_ASSIGN(Json report, read_report(t->report_path()));
+  std::vector<double> losses;
+  for (const Json& epoch : report.find("epochs")->as_array()) {
+    losses.push_back(epoch.find("eval")->find("loss")->as_double());
+  }
+  // The rule, replayed on the report's losses (those up to the switch come
+  // from the trained parameters).
+  int64_t want = 0;
+  for (size_t e = 2; e < losses.size() && want == 0; ++e) {
+    if (losses[e] > *std::min_element(losses.begin(), losses.begin() + e - 1)) want = static_cast<int64_t>(e) + 1;
+  }
+  ASSERT_GT(want, 0) << "the loss never stopped improving; the test needs a run that switches";
+  ASSERT_LT(want, 8) << "the switch must leave an epoch to crash in";
+  ASSERT_NE(report.find("extra")->find("nt_asgd"), nullptr);
+  EXPECT_EQ(report.find("extra")->find("nt_asgd")->find("switch_epoch")->as_int(), want);
+  EXPECT_NE(log().find("switching to averaged SGD"), std::string::npos);
+
+  TaskConfig c = nt_config("nt_asgd_crash");
+  c.set_checkpoint_interval_minutes(0);  // epoch ends only
+  {
+    auto crashing = recipe(/*dropout=*/0.5);
+    crashing->fail_at_step = 10 * want + 3;  // inside the epoch after the switch (10 steps each)
+    EXPECT_FALSE(trainer(c, *crashing)->run().ok());
+  }
+  ASSERT_OK_AND_ASSIGN(RunState saved, load_run_state(join_path(c.checkpoint_dir(), "run_state.ckpt")));
+  EXPECT_EQ(saved.asgd_switch_epoch(), want);
+  c.set_resume(true);
+  auto resumed = recipe(/*dropout=*/0.5);
+  ASSERT_OK(trainer(c, *resumed)->run().status());
+  EXPECT_EQ(resumed->parameters(), reference->parameters());  // bit-identical
+}
+
 TEST_F(TrainerTest, MaxStepsStopsAndResumeFinishes) {
   auto reference = recipe();
   ASSERT_OK(trainer(config("reference2"), *reference)->run().status());
