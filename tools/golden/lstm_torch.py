@@ -2,7 +2,13 @@
 """torch.nn.LSTM's outputs, final states and every gradient for the cases of
 tests/nn/lstm_golden_test.cc, in float64, written in our checkpoint format:
 
-  python3 tools/golden/lstm_torch.py tests/nn/testdata/lstm_golden.tsckpt
+  python3 tools/golden/lstm_torch.py fixture tests/nn/testdata/lstm_golden.tsckpt
+
+and the peer of //tests/nn:lstm_benchmark (one layer, input 400, hidden
+1150, 70 steps, forward + backward on the CPU), median ms per batch size as
+JSON lines:
+
+  python3 tools/golden/lstm_torch.py step-time
 
 Each case <c> stores its parameters ("<c>.param.<name>", PyTorch's names),
 input, initial state and lengths (when padded), the upstream gradients of
@@ -13,11 +19,13 @@ pack_padded_sequence(enforce_sorted=False), unpacked with
 pad_packed_sequence(total_length=T).
 """
 import argparse
+import json
 
 import torch
 import torch.nn as nn
 
 from checkpoint_format import save_tensors
+from step_timing import median_ms
 
 # name: (input, hidden, layers, bidirectional, batch_first, steps, batch, lengths or None)
 CASES = {
@@ -57,17 +65,44 @@ def run_case(name, spec, gen):
     return named
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("path")
-    args = parser.parse_args()
+def make_fixture(path):
     torch.manual_seed(0)
     gen = torch.Generator().manual_seed(1)
     named = []
     for name, spec in CASES.items():
         named += run_case(name, spec, gen)
-    save_tensors(args.path, named)
-    print(f"wrote {args.path}: {len(named)} entries, torch {torch.__version__}")
+    save_tensors(path, named)
+    print(f"wrote {path}: {len(named)} entries, torch {torch.__version__}")
+
+
+def step_time(repeats, warmup):
+    lstm = nn.LSTM(400, 1150)
+    for batch in (20, 80):
+        x = torch.randn(70, batch, 400, requires_grad=True)
+
+        def step():
+            out, _ = lstm(x)
+            out.sum().backward()
+            x.grad = None
+            lstm.zero_grad(set_to_none=True)
+
+        print(json.dumps({"batch": batch, "median_ms": median_ms(step, warmup, repeats),
+                          "threads": torch.get_num_threads(), "torch": torch.__version__}))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    fixture = sub.add_parser("fixture")
+    fixture.add_argument("path")
+    timing = sub.add_parser("step-time")
+    timing.add_argument("--repeats", type=int, default=10)
+    timing.add_argument("--warmup", type=int, default=2)
+    args = parser.parse_args()
+    if args.command == "fixture":
+        make_fixture(args.path)
+    else:
+        step_time(args.repeats, args.warmup)
 
 
 if __name__ == "__main__":
