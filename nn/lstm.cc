@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "autograd/function.h"
 #include "autograd/ops.h"
 #include "base/error.h"
 #include "nn/dropout.h"
@@ -29,10 +30,113 @@ Tensor length_mask(const Tensor& lengths, int64_t steps, int64_t batch, const Te
   return to(from_vector<double>(mask, {steps, batch, 1}, like.device()), like.dtype());
 }
 
-// `kept` where the mask is 1, `old` where it is 0, exactly (one of the two
-// products is 0).
-Variable masked_update(const Variable& kept, const Variable& old, const Variable& mask) {
-  return kept * mask + old * (1.0 - mask);
+// One layer in one direction as one recorded op (inputs x [T, B, in], h0
+// and c0 [B, hidden], weight_ih, weight_hh and, with bias, bias_ih and
+// bias_hh; outputs: the output [T, B, hidden] and the final h and c). The
+// forward projects all steps' inputs with one GEMM and takes one recurrent
+// GEMM per step, saving each step's gates; the backward runs the steps in
+// reverse for the gate gradients, then forms the input and weight
+// gradients of all steps at once with one GEMM each. `mask` [T, B, 1] (or
+// undefined) freezes a sequence's state past its length and zeroes its
+// output there.
+struct Direction {
+  Variable output, h, c;
+};
+
+Direction lstm_direction(const Variable& x, const Variable& h0, const Variable& c0, const Variable& w_ih,
+                         const Variable& w_hh, const Variable& b_ih, const Variable& b_hh, const Tensor& mask,
+                         bool reverse) {
+  const Tensor input = contiguous(x.data());
+  const Tensor weight_ih = w_ih.data(), weight_hh = w_hh.data();
+  const int64_t steps = input.size(0), batch = input.size(1), in = input.size(2), hidden = h0.size(1);
+  const TensorOptions like{input.dtype(), input.device()};
+  Tensor projected = matmul(input.view({steps * batch, in}), weight_ih.transpose(0, 1));
+  if (b_ih.defined()) projected = projected + (b_ih.data() + b_hh.data());
+  projected = projected.view({steps, batch, 4 * hidden});
+  const Tensor weight_hh_t = weight_hh.transpose(0, 1);
+  // Saved for the backward, per time step: the activated gates (i, f, g, o),
+  // tanh(c), and the state the step started from.
+  const Tensor gates = empty({steps, batch, 4 * hidden}, like);
+  const Tensor tanh_c = empty({steps, batch, hidden}, like);
+  const Tensor c_prev = empty({steps, batch, hidden}, like);
+  const Tensor h_prev = empty({steps, batch, hidden}, like);
+  const Tensor output = empty({steps, batch, hidden}, like);
+  Tensor h = h0.data(), c = c0.data();
+  for (int64_t s = 0; s < steps; ++s) {
+    const int64_t t = reverse ? steps - 1 - s : s;
+    const Tensor pre = projected.select(0, t) + matmul(h, weight_hh_t);
+    const Tensor i = sigmoid(pre.narrow(1, 0, hidden)), f = sigmoid(pre.narrow(1, hidden, hidden));
+    const Tensor g = tanh(pre.narrow(1, 2 * hidden, hidden)), o = sigmoid(pre.narrow(1, 3 * hidden, hidden));
+    const Tensor c_next = f * c + i * g;
+    const Tensor tc = tanh(c_next);
+    const Tensor h_next = o * tc;
+    copy_(gates.select(0, t), cat({i, f, g, o}, 1));
+    copy_(tanh_c.select(0, t), tc);
+    copy_(c_prev.select(0, t), c);
+    copy_(h_prev.select(0, t), h);
+    if (mask.defined()) {
+      // m * next + (1 - m) * kept is exact: one of the two products is 0.
+      const Tensor m = mask.select(0, t);
+      c = c_next * m + c * (1.0 - m);
+      h = h_next * m + h * (1.0 - m);
+      copy_(output.select(0, t), h_next * m);
+    } else {
+      c = c_next;
+      h = h_next;
+      copy_(output.select(0, t), h_next);
+    }
+  }
+  const bool with_bias = b_ih.defined();
+  std::vector<autograd::Variable> inputs = {x, h0, c0, w_ih, w_hh};
+  if (with_bias) inputs.insert(inputs.end(), {b_ih, b_hh});
+  std::vector<Variable> outs = autograd::record("lstm", inputs, {output, h, c}, [=](const autograd::GradContext& ctx) {
+    const auto grad_or_zeros = [&](size_t k, Dims shape) {
+      return ctx.grad(k).defined() ? ctx.grad(k) : zeros(shape, like);
+    };
+    const Tensor d_output = grad_or_zeros(0, {steps, batch, hidden});
+    Tensor dh = grad_or_zeros(1, {batch, hidden}), dc = grad_or_zeros(2, {batch, hidden});
+    const Tensor d_pre = empty({steps, batch, 4 * hidden}, like);
+    for (int64_t s = steps - 1; s >= 0; --s) {
+      const int64_t t = reverse ? steps - 1 - s : s;
+      Tensor dh_next = dh + d_output.select(0, t), dc_next = dc;
+      Tensor dh_kept, dc_kept;  // what flows past a masked step unchanged
+      if (mask.defined()) {
+        const Tensor m = mask.select(0, t);
+        dh_kept = dh * (1.0 - m);
+        dc_kept = dc * (1.0 - m);
+        dh_next = dh_next * m;
+        dc_next = dc_next * m;
+      }
+      const Tensor gt = gates.select(0, t), tc = tanh_c.select(0, t);
+      const Tensor i = gt.narrow(1, 0, hidden), f = gt.narrow(1, hidden, hidden);
+      const Tensor g = gt.narrow(1, 2 * hidden, hidden), o = gt.narrow(1, 3 * hidden, hidden);
+      const Tensor dc_total = dc_next + dh_next * o * (1.0 - tc * tc);
+      const Tensor d_i = dc_total * g * i * (1.0 - i);
+      const Tensor d_f = dc_total * c_prev.select(0, t) * f * (1.0 - f);
+      const Tensor d_g = dc_total * i * (1.0 - g * g);
+      const Tensor d_o = dh_next * tc * o * (1.0 - o);
+      const Tensor d_gates = cat({d_i, d_f, d_g, d_o}, 1);
+      copy_(d_pre.select(0, t), d_gates);
+      dh = matmul(d_gates, weight_hh);
+      dc = dc_total * f;
+      if (mask.defined()) {
+        dh = dh + dh_kept;
+        dc = dc + dc_kept;
+      }
+    }
+    const Tensor d_pre_rows = d_pre.view({steps * batch, 4 * hidden});
+    std::vector<Tensor> grads = {
+        ctx.needs(0) ? matmul(d_pre_rows, weight_ih).view({steps, batch, in}) : Tensor(), dh, dc,
+        ctx.needs(3) ? matmul(d_pre_rows.transpose(0, 1), input.view({steps * batch, in})) : Tensor(),
+        ctx.needs(4) ? matmul(d_pre_rows.transpose(0, 1), h_prev.view({steps * batch, hidden})) : Tensor()};
+    if (with_bias) {
+      const Tensor d_bias = sum(d_pre_rows, {0});
+      grads.push_back(d_bias);
+      grads.push_back(d_bias);
+    }
+    return grads;
+  });
+  return {outs[0], outs[1], outs[2]};
 }
 
 }  // namespace
@@ -85,7 +189,7 @@ LstmOutput LSTM::forward(const Variable& x, const LstmState& initial, const Tens
            "LSTM: the initial state must be h and c of ", dtype_name(x.dtype()), "[", states, ", ", batch, ", ", hidden,
            "], got h ", start.h.defined() ? start.h.data().describe() : "undefined", " and c ",
            start.c.defined() ? start.c.data().describe() : "undefined");
-  const Variable mask = lengths.defined() ? Variable(length_mask(lengths, steps, batch, x.data())) : Variable();
+  const Tensor mask = lengths.defined() ? length_mask(lengths, steps, batch, x.data()) : Tensor();
 
   std::vector<Variable> final_h, final_c;
   Variable layer_input = sequence;
@@ -95,40 +199,15 @@ LstmOutput LSTM::forward(const Variable& x, const LstmState& initial, const Tens
       const bool reverse = d == 1;
       Variable w_hh = param(param_name("weight_hh", layer, reverse));
       if (is_training() && options_.weight_drop > 0) w_hh = dropout(w_hh, options_.weight_drop);
-      const Variable w_hh_t = autograd::transpose(w_hh, 0, 1);
-      // The input projection of every step in one GEMM: [T, B, 4 * hidden].
-      Variable projected =
-          autograd::matmul(layer_input, autograd::transpose(param(param_name("weight_ih", layer, reverse)), 0, 1));
-      if (options_.bias) {
-        projected =
-            projected + (param(param_name("bias_ih", layer, reverse)) + param(param_name("bias_hh", layer, reverse)));
-      }
-      Variable h = autograd::select(start.h, 0, layer * directions + d);
-      Variable c = autograd::select(start.c, 0, layer * directions + d);
-      std::vector<Variable> outputs(steps);
-      for (int64_t s = 0; s < steps; ++s) {
-        const int64_t t = reverse ? steps - 1 - s : s;
-        const Variable gates = autograd::select(projected, 0, t) + autograd::matmul(h, w_hh_t);  // [B, 4 * hidden]
-        const Variable i = autograd::sigmoid(autograd::narrow(gates, 1, 0, hidden));
-        const Variable f = autograd::sigmoid(autograd::narrow(gates, 1, hidden, hidden));
-        const Variable g = autograd::tanh(autograd::narrow(gates, 1, 2 * hidden, hidden));
-        const Variable o = autograd::sigmoid(autograd::narrow(gates, 1, 3 * hidden, hidden));
-        const Variable c_next = f * c + i * g;
-        const Variable h_next = o * autograd::tanh(c_next);
-        if (mask.defined()) {
-          const Variable m = autograd::select(mask, 0, t);  // [B, 1]
-          c = masked_update(c_next, c, m);
-          h = masked_update(h_next, h, m);
-          outputs[t] = h_next * m;
-        } else {
-          c = c_next;
-          h = h_next;
-          outputs[t] = h_next;
-        }
-      }
-      final_h.push_back(h);
-      final_c.push_back(c);
-      direction_outputs.push_back(autograd::stack(outputs, 0));
+      const Variable b_ih = options_.bias ? param(param_name("bias_ih", layer, reverse)) : Variable();
+      const Variable b_hh = options_.bias ? param(param_name("bias_hh", layer, reverse)) : Variable();
+      const Direction run =
+          lstm_direction(layer_input, autograd::select(start.h, 0, layer * directions + d),
+                         autograd::select(start.c, 0, layer * directions + d),
+                         param(param_name("weight_ih", layer, reverse)), w_hh, b_ih, b_hh, mask, reverse);
+      direction_outputs.push_back(run.output);
+      final_h.push_back(run.h);
+      final_c.push_back(run.c);
     }
     layer_input = directions == 2 ? autograd::cat(direction_outputs, 2) : direction_outputs[0];
     if (is_training() && options_.dropout > 0 && layer + 1 < options_.num_layers) {

@@ -5,9 +5,11 @@
 // and initialization (uniform in +-1/sqrt(hidden)) are PyTorch's, so a
 // state dict maps one-to-one.
 //
-// Each layer and direction projects the inputs of all time steps with one
-// GEMM, then takes one recurrent GEMM per step; the gate math is autograd's
-// elementwise ops, so the layer runs and differentiates on any device.
+// Each layer and direction is one recorded op: the forward projects the
+// inputs of all time steps with one GEMM, then takes one recurrent GEMM per
+// step; the backward runs the steps in reverse for the gate gradients and
+// forms the input and weight gradients of all steps with one GEMM each. Its
+// arithmetic is tensor ops, so the layer runs on either device.
 #pragma once
 
 #include <cstdint>
