@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "autograd/variable.h"
 #include "gtest/gtest.h"
+#include "tests/optim/resume_testing.h"
 #include "tests/tensor/testing.h"
 
 namespace ts::optim {
@@ -195,40 +196,19 @@ TEST_F(AdamReferenceTest, ParametersWithoutGradientsKeepTheirOwnStepCount) {
 // exactly as the uninterrupted one; entries carry torch's names.
 TEST_F(AdamReferenceTest, StateResumesBitForBitAndNamesEveryEntry) {
   const AdamOptions options{.lr = 0.01, .weight_decay = 0.01, .amsgrad = true, .decoupled_weight_decay = true};
-  const Tensor init = random_tensor(rng(), {3, 2}, DType::kF32);
-  std::vector<Tensor> grads;
-  for (int i = 0; i < 5; ++i) grads.push_back(random_tensor(rng(), {3, 2}, DType::kF32));
-  const auto run = [&](Adam& adam, const Variable& p, int from, int to) {
-    for (int step = from; step < to; ++step) {
-      p.set_grad(grads[step]);
-      adam.step();
-    }
-  };
-  const Variable whole(clone(init), true);
-  Adam uninterrupted({{"w", whole}}, options);
-  run(uninterrupted, whole, 0, 5);
-
-  const Variable first(clone(init), true);
-  Adam before({{"w", first}}, options);
-  run(before, first, 0, 2);
-  const NamedTensors saved = before.state();
-  std::map<std::string, Tensor> by_name(saved.begin(), saved.end());
+  const auto r = testing::run_with_resume<Adam>(options, {3, 2}, rng());
+  EXPECT_EQ(to_vector<float>(r.resumed_param.data()), to_vector<float>(r.uninterrupted_param.data()));
+  std::map<std::string, Tensor> by_name(r.saved.begin(), r.saved.end());
   EXPECT_EQ(by_name.size(), 5u);
   for (const char* name :
        {"param_groups.0.lr", "state.w.step", "state.w.exp_avg", "state.w.exp_avg_sq", "state.w.max_exp_avg_sq"}) {
     EXPECT_EQ(by_name.count(name), 1u) << name;
   }
-  const Variable second(clone(first.data()), true);
-  Adam after({{"w", second}}, options);
-  ASSERT_OK(after.load_state(saved));
-  run(after, second, 2, 5);
-  EXPECT_EQ(to_vector<float>(second.data()), to_vector<float>(whole.data()));
-
   NamedTensors missing;
-  for (const auto& entry : saved) {
+  for (const auto& entry : r.saved) {
     if (entry.first != "state.w.max_exp_avg_sq") missing.push_back(entry);
   }
-  Adam other({{"w", Variable(clone(init), true)}}, options);
+  Adam other({{"w", Variable(clone(r.initial), true)}}, options);
   expect_error(other.load_state(missing), absl::StatusCode::kNotFound,
                {"Adam.load_state", "missing", "\"state.w.max_exp_avg_sq\""});
 }

@@ -10,6 +10,7 @@
 
 #include "autograd/variable.h"
 #include "gtest/gtest.h"
+#include "tests/optim/resume_testing.h"
 #include "tests/tensor/testing.h"
 
 namespace ts::optim {
@@ -81,40 +82,21 @@ class AsgdStateTest : public ::ts::testing::SeededTest {};
 // uninterrupted one.
 TEST_F(AsgdStateTest, ResumesBitForBit) {
   const AsgdOptions options{.lr = 0.05, .lambd = 0.01, .t0 = 1, .weight_decay = 1e-3};
-  const Tensor init = random_tensor(rng(), {4, 2}, DType::kF32);
-  std::vector<Tensor> grads;
-  for (int i = 0; i < 5; ++i) grads.push_back(random_tensor(rng(), {4, 2}, DType::kF32));
-  const auto run = [&](Asgd& asgd, const Variable& p, int from, int to) {
-    for (int step = from; step < to; ++step) {
-      p.set_grad(grads[step]);
-      asgd.step();
-    }
-  };
-  const Variable whole(clone(init), true);
-  Asgd uninterrupted({{"w", whole}}, options);
-  run(uninterrupted, whole, 0, 5);
-
-  const Variable first(clone(init), true);
-  Asgd before({{"w", first}}, options);
-  EXPECT_EQ(to_vector<float>(before.averages()[0].second), to_vector<float>(init));  // not stepped: itself
-  run(before, first, 0, 2);
-  const NamedTensors saved = before.state();
-  std::map<std::string, Tensor> by_name(saved.begin(), saved.end());
+  const auto r = testing::run_with_resume<Asgd>(options, {4, 2}, rng());
+  EXPECT_EQ(to_vector<float>(r.resumed_param.data()), to_vector<float>(r.uninterrupted_param.data()));
+  EXPECT_EQ(to_vector<float>(r.resumed->averages()[0].second), to_vector<float>(r.uninterrupted->averages()[0].second));
+  std::map<std::string, Tensor> by_name(r.saved.begin(), r.saved.end());
   EXPECT_EQ(by_name.at("state.w.eta").shape(), Shape{});
   EXPECT_EQ(by_name.at("state.w.mu").dtype(), DType::kF64);
   EXPECT_EQ(by_name.at("state.w.ax").shape(), (Shape{4, 2}));
-  const Variable second(clone(first.data()), true);
-  Asgd after({{"w", second}}, options);
-  ASSERT_OK(after.load_state(saved));
-  run(after, second, 2, 5);
-  EXPECT_EQ(to_vector<float>(second.data()), to_vector<float>(whole.data()));
-  EXPECT_EQ(to_vector<float>(after.averages()[0].second), to_vector<float>(uninterrupted.averages()[0].second));
 
-  NamedTensors bad = saved;
+  const Variable fresh(clone(r.initial), true);
+  Asgd other({{"w", fresh}}, options);
+  EXPECT_EQ(to_vector<float>(other.averages()[0].second), to_vector<float>(r.initial));  // not stepped: itself
+  NamedTensors bad = r.saved;
   for (auto& entry : bad) {
     if (entry.first == "state.w.eta") entry.second = zeros({4, 2}, {DType::kF64});
   }
-  Asgd other({{"w", Variable(clone(init), true)}}, options);
   expect_error(other.load_state(bad), absl::StatusCode::kInvalidArgument, {"Asgd.load_state", "\"state.w.eta\""});
 }
 
