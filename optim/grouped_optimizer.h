@@ -106,6 +106,7 @@ class GroupedOptimizer : public Optimizer {
       Slot* slot;
       int64_t steps;
       std::vector<Tensor> buffers;  // the checked entries, then their copies where the live ones live
+      std::vector<bool> scalar;     // per buffer: a scalar, kept on the CPU
     };
     std::vector<Loaded> loaded;
     for (Group& group : groups_) {
@@ -116,7 +117,7 @@ class GroupedOptimizer : public Optimizer {
           return absl::InvalidArgumentError(
               absl::StrCat(what, ": entry \"", step_key(slot.name), "\" is negative: ", steps));
         }
-        Loaded l{&slot, steps, {}};
+        Loaded l{&slot, steps, {}, {}};
         // Buffers exist exactly when the parameter has taken a step; an
         // unexpected one is reported by finish().
         if (steps > 0) {
@@ -126,6 +127,7 @@ class GroupedOptimizer : public Optimizer {
                              reader.take_tensor(buffer_key(slot.name, spec.name), spec.scalar ? Shape{} : param.shape(),
                                                 spec.scalar ? DType::kF64 : param.dtype()));
             l.buffers.push_back(std::move(saved));
+            l.scalar.push_back(spec.scalar);
           }
         }
         loaded.push_back(std::move(l));
@@ -138,9 +140,11 @@ class GroupedOptimizer : public Optimizer {
     RETURN_IF_ERROR(capture([&] {
       for (Loaded& l : loaded) {
         const Device device = l.slot->param.device();
-        for (Tensor& buffer : l.buffers) {
-          // Scalars stay on the CPU; tensors go to their parameter's device.
-          Tensor copy = Tensor::allocate(buffer.shape(), buffer.dtype(), buffer.dim() == 0 ? Device::cpu() : device);
+        for (size_t b = 0; b < l.buffers.size(); ++b) {
+          // Scalars stay on the CPU; tensors (0-dim ones of a 0-dim
+          // parameter too) go to their parameter's device.
+          Tensor& buffer = l.buffers[b];
+          Tensor copy = Tensor::allocate(buffer.shape(), buffer.dtype(), l.scalar[b] ? Device::cpu() : device);
           copy_(copy, buffer);
           buffer = std::move(copy);
         }

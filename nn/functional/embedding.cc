@@ -3,6 +3,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "autograd/function.h"
 #include "base/error.h"
 #include "nn/functional.h"
@@ -24,10 +25,17 @@ autograd::Variable embedding(const Tensor& ids, const autograd::Variable& weight
     if (padding_idx < 0) padding_idx += rows;
   }
   const Tensor flat = reshape(ids, {ids.numel()});
-  check_index_range("embedding", flat, rows, 0);
   Shape out_shape = ids.shape();
   out_shape.push_back(dim);
-  Tensor out = reshape(index_select(weight.data(), 0, flat), out_shape);
+  // index_select checks the range (one read of the indices' min and max);
+  // its error is given this op's name.
+  Tensor selected;
+  try {
+    selected = index_select(weight.data(), 0, flat);
+  } catch (const Error& e) {
+    throw Error(e.code(), absl::StrCat("embedding: ", e.message()));
+  }
+  Tensor out = reshape(selected, out_shape);
   const Shape weight_shape = weight.shape();
   return autograd::record("embedding", {weight}, std::move(out),
                           [flat, padding_idx, weight_shape, dim](const autograd::GradContext& ctx) {

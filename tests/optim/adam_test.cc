@@ -265,5 +265,22 @@ TEST_F(AdamReferenceTest, CudaMatchesTheCpuLoopBitForBit) {
   }
 }
 
+// A 0-dim CUDA parameter's moments are 0-dim tensors too: loaded back, they
+// go to the parameter's device (only per-parameter scalars stay on the CPU),
+// so the fused step takes them.
+TEST(AdamTest, StateOfAScalarCudaParameterLoadsOnItsDevice) {
+  TS_SKIP_WITHOUT_CUDA();
+  const Variable p(to(scalar_tensor(1.5, {DType::kF32}), Device::cuda(0)), true);
+  Adam adam({{"s", p}}, {.lr = 0.1});
+  p.set_grad(to(scalar_tensor(0.5, {DType::kF32}), Device::cuda(0)));
+  adam.step();
+  Adam resumed({{"s", p}}, {.lr = 0.1});
+  ASSERT_OK(resumed.load_state(adam.state()));
+  for (const auto& [name, t] : resumed.state()) {
+    if (name == "state.s.exp_avg") EXPECT_TRUE(t.device().is_cuda()) << name;
+  }
+  EXPECT_NO_THROW(resumed.step());
+}
+
 }  // namespace
 }  // namespace ts::optim

@@ -258,6 +258,16 @@ TEST_F(TrainerTest, NtAsgdSwitchesWhenTheLossStopsImprovingAndResumes) {
   ASSERT_NE(report.find("extra")->find("nt_asgd"), nullptr);
   EXPECT_EQ(report.find("extra")->find("nt_asgd")->find("switch_epoch")->as_int(), want);
   EXPECT_NE(log().find("switching to averaged SGD"), std::string::npos);
+  // After the switch evaluation reads the averages, and the trained
+  // parameters come back after it: the last evaluated loss is not the loss
+  // of the parameters the run ends with.
+  const std::vector<double> wb = reference->parameters();
+  double trained_loss = 0;
+  for (int i = 0; i < kPoints; ++i) {
+    const double x = 2.0 * i / kPoints - 1, err = wb[0] * x + wb[1] - (3 * x + 1);
+    trained_loss += err * err / kPoints;
+  }
+  EXPECT_GT(std::abs(losses.back() - trained_loss), 1e-9 * trained_loss) << losses.back();
 
   TaskConfig c = nt_config("nt_asgd_crash");
   c.set_checkpoint_interval_minutes(0);  // epoch ends only
