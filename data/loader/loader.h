@@ -21,6 +21,7 @@
 
 #include "absl/status/statusor.h"
 #include "data/dataset.h"
+#include "data/loader/batch_source.h"
 #include "data/loader/collate.h"
 #include "data/loader/host_buffer_pool.h"
 #include "data/loader/sampler.h"
@@ -44,13 +45,7 @@ struct LoaderOptions {
   bool pin_memory = true;
 };
 
-struct Batch {
-  int64_t index = 0;                    // position in the epoch
-  std::vector<int64_t> sample_indices;  // dataset indices, in batch order
-  std::vector<Tensor> fields;           // one [B, ...] tensor per example field
-};
-
-class DataLoader {
+class DataLoader final : public BatchSource {
  public:
   // Starts the workers; they wait for start_epoch.
   static absl::StatusOr<std::unique_ptr<DataLoader>> create(std::shared_ptr<const Dataset> dataset,
@@ -60,18 +55,13 @@ class DataLoader {
   DataLoader(const DataLoader&) = delete;
   DataLoader& operator=(const DataLoader&) = delete;
 
-  // Begins epoch `epoch` (the sampler's order and the transforms' random
-  // streams depend on it), abandoning what is left of the current one. With
-  // `first_batch`, the epoch starts at that batch, the ones before it never
-  // made (a resumed run continues mid-epoch with the batches it would have
-  // had: they depend only on the seed, the epoch and their position).
-  absl::Status start_epoch(int64_t epoch, int64_t first_batch = 0);
-  // The epoch's next batch, in order; nullopt once the epoch is exhausted.
-  // A batch whose making failed comes back as its error (naming the batch
-  // and the sample), and the following call moves on to the next batch.
-  absl::StatusOr<std::optional<Batch>> next();
-
-  int64_t num_batches() const { return batch_sampler_.num_batches(); }
+  // BatchSource: the sampler's order and the transforms' random streams
+  // depend on the epoch. A batch whose making failed comes back from next()
+  // as its error (naming the batch and the sample), and the following call
+  // moves on to the next batch.
+  absl::Status start_epoch(int64_t epoch, int64_t first_batch = 0) override;
+  absl::StatusOr<std::optional<Batch>> next() override;
+  int64_t num_batches() const override { return batch_sampler_.num_batches(); }
   int64_t epoch() const;
   bool pinned() const { return pool_->pinned(); }
   HostBufferPoolStats memory_stats() const { return pool_->stats(); }

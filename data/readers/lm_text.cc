@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "data/readers/file_io.h"
@@ -33,21 +34,33 @@ void for_each_token(absl::string_view text, Word word, Eos eos) {
   }
 }
 
-absl::StatusOr<Tensor> read_split(const std::string& path, const Vocabulary& vocab) {
-  ASSIGN_OR_RETURN(const std::string text, read_inflated(path));
-  ASSIGN_OR_RETURN(const std::vector<int64_t> ids, tokenize_lm(text, path, vocab));
+absl::StatusOr<Tensor> token_stream(const LmSplitText& split, const Vocabulary& vocab) {
+  ASSIGN_OR_RETURN(const std::vector<int64_t> ids, tokenize_lm(split.text, split.name, vocab));
   return from_vector<int64_t>(ids, {static_cast<int64_t>(ids.size())});
 }
 
 }  // namespace
 
-absl::StatusOr<Vocabulary> build_lm_vocabulary(absl::string_view train_text, absl::string_view name) {
+absl::StatusOr<Vocabulary> build_lm_vocabulary(absl::string_view train_text, absl::string_view name,
+                                               int64_t min_count) {
+  if (min_count < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(name, ": vocabulary min_count ", min_count, " must be >= 1"));
+  }
   RETURN_IF_ERROR(check_utf8(train_text, name));
+  absl::flat_hash_map<absl::string_view, int64_t> counts;
+  if (min_count > 1) {
+    for_each_token(
+        train_text, [&](absl::string_view word) { ++counts[word]; }, [] {});
+  }
   Vocabulary vocab(/*unknown=*/0);
   vocab.add(kLmUnk);
   vocab.add(kLmEos);
   for_each_token(
-      train_text, [&](absl::string_view word) { vocab.add(word); }, [] {});
+      train_text,
+      [&](absl::string_view word) {
+        if (min_count == 1 || counts[word] >= min_count) vocab.add(word);
+      },
+      [] {});
   return vocab;
 }
 
@@ -65,17 +78,24 @@ absl::StatusOr<std::vector<int64_t>> tokenize_lm(absl::string_view text, absl::s
   return ids;
 }
 
-absl::StatusOr<LmCorpus> load_lm_corpus(const std::string& train_path, const std::string& valid_path,
-                                        const std::string& test_path) {
-  ASSIGN_OR_RETURN(const std::string train_text, read_inflated(train_path));
-  if (train_text.empty()) return absl::InvalidArgumentError(absl::StrCat(train_path, ": empty train split"));
+absl::StatusOr<LmCorpus> make_lm_corpus(const LmSplitText& train, const LmSplitText& valid, const LmSplitText& test,
+                                        int64_t min_count) {
+  if (train.text.empty()) return absl::InvalidArgumentError(absl::StrCat(train.name, ": empty train split"));
   LmCorpus corpus;
-  ASSIGN_OR_RETURN(corpus.vocab, build_lm_vocabulary(train_text, train_path));
-  ASSIGN_OR_RETURN(const std::vector<int64_t> train_ids, tokenize_lm(train_text, train_path, corpus.vocab));
-  corpus.train = from_vector<int64_t>(train_ids, {static_cast<int64_t>(train_ids.size())});
-  ASSIGN_OR_RETURN(corpus.valid, read_split(valid_path, corpus.vocab));
-  ASSIGN_OR_RETURN(corpus.test, read_split(test_path, corpus.vocab));
+  ASSIGN_OR_RETURN(corpus.vocab, build_lm_vocabulary(train.text, train.name, min_count));
+  ASSIGN_OR_RETURN(corpus.train, token_stream(train, corpus.vocab));
+  ASSIGN_OR_RETURN(corpus.valid, token_stream(valid, corpus.vocab));
+  ASSIGN_OR_RETURN(corpus.test, token_stream(test, corpus.vocab));
   return corpus;
+}
+
+absl::StatusOr<LmCorpus> load_lm_corpus(const std::string& train_path, const std::string& valid_path,
+                                        const std::string& test_path, int64_t min_count) {
+  LmSplitText splits[3] = {{train_path, ""}, {valid_path, ""}, {test_path, ""}};
+  for (LmSplitText& split : splits) {
+    ASSIGN_OR_RETURN(split.text, read_inflated(split.name));
+  }
+  return make_lm_corpus(splits[0], splits[1], splits[2], min_count);
 }
 
 absl::StatusOr<LmCorpus> load_wikitext(const std::string& dir) {

@@ -22,8 +22,12 @@ inline constexpr char kLmEos[] = "<eos>";  // id 1
 // empty lines included, ends with <eos> (as PyTorch's word_language_model).
 // Text must be valid UTF-8: an error names `name`, the line and column.
 //
-// <unk> and <eos> first, then the train split's words in order of first use.
-absl::StatusOr<Vocabulary> build_lm_vocabulary(absl::string_view train_text, absl::string_view name);
+// <unk> and <eos> first, then the train split's words in order of first use,
+// leaving out those seen fewer than min_count (>= 1) times: they become <unk>
+// (WikiText's own files did this with 3 before they were published, so 1
+// reads them as they are).
+absl::StatusOr<Vocabulary> build_lm_vocabulary(absl::string_view train_text, absl::string_view name,
+                                               int64_t min_count = 1);
 // Token ids; words missing from `vocab` become <unk>.
 absl::StatusOr<std::vector<int64_t>> tokenize_lm(absl::string_view text, absl::string_view name,
                                                  const Vocabulary& vocab);
@@ -33,9 +37,17 @@ struct LmCorpus {
   Tensor train, valid, test;  // i64 [tokens]
 };
 
-// The three splits from files (plain or gzip'd); the vocabulary from train.
+// One split's text and the name its errors give (its file).
+struct LmSplitText {
+  std::string name;
+  std::string text;
+};
+// The corpus from the three splits' texts; the vocabulary from train.
+absl::StatusOr<LmCorpus> make_lm_corpus(const LmSplitText& train, const LmSplitText& valid, const LmSplitText& test,
+                                        int64_t min_count = 1);
+// The three splits from files (plain or gzip'd).
 absl::StatusOr<LmCorpus> load_lm_corpus(const std::string& train_path, const std::string& valid_path,
-                                        const std::string& test_path);
+                                        const std::string& test_path, int64_t min_count = 1);
 // WikiText-2's file names in `dir`: wiki.{train,valid,test}.tokens.
 absl::StatusOr<LmCorpus> load_wikitext(const std::string& dir);
 

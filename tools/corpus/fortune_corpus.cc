@@ -63,7 +63,7 @@ std::string wikitext_line(absl::string_view entry) {
   return out;
 }
 
-absl::StatusOr<FortuneCorpusStats> build_fortune_corpus(const FortuneCorpusOptions& options) {
+absl::StatusOr<FortuneCorpus> make_fortune_corpus(const FortuneCorpusOptions& options) {
   std::error_code ec;
   std::vector<std::filesystem::path> files;
   for (const auto& entry : std::filesystem::directory_iterator(options.fortune_dir, ec)) {
@@ -79,8 +79,8 @@ absl::StatusOr<FortuneCorpusStats> build_fortune_corpus(const FortuneCorpusOptio
   if (files.empty()) return absl::NotFoundError(absl::StrCat(options.fortune_dir, ": no fortune files"));
   std::sort(files.begin(), files.end());
 
-  FortuneCorpusStats stats;
-  std::string out[3];
+  FortuneCorpus corpus;
+  FortuneCorpusStats& stats = corpus.stats;
   absl::flat_hash_set<std::string> seen;
   for (const auto& file : files) {
     ASSIGN_OR_RETURN(const std::string text, data::read_inflated(file.string()));
@@ -94,18 +94,24 @@ absl::StatusOr<FortuneCorpusStats> build_fortune_corpus(const FortuneCorpusOptio
       std::string line = wikitext_line(entry);
       if (line.empty() || !seen.insert(line).second) continue;
       const int split = static_cast<int>(split_of(line, options.valid_fraction, options.test_fraction));
-      absl::StrAppend(&out[split], line, "\n");
+      absl::StrAppend(&corpus.splits[split], line, "\n");
       ++stats.per_split[split];
       ++stats.paragraphs;
     }
   }
+  return corpus;
+}
+
+absl::StatusOr<FortuneCorpusStats> build_fortune_corpus(const FortuneCorpusOptions& options) {
+  ASSIGN_OR_RETURN(const FortuneCorpus corpus, make_fortune_corpus(options));
+  std::error_code ec;
   std::filesystem::create_directories(options.out_dir, ec);
   if (ec) return absl::PermissionDeniedError(absl::StrCat(options.out_dir, ": cannot create: ", ec.message()));
   for (Split split : {Split::kTrain, Split::kValid, Split::kTest}) {
     RETURN_IF_ERROR(write_file_atomically(absl::StrCat(options.out_dir, "/", split_name(split), ".txt"),
-                                          out[static_cast<int>(split)]));
+                                          corpus.splits[static_cast<int>(split)]));
   }
-  return stats;
+  return corpus.stats;
 }
 
 }  // namespace ts::corpus

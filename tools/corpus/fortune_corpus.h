@@ -37,9 +37,16 @@ struct FortuneCorpusStats {
   int64_t per_split[3] = {0, 0, 0};
 };
 
+struct FortuneCorpus {
+  std::string splits[3];  // train, valid, test: one WikiText-like line per paragraph
+  FortuneCorpusStats stats;
+};
+
 // Reads every fortune file in fortune_dir (sorted; *.dat index files, *.u8
-// links, subdirectories and `exclude` skipped) and writes {train,valid,test}.txt
-// to out_dir.
+// links, subdirectories and `exclude` skipped) into the three splits, in
+// memory (out_dir is not used): what a task reads as its default data.
+absl::StatusOr<FortuneCorpus> make_fortune_corpus(const FortuneCorpusOptions& options);
+// The same, written to out_dir as {train,valid,test}.txt.
 absl::StatusOr<FortuneCorpusStats> build_fortune_corpus(const FortuneCorpusOptions& options);
 
 }  // namespace ts::corpus

@@ -22,6 +22,22 @@ TEST(LmTextTest, VocabularyFromTrainInOrderOfFirstUse) {
   for (int64_t i = 0; i < v.size(); ++i) EXPECT_EQ(v.word(i), expected[i]);
 }
 
+TEST(LmTextTest, RareWordsBecomeUnknownBelowMinCount) {
+  const std::string train = "a b a\nc a b\n";  // a: 3, b: 2, c: 1
+  ASSERT_OK_AND_ASSIGN(Vocabulary v, build_lm_vocabulary(train, "train", /*min_count=*/2));
+  ASSERT_EQ(v.size(), 4);  // <unk> <eos> a b, still in order of first use
+  EXPECT_EQ(v.word(2), "a");
+  EXPECT_EQ(v.word(3), "b");
+  ASSERT_OK_AND_ASSIGN(auto ids, tokenize_lm(train, "train", v));
+  EXPECT_EQ(ids, (std::vector<int64_t>{2, 3, 2, 1, 0, 2, 3, 1}));
+  ASSERT_OK_AND_ASSIGN(LmCorpus corpus, make_lm_corpus({"t", train}, {"v", "c a\n"}, {"x", ""}, 3));
+  EXPECT_EQ(corpus.vocab.size(), 3);
+  EXPECT_EQ(to_vector<int64_t>(corpus.valid), (std::vector<int64_t>{0, 2, 1}));
+  EXPECT_EQ(corpus.test.numel(), 0);
+  expect_error(build_lm_vocabulary(train, "wiki.train.tokens", 0).status(), absl::StatusCode::kInvalidArgument,
+               {"wiki.train.tokens", "min_count 0"});
+}
+
 TEST(LmTextTest, OneEosPerLineAndUnknownWords) {
   ASSERT_OK_AND_ASSIGN(Vocabulary v, build_lm_vocabulary("a b <unk>\nc\n", "train"));
   // Empty lines still end with <eos>; a final line without '\n' counts.
