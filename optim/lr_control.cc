@@ -7,7 +7,7 @@ namespace ts::optim {
 LrControl::LrControl(const LrControlOptions& o) {
   const double lr = scale_lr(o.lr, o.world_size, o.scaling);
   int64_t warmup = static_cast<int64_t>(o.warmup_epochs);
-  if (warmup == 0 && o.scaling == LrScaling::kLinear) warmup = mlbench_warmup_epochs(o.world_size);
+  if (warmup == 0) warmup = mlbench_warmup_epochs(o.world_size, o.scaling);
   using Schedule = LrControlOptions::Schedule;
   if (o.schedule == Schedule::kPlateau) {
     PlateauOptions plateau;

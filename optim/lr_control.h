@@ -22,8 +22,9 @@ struct LrControlOptions {
   int world_size = 1;
   LrScaling scaling = LrScaling::kLinear;
   // Linear warm-up from the per-worker lr to the scaled one, in whole
-  // epochs; 0 means MLBench's floor(log2(world_size)) epochs under linear
-  // scaling and none otherwise.
+  // epochs; 0 means MLBench's for the scaling rule (mlbench_warmup_epochs:
+  // floor(log2(world_size)) under linear scaling, 3 * world_size under
+  // square-root scaling).
   double warmup_epochs = 0;
   int epochs = 1;  // the run's length (the cosine's end)
   Schedule schedule = Schedule::kConstant;

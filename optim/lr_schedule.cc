@@ -143,7 +143,9 @@ double scale_lr(double base_lr, int64_t workers, LrScaling rule) {
   throw_error(absl::StatusCode::kInvalidArgument, "scale_lr: unknown rule ", static_cast<int>(rule));
 }
 
-int64_t mlbench_warmup_epochs(int64_t workers) {
+int64_t mlbench_warmup_epochs(int64_t workers, LrScaling rule) {
+  if (workers < 2 || rule == LrScaling::kNone) return 0;
+  if (rule == LrScaling::kSqrt) return 3 * workers;
   int64_t epochs = 0;
   while (workers >= 2) {
     workers /= 2;

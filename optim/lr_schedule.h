@@ -47,9 +47,11 @@ enum class LrScaling { kNone, kLinear, kSqrt };
 // The lr for `workers` (>= 1) workers from the single-worker lr: base_lr,
 // base_lr * workers or base_lr * sqrt(workers).
 double scale_lr(double base_lr, int64_t workers, LrScaling rule);
-// MLBench's warm-up length for the linear scaling rule: floor(log2(workers))
-// epochs (its int(math.log(world_size, 2)), exact here for powers of two).
-int64_t mlbench_warmup_epochs(int64_t workers);
+// MLBench's warm-up length for a scaling rule: floor(log2(workers)) epochs
+// for linear scaling (its int(math.log(world_size, 2)), exact here for
+// powers of two; tasks 1 and 2), 3 * workers epochs for square-root scaling
+// (task 3a), none for one worker or no scaling.
+int64_t mlbench_warmup_epochs(int64_t workers, LrScaling rule = LrScaling::kLinear);
 
 struct PlateauOptions {
   enum class Mode { kMin, kMax };  // whether the metric should fall (loss) or rise (accuracy)

@@ -317,6 +317,8 @@ absl::Status validate_config(const TaskConfig& c) {
   need(c.batch_size() >= 1, "batch_size", c.batch_size(), "must be >= 1");
   need(c.gradient_accumulation_steps() >= 1, "gradient_accumulation_steps", c.gradient_accumulation_steps(),
        "must be >= 1");
+  need(std::isfinite(c.grad_clip_norm()) && c.grad_clip_norm() >= 0, "grad_clip_norm", c.grad_clip_norm(),
+       "must be finite and >= 0; 0 means no clipping");
   if (c.has_sgd()) {
     const SgdConfig& sgd = c.sgd();
     need(std::isfinite(sgd.lr()) && sgd.lr() >= 0, "sgd.lr", sgd.lr(), "must be finite and >= 0");

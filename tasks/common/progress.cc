@@ -22,8 +22,8 @@ double eta_seconds(double elapsed_seconds, int64_t done, int64_t remaining) {
 }
 
 std::string format_progress(const ProgressState& s) {
-  return absl::StrFormat("epoch %d/%d  step %d/%d  loss %.4f  %.1f samples/s  ETA %s", s.epoch, s.epochs, s.step,
-                         s.steps, s.loss, s.samples_per_second, format_duration(s.eta_seconds));
+  return absl::StrFormat("epoch %d/%d  step %d/%d  loss %.4f  %.1f %s/s  ETA %s", s.epoch, s.epochs, s.step, s.steps,
+                         s.loss, s.samples_per_second, s.unit, format_duration(s.eta_seconds));
 }
 
 namespace {

@@ -18,7 +18,8 @@ struct ProgressState {
   int64_t steps = 0;
   double loss = 0;
   double samples_per_second = 0;
-  double eta_seconds = -1;  // < 0: unknown
+  std::string unit = "samples";  // what samples_per_second counts
+  double eta_seconds = -1;       // < 0: unknown
 };
 
 // "epoch 2/10  step 120/390  loss 1.2346  1234.5 samples/s  ETA 0:12:34"

@@ -11,9 +11,12 @@
 #include <memory>
 #include <string>
 
+#include "absl/status/status.h"
+
 #include "absl/types/span.h"
 #include "autograd/variable.h"
 #include "data/dataset.h"
+#include "data/loader/batch_source.h"
 #include "data/loader/transform.h"
 #include "nn/module.h"
 #include "optim/lr_schedule.h"
@@ -27,12 +30,17 @@ using Metrics = std::map<std::string, double>;
 // ranks before metrics() sees them.
 using EvalSums = std::map<std::string, Tensor>;
 
+// Either datasets, which the trainer's loaders shuffle, shard across ranks
+// and batch, or batch sources the recipe cuts itself, read in order (a
+// language model's token stream in BPTT windows, already this rank's share).
 struct TrainingData {
   std::shared_ptr<const data::Dataset> train;
   std::shared_ptr<const data::Dataset> eval;
   data::Transform train_transform;  // empty: none
   data::Transform eval_transform;
   std::string description;  // for the report: "fashion-mnist (/usr/share/...)"
+  std::shared_ptr<data::BatchSource> train_batches;
+  std::shared_ptr<data::BatchSource> eval_batches;
 };
 
 class Recipe {
@@ -57,6 +65,21 @@ class Recipe {
   // How the per-worker lr of the config grows with the world size (MLBench's
   // rule for the task).
   virtual optim::LrScaling lr_scaling() const { return optim::LrScaling::kLinear; }
+
+  // What a training batch counts for throughput, and its unit: by default
+  // its first field's first dimension, "samples" (images, rows); a language
+  // model counts "tokens".
+  virtual int64_t samples_in(absl::Span<const Tensor> batch) const { return batch.empty() ? 0 : batch[0].size(0); }
+  virtual std::string sample_unit() const { return "samples"; }
+  // A factor on the lr for the step of this (training) batch only:
+  // AWD-LSTM's window length over bptt. With gradient accumulation the
+  // step's factor is the mean of its micro-batches'.
+  virtual double lr_factor(absl::Span<const Tensor> /*batch*/) const { return 1; }
+  // State the recipe carries from one training batch to the next (an LSTM's
+  // hidden state across BPTT windows), which checkpoints hold so that a
+  // resumed run continues bit for bit. load_state gets it on the run's device.
+  virtual nn::NamedTensors state() const { return {}; }
+  virtual absl::Status load_state(const nn::NamedTensors& /*state*/) { return absl::OkStatus(); }
 };
 
 }  // namespace ts::tasks

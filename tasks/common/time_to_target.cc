@@ -3,9 +3,11 @@
 namespace ts::tasks {
 
 bool TimeToTarget::observe(double value, double elapsed_seconds, int epoch) {
-  if (!state_->has_best() || value > state_->best()) state_->set_best(value);
+  const bool better = minimize_ ? value < state_->best() : value > state_->best();
+  if (!state_->has_best() || better) state_->set_best(value);
   state_->set_has_best(true);
-  if (state_->reached() || !(value >= target_)) return false;  // NaN never reaches
+  const bool reaches = minimize_ ? value <= target_ : value >= target_;  // NaN never reaches
+  if (state_->reached() || !reaches) return false;
   state_->set_reached(true);
   state_->set_seconds(elapsed_seconds);
   state_->set_epoch(epoch);
@@ -16,6 +18,7 @@ Json TimeToTarget::to_json() const {
   Json j = Json::object();
   j["metric"] = metric_;
   j["target"] = target_;
+  j["minimize"] = minimize_;
   j["reached"] = state_->reached();
   j["seconds"] = state_->reached() ? Json(state_->seconds()) : Json("not reached");
   j["epoch"] = state_->reached() ? Json(state_->epoch()) : Json();

@@ -17,6 +17,7 @@
 #include "data/loader/loader.h"
 #include "data/loader/sampler.h"
 #include "nn/checkpoint.h"
+#include "optim/clip.h"
 #include "optim/lr_control.h"
 #include "tasks/common/checkpoint_schedule.h"
 #include "tasks/common/config.h"
@@ -58,11 +59,10 @@ absl::StatusOr<std::unique_ptr<data::Sampler>> make_sampler(int64_t n, const Tra
   return std::unique_ptr<data::Sampler>(new data::SequentialSampler(n));
 }
 
-absl::StatusOr<std::unique_ptr<data::DataLoader>> make_loader(std::shared_ptr<const data::Dataset> dataset,
-                                                              const data::Transform& transform,
-                                                              const TaskConfig& config, const TrainerOptions& options,
-                                                              bool shuffle) {
-  if (dataset == nullptr) return absl::InvalidArgumentError("the recipe gave no dataset");
+absl::StatusOr<std::shared_ptr<data::BatchSource>> make_loader(std::shared_ptr<const data::Dataset> dataset,
+                                                               const data::Transform& transform,
+                                                               const TaskConfig& config, const TrainerOptions& options,
+                                                               bool shuffle) {
   data::LoaderOptions loader;
   loader.batch_size = config.batch_size();
   loader.num_workers = config.num_workers();
@@ -70,7 +70,30 @@ absl::StatusOr<std::unique_ptr<data::DataLoader>> make_loader(std::shared_ptr<co
   loader.transform = transform;
   ASSIGN_OR_RETURN(std::unique_ptr<data::Sampler> sampler,
                    make_sampler(dataset->size(), options, shuffle, config.seed()));
-  return data::DataLoader::create(std::move(dataset), std::move(sampler), std::move(loader));
+  ASSIGN_OR_RETURN(std::unique_ptr<data::DataLoader> made,
+                   data::DataLoader::create(std::move(dataset), std::move(sampler), std::move(loader)));
+  return std::shared_ptr<data::BatchSource>(std::move(made));
+}
+
+// The recipe's batch sources, or loaders over its datasets.
+absl::Status make_sources(const TrainingData& data, const TaskConfig& config, const TrainerOptions& options,
+                          std::shared_ptr<data::BatchSource>& train, std::shared_ptr<data::BatchSource>& eval) {
+  const bool datasets = data.train != nullptr || data.eval != nullptr;
+  const bool sources = data.train_batches != nullptr || data.eval_batches != nullptr;
+  if (datasets == sources || (datasets && (data.train == nullptr || data.eval == nullptr)) ||
+      (sources && (data.train_batches == nullptr || data.eval_batches == nullptr))) {
+    return absl::InvalidArgumentError(
+        "the recipe must give either both datasets (train, eval) or both batch sources (train_batches, "
+        "eval_batches)");
+  }
+  if (sources) {
+    train = data.train_batches;
+    eval = data.eval_batches;
+    return absl::OkStatus();
+  }
+  ASSIGN_OR_RETURN(train, make_loader(data.train, data.train_transform, config, options, /*shuffle=*/true));
+  ASSIGN_OR_RETURN(eval, make_loader(data.eval, data.eval_transform, config, options, /*shuffle=*/false));
+  return absl::OkStatus();
 }
 
 // The lr control the config describes, for `world_size` workers.
@@ -139,11 +162,12 @@ struct Trainer::Parts {
         step_clock(device, std::move(clock)) {}
 
   std::shared_ptr<nn::Module> model;
+  std::vector<autograd::Variable> parameters;  // the model's, for gradient clipping
   std::unique_ptr<collectives::ddp::DistributedDataParallel> ddp;
   std::unique_ptr<optim::Optimizer> optimizer;
   optim::Asgd* asgd = nullptr;  // the optimizer, once NT-ASGD has switched to it
   std::optional<optim::LrControl> lr;
-  std::unique_ptr<data::DataLoader> train_loader, eval_loader;
+  std::shared_ptr<data::BatchSource> train_batches, eval_batches;
   std::unique_ptr<EventWriter> events;
   ProgressLine progress;
   StepClock step_clock;
@@ -211,6 +235,7 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::create(TaskConfig config, Devi
     TS_CHECK(p.model != nullptr, "the recipe gave no model");
     p.model->to(device);
     p.model->train();
+    p.parameters = p.model->parameters();
     p.optimizer = make_optimizer(c, *p.model);
     p.lr.emplace(lr_options(c, t->options_.world_size, recipe.lr_scaling()));
   }));
@@ -222,10 +247,9 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::create(TaskConfig config, Devi
     t->report_.extra("ddp")["backend"] = Json(std::string(t->options_.comm->backend_name()));
   }
   const TrainingData& data = recipe.data();
-  ASSIGN_OR_RETURN(p.train_loader, make_loader(data.train, data.train_transform, c, t->options_, /*shuffle=*/true));
-  ASSIGN_OR_RETURN(p.eval_loader, make_loader(data.eval, data.eval_transform, c, t->options_, /*shuffle=*/false));
+  RETURN_IF_ERROR(make_sources(data, c, t->options_, p.train_batches, p.eval_batches));
   if (t->steps_per_epoch() < 1) {
-    return absl::InvalidArgumentError(absl::StrCat("trainer: ", p.train_loader->num_batches(), " training batches of ",
+    return absl::InvalidArgumentError(absl::StrCat("trainer: ", p.train_batches->num_batches(), " training batches of ",
                                                    c.batch_size(), " make no step of ", c.gradient_accumulation_steps(),
                                                    " micro-batches on rank ", t->options_.rank));
   }
@@ -235,7 +259,7 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::create(TaskConfig config, Devi
 }
 
 int64_t Trainer::steps_per_epoch() const {
-  return parts_->train_loader->num_batches() / config_.gradient_accumulation_steps();
+  return parts_->train_batches->num_batches() / config_.gradient_accumulation_steps();
 }
 
 double Trainer::elapsed() const { return elapsed_before_ + (now() - session_start_); }
@@ -245,8 +269,9 @@ absl::Status Trainer::train_step(int64_t& samples, Tensor& loss) {
   const int micro_steps = config_.gradient_accumulation_steps();
   samples = 0;
   Tensor loss_sum;
+  double lr_factor_sum = 0;
   for (int micro = 0; micro < micro_steps; ++micro) {
-    ASSIGN_OR_RETURN(std::optional<data::Batch> batch, p.train_loader->next());
+    ASSIGN_OR_RETURN(std::optional<data::Batch> batch, p.train_batches->next());
     if (!batch) return absl::InternalError("the training loader ran out of batches within an epoch");
     if (p.ddp != nullptr) RETURN_IF_ERROR(p.ddp->begin_step());
     const auto forward_backward = [&] {
@@ -265,10 +290,24 @@ absl::Status Trainer::train_step(int64_t& samples, Tensor& loss) {
     } else {
       RETURN_IF_ERROR(forward_backward());
     }
-    samples += batch->fields.empty() ? 0 : batch->fields[0].size(0);
+    ASSIGN_OR_RETURN(const int64_t batch_samples, capture([&] { return recipe_.samples_in(batch->fields); }));
+    samples += batch_samples;
+    lr_factor_sum += recipe_.lr_factor(batch->fields);
   }
   return capture([&] {
+    if (config_.grad_clip_norm() > 0) optim::clip_grad_norm_(p.parameters, config_.grad_clip_norm());
+    // The step's lr times the recipe's factor (AWD-LSTM's window length over
+    // bptt), for this step only.
+    const double lr_factor = lr_factor_sum / micro_steps;
+    std::vector<double> lrs;
+    if (lr_factor != 1) {
+      for (int g = 0; g < p.optimizer->num_groups(); ++g) {
+        lrs.push_back(p.optimizer->lr(g));
+        p.optimizer->set_lr(g, lrs.back() * lr_factor);
+      }
+    }
     p.optimizer->step();
+    for (int g = 0; g < static_cast<int>(lrs.size()); ++g) p.optimizer->set_lr(g, lrs[g]);
     p.optimizer->zero_grad();
     loss = micro_steps > 1 ? loss_sum / static_cast<double>(micro_steps) : loss_sum;
   });
@@ -314,6 +353,7 @@ absl::Status Trainer::show_progress(int64_t steps) {
   s.step = state_.step_in_epoch();
   s.steps = steps;
   s.loss = state_.epoch_loss_sum() / static_cast<double>(std::max<int64_t>(state_.epoch_samples(), 1));
+  s.unit = recipe_.sample_unit();
   s.samples_per_second = session_step_seconds_ > 0 ? static_cast<double>(session_samples_) / session_step_seconds_ : 0;
   s.eta_seconds = eta_seconds(session_step_seconds_, session_steps_, remaining);
   progress.update(s, now());
@@ -322,7 +362,7 @@ absl::Status Trainer::show_progress(int64_t steps) {
 
 absl::StatusOr<Metrics> Trainer::evaluate(int epoch) {
   Parts& p = *parts_;
-  RETURN_IF_ERROR(p.eval_loader->start_epoch(epoch));
+  RETURN_IF_ERROR(p.eval_batches->start_epoch(epoch));
   std::map<std::string, Tensor> sums;
   autograd::NoGradGuard no_grad;
   p.model->eval();
@@ -347,7 +387,7 @@ absl::StatusOr<Metrics> Trainer::evaluate(int epoch) {
   };
   absl::Status status;
   while (status.ok()) {
-    absl::StatusOr<std::optional<data::Batch>> batch = p.eval_loader->next();
+    absl::StatusOr<std::optional<data::Batch>> batch = p.eval_batches->next();
     if (!batch.ok()) {
       status = batch.status();
       break;
@@ -493,6 +533,8 @@ absl::Status Trainer::save_checkpoint() {
   ASSIGN_OR_RETURN(blobs["model"], nn::encode_tensors(p.model->state_dict()));
   ASSIGN_OR_RETURN(blobs["optimizer"], nn::encode_tensors(p.optimizer->state()));
   ASSIGN_OR_RETURN(blobs["lr"], nn::encode_tensors(p.lr->state()));
+  ASSIGN_OR_RETURN(const nn::NamedTensors recipe_state, capture([&] { return recipe_.state(); }));
+  ASSIGN_OR_RETURN(blobs["recipe"], nn::encode_tensors(recipe_state));
   RETURN_IF_ERROR(make_dirs(config_.checkpoint_dir()));
   const absl::Status saved = save_run_state(checkpoint_path(), state_);
   state_.clear_blobs();  // the model's size, needed only in the file
@@ -525,6 +567,11 @@ absl::Status Trainer::restore() {
   if (absl::Status s = p.optimizer->load_state(optimizer_state); !s.ok()) return in_context(s);
   ASSIGN_OR_RETURN(const nn::NamedTensors lr_state, blob("lr"));
   if (absl::Status s = p.lr->load_state(lr_state); !s.ok()) return in_context(s);
+  ASSIGN_OR_RETURN(nn::NamedTensors recipe_state, blob("recipe"));
+  RETURN_IF_ERROR(capture([&] {
+    for (auto& [name, value] : recipe_state) value = to(value, device_);
+  }));
+  if (absl::Status s = recipe_.load_state(recipe_state); !s.ok()) return in_context(s);
   state_.clear_blobs();
   default_generator().set_state({state_.generator().seed(), state_.generator().offset()});
   elapsed_before_ = state_.elapsed_seconds();
@@ -564,7 +611,9 @@ absl::Status Trainer::write_report() {
   Parts& p = *parts_;
   const double elapsed_seconds = elapsed();
   report_.set_epochs(state_.epochs());
-  report_.set("throughput", p.step_times->to_json());
+  Json throughput = p.step_times->to_json();
+  throughput["unit"] = recipe_.sample_unit();  // what "samples" counts
+  report_.set("throughput", std::move(throughput));
   report_.set("time_to_target", p.target->to_json());
   report_.set("time_breakdown", time_breakdown());
   report_.set("scaling",
@@ -599,13 +648,11 @@ absl::StatusOr<RunSummary> Trainer::run() {
   session_start_ = now();
   if (config_.resume()) RETURN_IF_ERROR(restore());
   p.step_times.emplace(state_.mutable_steps(), config_.warmup_steps());
-  p.target.emplace(config_.target_metric(), config_.target_value(), state_.mutable_target());
+  p.target.emplace(config_.target_metric(), config_.target_value(), config_.target_minimize(), state_.mutable_target());
   p.loss_curve.emplace(state_.mutable_train_loss());
   CheckpointSchedule schedule(config_.checkpoint_interval_minutes(), now());
   const int64_t max_steps = config_.max_steps();
   const auto out_of_steps = [&] { return max_steps > 0 && state_.global_step() >= max_steps; };
-  const int64_t steps = steps_per_epoch();
-
   while (state_.epoch() < config_.epochs() && !out_of_steps()) {
     const int epoch = state_.epoch();
     if (state_.step_in_epoch() == 0) {
@@ -613,13 +660,16 @@ absl::StatusOr<RunSummary> Trainer::run() {
       state_.set_epoch_samples(0);
       epoch_seconds_before_ = 0;
     }
-    if (state_.step_in_epoch() > steps) {
-      return absl::FailedPreconditionError(absl::StrCat("checkpoint is at step ", state_.step_in_epoch(), " of epoch ",
-                                                        epoch + 1, ", which has only ", steps, " steps now"));
-    }
     epoch_session_start_ = now();
     p.optimizer->set_lr(p.lr->lr(epoch));
-    RETURN_IF_ERROR(p.train_loader->start_epoch(epoch, state_.step_in_epoch() * config_.gradient_accumulation_steps()));
+    const int64_t micro_batches_done = state_.step_in_epoch() * config_.gradient_accumulation_steps();
+    if (absl::Status s = p.train_batches->start_epoch(epoch, micro_batches_done); !s.ok()) {
+      return absl::FailedPreconditionError(absl::StrCat("checkpoint is at step ", state_.step_in_epoch(), " of epoch ",
+                                                        epoch + 1, ", which has only ", steps_per_epoch(),
+                                                        " steps now (", s.message(), ")"));
+    }
+    // Per epoch: a source with random window lengths has its own count each.
+    const int64_t steps = steps_per_epoch();
 
     while (state_.step_in_epoch() < steps && !out_of_steps()) {
       const std::string where = absl::StrCat("epoch ", epoch + 1, ", step ", state_.step_in_epoch());

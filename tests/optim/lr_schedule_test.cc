@@ -89,6 +89,10 @@ TEST(LrScheduleTest, ScalingRules) {
   EXPECT_EQ(mlbench_warmup_epochs(6), 2);
   EXPECT_EQ(mlbench_warmup_epochs(8), 3);
   EXPECT_EQ(mlbench_warmup_epochs(32), 5);
+  // Task 3a's rule for square-root scaling: 3 epochs per worker.
+  EXPECT_EQ(mlbench_warmup_epochs(1, LrScaling::kSqrt), 0);
+  EXPECT_EQ(mlbench_warmup_epochs(4, LrScaling::kSqrt), 12);
+  EXPECT_EQ(mlbench_warmup_epochs(8, LrScaling::kNone), 0);
 }
 
 TEST(PlateauTest, PatienceAndRelativeThresholdAsTorch) {

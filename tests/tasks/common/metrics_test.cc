@@ -94,7 +94,7 @@ TEST(StepTimesTest, RestoredRunWarmsUpAgain) {
 
 TEST(TimeToTargetTest, FirstCrossingWins) {
   TargetState state;
-  TimeToTarget t("accuracy", 0.9, &state);
+  TimeToTarget t("accuracy", 0.9, /*minimize=*/false, &state);
   EXPECT_TRUE(t.to_json().find("best")->is_null());
   EXPECT_FALSE(t.observe(0.5, 10, 1));
   EXPECT_FALSE(t.observe(std::nan(""), 15, 2));
@@ -118,13 +118,28 @@ TEST(TimeToTargetTest, RestoredStateKeepsTheFirstCrossing) {
   state.set_epoch(3);
   state.set_has_best(true);
   state.set_best(0.91);
-  TimeToTarget t("accuracy", 0.9, &state);
+  TimeToTarget t("accuracy", 0.9, /*minimize=*/false, &state);
   EXPECT_TRUE(t.reached());
   EXPECT_FALSE(t.observe(0.93, 40, 5));
   EXPECT_EQ(state.seconds(), 20);
   EXPECT_EQ(state.best(), 0.93);
   EXPECT_FALSE(t.observe(0.5, 50, 6));
   EXPECT_EQ(state.best(), 0.93);
+}
+
+TEST(TimeToTargetTest, AMinimizedMetricReachesAtOrBelowItsTarget) {
+  TargetState state;
+  TimeToTarget t("perplexity", 150, /*minimize=*/true, &state);
+  EXPECT_FALSE(t.observe(400, 10, 1));
+  EXPECT_FALSE(t.observe(std::nan(""), 15, 2));
+  EXPECT_FALSE(t.observe(151, 18, 3));
+  EXPECT_EQ(state.best(), 151);
+  EXPECT_TRUE(t.observe(150, 20, 4));
+  EXPECT_FALSE(t.observe(170, 30, 5));
+  EXPECT_EQ(state.seconds(), 20);
+  EXPECT_EQ(state.epoch(), 4);
+  EXPECT_EQ(state.best(), 150);
+  EXPECT_TRUE(t.to_json().find("minimize")->as_bool());
 }
 
 std::vector<int64_t> steps_of(const CurvePoints& points) { return {points.steps().begin(), points.steps().end()}; }

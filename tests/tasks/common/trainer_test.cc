@@ -3,7 +3,8 @@
 // shuffled batches): a run that crashes after a timed mid-epoch checkpoint,
 // or stops at max_steps, resumes to bit-identical parameters, losses and loss
 // curve; gradient accumulation over k micro-batches equals one batch k times
-// as large; the report and TensorBoard files hold what the run did, its
+// as large; gradient clipping and the recipe's per-step lr factor shape the
+// steps; the report and TensorBoard files hold what the run did, its
 // scaling efficiency against a baseline report and its price; the log has no
 // terminal escapes; errors name the step, the checkpoint, the field or the
 // baseline file.
@@ -66,7 +67,7 @@ class LineRecipe final : public Recipe {
     data_.description = "a line";
   }
 
-  const TrainingData& data() const override { return data_; }
+  const TrainingData& data() const override { return no_data ? empty_ : data_; }
   std::shared_ptr<nn::Module> model() const override { return linear_; }
   autograd::Variable loss(absl::Span<const Tensor> batch) override {
     if (steps_run == fail_at_step) throw_error(absl::StatusCode::kAborted, "simulated crash");
@@ -77,6 +78,7 @@ class LineRecipe final : public Recipe {
     losses.push_back(item<double>(loss.data()));
     return loss;
   }
+  double lr_factor(absl::Span<const Tensor>) const override { return lr_factor_value; }
   EvalSums evaluate(absl::Span<const Tensor> batch) override {
     const Tensor err = linear_->forward(autograd::Variable(batch[0])).data() - batch[1];
     return {{"squared_error", sum(err * err)},
@@ -97,9 +99,11 @@ class LineRecipe final : public Recipe {
   int64_t steps_run = 0;
   int64_t fail_at_step = -1;  // this recipe's step at which loss() throws
   int64_t nan_at_step = -1;   // ... at which its loss is NaN
+  double lr_factor_value = 1;
+  bool no_data = false;  // data() gives neither datasets nor batch sources
 
  private:
-  TrainingData data_;
+  TrainingData data_, empty_;
   std::shared_ptr<nn::Linear> linear_;
   std::shared_ptr<nn::Dropout> dropout_;
 };
@@ -584,6 +588,39 @@ TEST_F(TrainerTest, RecipeAndConfigErrors) {
   too_large.set_gradient_accumulation_steps(2);
   expect_error(Trainer::create(too_large, Device::cpu(), *line).status(), absl::StatusCode::kInvalidArgument,
                {"make no step of 2 micro-batches"});
+  line->no_data = true;
+  expect_error(Trainer::create(config("no_data"), Device::cpu(), *line).status(), absl::StatusCode::kInvalidArgument,
+               {"either both datasets", "or both batch sources"});
+  TaskConfig clip = config("clip");
+  clip.set_grad_clip_norm(-1);
+  expect_error(Trainer::create(clip, Device::cpu(), *line).status(), absl::StatusCode::kInvalidArgument,
+               {"grad_clip_norm = -1"});
+}
+
+// Gradient clipping bounds the first step's length by lr * max_norm, along
+// the unclipped step; the recipe's lr factor scales every step's lr, and
+// only that step's: lr 0.2 with factor 0.5 trains exactly as lr 0.1.
+TEST_F(TrainerTest, ClippingAndTheRecipesLrFactorShapeTheSteps) {
+  const auto steps = [&](int64_t count, double lr, double clip, double factor) {
+    auto line = recipe();
+    line->lr_factor_value = factor;
+    TaskConfig c = config("steps");
+    c.clear_checkpoint_dir();
+    c.set_max_steps(count);
+    c.mutable_sgd()->set_lr(lr);
+    c.set_grad_clip_norm(clip);
+    const std::vector<double> before = line->parameters();
+    EXPECT_OK(trainer(c, *line)->run().status());
+    const std::vector<double> after = line->parameters();
+    return std::vector<double>{after[0] - before[0], after[1] - before[1]};
+  };
+  const std::vector<double> plain = steps(1, 0.2, 0, 1);
+  const std::vector<double> clipped = steps(1, 0.2, 1e-3, 1);
+  ASSERT_GT(std::hypot(plain[0], plain[1]), 0.2 * 1e-2) << "the test needs a gradient larger than the clip";
+  EXPECT_NEAR(std::hypot(clipped[0], clipped[1]), 0.2 * 1e-3, 1e-9);
+  EXPECT_NEAR(clipped[0] / clipped[1], plain[0] / plain[1], 1e-9);
+  EXPECT_EQ(steps(3, 0.2, 0, 0.5), steps(3, 0.1, 0, 1));
+  EXPECT_NE(steps(3, 0.2, 0, 0.5), steps(3, 0.2, 0, 1));
 }
 
 }  // namespace
