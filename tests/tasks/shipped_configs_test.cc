@@ -5,6 +5,7 @@
 #include "gtest/gtest.h"
 #include "tasks/common/config.h"
 #include "tasks/logreg/logreg.pb.h"
+#include "tasks/lstm_lm/lstm_lm.pb.h"
 #include "tasks/resnet20/resnet20.pb.h"
 #include "tests/tensor/testing.h"
 
@@ -49,6 +50,41 @@ TEST(ShippedConfigs, LogregDefault) {
   EXPECT_EQ(c.name(), "logreg");
   EXPECT_EQ(c.lr_schedule(), TaskConfig::PLATEAU);
   EXPECT_DOUBLE_EQ(c.GetExtension(logreg).l2(), 2.5e-6);
+}
+
+TEST(ShippedConfigs, LstmLmDefaultIsTheShortFortunesRun) {
+  const TaskConfig c = load("tasks/lstm_lm/config.textproto");
+  EXPECT_EQ(c.name(), "lstm_lm");
+  EXPECT_EQ(c.target_metric(), "perplexity");
+  EXPECT_TRUE(c.target_minimize());
+  EXPECT_DOUBLE_EQ(c.grad_clip_norm(), 0.25);
+  ASSERT_TRUE(c.has_sgd());
+  EXPECT_DOUBLE_EQ(c.sgd().lr(), 30);
+  EXPECT_EQ(c.GetExtension(lstm_lm).dataset(), LstmLmConfig::FORTUNES);
+}
+
+TEST(ShippedConfigs, LstmLmMlbenchIsTheFullRecipe) {
+  const TaskConfig c = load("tasks/lstm_lm/mlbench.textproto");
+  EXPECT_EQ(c.epochs(), 750);
+  EXPECT_EQ(c.batch_size(), 80);
+  EXPECT_DOUBLE_EQ(c.grad_clip_norm(), 0.25);
+  ASSERT_TRUE(c.has_sgd());
+  EXPECT_DOUBLE_EQ(c.sgd().lr(), 30);
+  EXPECT_DOUBLE_EQ(c.sgd().weight_decay(), 1.2e-6);
+  EXPECT_EQ(c.sgd().nt_asgd_nonmono(), 5);
+  EXPECT_DOUBLE_EQ(c.warmup_epochs(), 0) << "MLBench's 3k-epoch warm-up comes from the sqrt scaling rule";
+  EXPECT_DOUBLE_EQ(c.target_value(), 70);
+  EXPECT_TRUE(c.target_minimize());
+  const LstmLmConfig& lm = c.GetExtension(lstm_lm);
+  EXPECT_EQ(lm.dataset(), LstmLmConfig::WIKITEXT2);
+  EXPECT_EQ(lm.embedding_size(), 400);
+  EXPECT_EQ(lm.hidden_size(), 1150);
+  EXPECT_EQ(lm.num_layers(), 3);
+  EXPECT_EQ(lm.bptt(), 70);
+  EXPECT_TRUE(lm.random_bptt());
+  EXPECT_EQ(lm.eval_bptt(), 10);
+  EXPECT_DOUBLE_EQ(lm.ar_alpha(), 2);
+  EXPECT_DOUBLE_EQ(lm.tar_beta(), 1);
 }
 
 }  // namespace

@@ -6,12 +6,12 @@
 # carriage returns, no escape codes, whatever TERM says); and a bad flag or
 # config file ends with a one-line error naming it and exit status 1, also a
 # baseline report that rank 0 of two cannot read.
-#   standalone_test.sh LOGREG RESNET20
+#   standalone_test.sh LOGREG RESNET20 LSTM_LM
 set -uo pipefail
-logreg_src=$1 resnet20_src=$2
+logreg_src=$1 resnet20_src=$2 lstm_lm_src=$3
 
 dir=$(mktemp -d "${TEST_TMPDIR:-/tmp}/standalone.XXXXXX")
-cp "$logreg_src" "$resnet20_src" "$dir/"
+cp "$logreg_src" "$resnet20_src" "$lstm_lm_src" "$dir/"
 cd "$dir"
 failed=0
 fail() { echo "FAIL: $*"; failed=1; }
@@ -34,6 +34,14 @@ echo "== resnet20, synthetic data, 2 steps"
 cat resnet20.log
 check_plain_log resnet20.log
 grep -q '"name": "resnet20"' out20/report.json || fail "no resnet20 report"
+
+echo "== lstm_lm, its default data (the fortunes corpus), a small model, 3 steps"
+./lstm_lm --max_steps=3 --batch_size=4 --set='hidden_size=16,embedding_size=8' --output_dir=outlm >lstm_lm.log 2>&1 ||
+  fail "lstm_lm exited with $?"
+cat lstm_lm.log
+check_plain_log lstm_lm.log
+grep -q '"unit": "tokens"' outlm/report.json || fail "the lstm_lm report does not count tokens"
+grep -q 'fortunes (/usr/share/games/fortunes)' outlm/report.json || fail "the lstm_lm report does not name its data"
 
 echo "== --config=FILE overrides the compiled-in default"
 cat >short.textproto <<'CONFIG'

@@ -1,0 +1,102 @@
+#include "tasks/lstm_lm/lm_data.h"
+
+#include <memory>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "base/error.h"
+#include "base/status_macros.h"
+#include "data/loader/bptt_batches.h"
+#include "data/readers/lm_text.h"
+#include "data/synthetic/tokens.h"
+#include "tasks/lstm_lm/lstm_lm.pb.h"
+#include "tensor/ops.h"
+#include "tools/corpus/fortune_corpus.h"
+
+namespace ts::tasks {
+namespace {
+
+struct Streams {
+  Tensor train, valid;  // i64 [tokens]
+  int64_t vocabulary = 0;
+  std::string description;
+};
+
+absl::StatusOr<Streams> fortunes(const TaskConfig& config, const LstmLmConfig& lm) {
+  corpus::FortuneCorpusOptions options;
+  if (!config.data_path().empty()) options.fortune_dir = config.data_path();
+  ASSIGN_OR_RETURN(const corpus::FortuneCorpus texts, corpus::make_fortune_corpus(options));
+  ASSIGN_OR_RETURN(
+      data::LmCorpus corpus,
+      data::make_lm_corpus({options.fortune_dir + " (train split)", texts.splits[0]},
+                           {options.fortune_dir + " (valid split)", texts.splits[1]},
+                           {options.fortune_dir + " (test split)", texts.splits[2]}, lm.vocab_min_count()));
+  return Streams{corpus.train, corpus.valid, corpus.vocab.size(), absl::StrCat("fortunes (", options.fortune_dir, ")")};
+}
+
+absl::StatusOr<Streams> wikitext2(const TaskConfig& config, const LstmLmConfig& lm) {
+  if (config.data_path().empty()) {
+    return absl::InvalidArgumentError("dataset WIKITEXT2 needs --data_path=DIR holding wiki.{train,valid,test}.tokens");
+  }
+  const std::string& dir = config.data_path();
+  ASSIGN_OR_RETURN(data::LmCorpus corpus, data::load_lm_corpus(dir + "/wiki.train.tokens", dir + "/wiki.valid.tokens",
+                                                               dir + "/wiki.test.tokens", lm.vocab_min_count()));
+  return Streams{corpus.train, corpus.valid, corpus.vocab.size(), absl::StrCat("wikitext-2 (", dir, ")")};
+}
+
+absl::StatusOr<Streams> synthetic(const TaskConfig& config, const LstmLmConfig& lm) {
+  data::SyntheticTokenOptions options;
+  options.vocab_size = lm.synthetic_vocabulary();
+  options.seed = config.seed();
+  ASSIGN_OR_RETURN(const std::unique_ptr<data::SyntheticTokenStream> stream,
+                   data::SyntheticTokenStream::create(options));
+  ASSIGN_OR_RETURN(Tensor train, stream->tokens(0, lm.synthetic_train_tokens()));
+  ASSIGN_OR_RETURN(Tensor valid, stream->tokens(lm.synthetic_train_tokens(), lm.synthetic_valid_tokens()));
+  return Streams{train, valid, options.vocab_size, "synthetic Markov-chain tokens"};
+}
+
+// This rank's rows of the stream batchified into rows_per_rank * world_size
+// rows, as BPTT windows.
+absl::StatusOr<std::shared_ptr<data::BatchSource>> rank_windows(const Tensor& stream, int64_t rows_per_rank, int rank,
+                                                                int world_size, data::BpttOptions options,
+                                                                absl::string_view split) {
+  const int64_t rows = rows_per_rank * world_size;
+  if (stream.numel() < 2 * rows) {
+    return absl::InvalidArgumentError(absl::StrCat("the ", split, " split's ", stream.numel(),
+                                                   " tokens are too few for ", rows_per_rank, " rows on each of ",
+                                                   world_size, " ranks (at least 2 tokens per row)"));
+  }
+  ASSIGN_OR_RETURN(const Tensor batched, data::batchify(stream, rows));
+  ASSIGN_OR_RETURN(Tensor mine,
+                   capture([&] { return contiguous(batched.narrow(0, rank * rows_per_rank, rows_per_rank)); }));
+  ASSIGN_OR_RETURN(std::unique_ptr<data::BpttBatches> windows, data::BpttBatches::create(std::move(mine), options));
+  return std::shared_ptr<data::BatchSource>(std::move(windows));
+}
+
+}  // namespace
+
+absl::StatusOr<LmData> open_lm_data(const TaskConfig& config, int rank, int world_size) {
+  const LstmLmConfig& lm = config.GetExtension(lstm_lm);
+  absl::StatusOr<Streams> streams = config.synthetic()                        ? synthetic(config, lm)
+                                    : lm.dataset() == LstmLmConfig::WIKITEXT2 ? wikitext2(config, lm)
+                                                                              : fortunes(config, lm);
+  RETURN_IF_ERROR(streams.status());
+  LmData out;
+  out.vocabulary = streams->vocabulary;
+  data::BpttOptions train_windows;
+  train_windows.bptt = lm.bptt();
+  train_windows.random_lengths = lm.random_bptt();
+  train_windows.min_length = lm.min_seq_len();
+  train_windows.seed = config.seed();
+  ASSIGN_OR_RETURN(out.data.train_batches,
+                   rank_windows(streams->train, config.batch_size(), rank, world_size, train_windows, "train"));
+  data::BpttOptions eval_windows;
+  eval_windows.bptt = lm.eval_bptt();
+  ASSIGN_OR_RETURN(out.data.eval_batches,
+                   rank_windows(streams->valid, lm.eval_batch_size(), rank, world_size, eval_windows, "validation"));
+  out.data.description = absl::StrCat(streams->description, ": ", streams->train.numel(), " train and ",
+                                      streams->valid.numel(), " validation tokens, vocabulary ", out.vocabulary);
+  return out;
+}
+
+}  // namespace ts::tasks

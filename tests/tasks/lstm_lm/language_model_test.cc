@@ -1,0 +1,183 @@
+// The language-model task on a tiny AWD-LSTM over a synthetic token stream:
+// ranks get disjoint rows of the stream and the same number of steps; a run
+// stopped mid-epoch resumes to bit-identical parameters and report (the
+// carried LSTM states travel in the checkpoint: without them the resumed
+// window would start from zeros); evaluation reports perplexity as the
+// exponential of the per-token loss, throughput counts tokens, and each
+// step's lr follows its window's length.
+#include <cmath>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/files.h"
+#include "base/json.h"
+#include "base/status_macros.h"
+#include "data/readers/lm_text.h"
+#include "data/synthetic/tokens.h"
+#include "gtest/gtest.h"
+#include "tasks/common/trainer.h"
+#include "tasks/lstm_lm/language_model.h"
+#include "tasks/lstm_lm/lm_data.h"
+#include "tasks/lstm_lm/lstm_lm.pb.h"
+#include "tensor/ops.h"
+#include "tensor/random.h"
+#include "tests/tensor/testing.h"
+
+namespace ts::tasks {
+namespace {
+
+using ::ts::testing::expect_error;
+
+constexpr int64_t kVocabulary = 40;
+
+TaskConfig config(const std::string& name) {
+  TaskConfig c;
+  c.set_name(name);
+  c.set_seed(5);
+  c.set_epochs(2);
+  c.set_batch_size(4);
+  c.set_synthetic(true);
+  c.set_grad_clip_norm(0.25);
+  c.mutable_sgd()->set_lr(5);
+  c.set_target_metric("perplexity");
+  c.set_target_value(30);
+  c.set_target_minimize(true);
+  c.set_device("cpu");
+  c.set_warmup_steps(1);
+  const std::string root = join_path(::testing::TempDir(), name);
+  c.set_output_dir(join_path(root, "out"));
+  c.set_checkpoint_dir(join_path(root, "ckpt"));
+  LstmLmConfig& lm = *c.MutableExtension(lstm_lm);
+  lm.set_synthetic_vocabulary(kVocabulary);
+  lm.set_synthetic_train_tokens(1200);
+  lm.set_synthetic_valid_tokens(300);
+  lm.set_bptt(12);
+  lm.set_eval_batch_size(3);
+  lm.set_eval_bptt(7);
+  return c;
+}
+
+std::unique_ptr<LanguageModelRecipe> recipe(const TaskConfig& c, int rank = 0, int world_size = 1) {
+  absl::StatusOr<LmData> data = open_lm_data(c, rank, world_size);
+  EXPECT_OK(data.status());
+  manual_seed(c.seed());  // as run_task seeds before the model is built
+  nn::models::AwdLstmOptions model;
+  model.embedding_size = 6;
+  model.hidden_size = 10;
+  model.num_layers = 2;
+  const LstmLmConfig& lm = c.GetExtension(lstm_lm);
+  return std::make_unique<LanguageModelRecipe>(std::move(data->data),
+                                               std::make_shared<nn::models::AwdLstm>(data->vocabulary, model),
+                                               LanguageModelOptions{lm.bptt(), lm.ar_alpha(), lm.tar_beta()});
+}
+
+std::vector<std::vector<double>> parameters(const nn::Module& model) {
+  std::vector<std::vector<double>> out;
+  for (const auto& [name, p] : model.named_parameters()) out.push_back(to_vector<double>(to(p.data(), DType::kF64)));
+  return out;
+}
+
+absl::StatusOr<RunSummary> run(const TaskConfig& c, Recipe& r) {
+  TrainerOptions options;
+  options.progress_out = nullptr;
+  ASSIGN_OR_RETURN(std::unique_ptr<Trainer> trainer, Trainer::create(c, Device::cpu(), r, options));
+  return trainer->run();
+}
+
+// The first window's input rows, batch-major: [B][T].
+std::vector<std::vector<int64_t>> first_rows(data::BatchSource& source) {
+  EXPECT_OK(source.start_epoch(0));
+  absl::StatusOr<std::optional<data::Batch>> batch = source.next();
+  EXPECT_OK(batch.status());
+  const Tensor rows = contiguous((**batch).fields[0].transpose(0, 1));
+  std::vector<std::vector<int64_t>> out;
+  for (int64_t b = 0; b < rows.size(0); ++b) out.push_back(to_vector<int64_t>(rows.select(0, b)));
+  return out;
+}
+
+TEST(LanguageModelTest, RanksReadTheirOwnRowsAndTakeTheSameSteps) {
+  TaskConfig c = config("ranks");
+  c.MutableExtension(lstm_lm)->set_random_bptt(true);
+  ASSERT_OK_AND_ASSIGN(const LmData rank0, open_lm_data(c, 0, 2));
+  ASSERT_OK_AND_ASSIGN(const LmData rank1, open_lm_data(c, 1, 2));
+  EXPECT_EQ(rank0.vocabulary, kVocabulary);
+  ASSERT_OK(rank0.data.train_batches->start_epoch(1));
+  ASSERT_OK(rank1.data.train_batches->start_epoch(1));
+  EXPECT_EQ(rank0.data.train_batches->num_batches(), rank1.data.train_batches->num_batches());
+  // The stream in 2 x 4 rows: rank r reads rows [4r, 4r + 4).
+  data::SyntheticTokenOptions options;
+  options.vocab_size = kVocabulary;
+  options.seed = c.seed();
+  ASSERT_OK_AND_ASSIGN(auto stream, data::SyntheticTokenStream::create(options));
+  ASSERT_OK_AND_ASSIGN(const Tensor tokens, stream->tokens(0, 1200));
+  ASSERT_OK_AND_ASSIGN(const Tensor all_rows, data::batchify(tokens, 8));
+  const auto r0 = first_rows(*rank0.data.train_batches);
+  const auto r1 = first_rows(*rank1.data.train_batches);
+  for (int64_t b = 0; b < 4; ++b) {
+    const int64_t t = static_cast<int64_t>(r0[b].size());
+    EXPECT_EQ(r0[b], to_vector<int64_t>(contiguous(all_rows.select(0, b).narrow(0, 0, t))));
+    EXPECT_EQ(r1[b], to_vector<int64_t>(contiguous(all_rows.select(0, 4 + b).narrow(0, 0, t))));
+  }
+
+  LstmLmConfig& lm = *c.MutableExtension(lstm_lm);
+  lm.set_synthetic_valid_tokens(10);
+  expect_error(open_lm_data(c, 0, 2).status(), absl::StatusCode::kInvalidArgument,
+               {"validation split's 10 tokens", "3 rows on each of 2 ranks"});
+  lm.set_synthetic_valid_tokens(300);
+  c.set_synthetic(false);
+  lm.set_dataset(LstmLmConfig::WIKITEXT2);
+  expect_error(open_lm_data(c, 0, 1).status(), absl::StatusCode::kInvalidArgument, {"WIKITEXT2", "--data_path"});
+}
+
+TEST(LanguageModelTest, StoppedMidEpochResumesBitIdentically) {
+  TaskConfig whole = config("whole");
+  whole.MutableExtension(lstm_lm)->set_random_bptt(true);
+  whole.clear_checkpoint_dir();
+  auto reference = recipe(whole);
+  ASSERT_OK_AND_ASSIGN(const RunSummary done, run(whole, *reference));
+  ASSERT_EQ(done.epochs_completed, 2);
+
+  TaskConfig part = config("part");
+  part.MutableExtension(lstm_lm)->set_random_bptt(true);
+  ASSERT_OK_AND_ASSIGN(const LmData data, open_lm_data(part, 0, 1));
+  ASSERT_OK(data.data.train_batches->start_epoch(0));
+  part.set_max_steps(data.data.train_batches->num_batches() + 3);  // inside epoch 2
+  auto first = recipe(part);
+  ASSERT_OK_AND_ASSIGN(const RunSummary stopped, run(part, *first));
+  ASSERT_EQ(stopped.epochs_completed, 1);
+  part.set_max_steps(0);
+  part.set_resume(true);
+  auto second = recipe(part);
+  ASSERT_OK_AND_ASSIGN(const RunSummary resumed, run(part, *second));
+  EXPECT_TRUE(resumed.resumed);
+  EXPECT_EQ(resumed.global_step, done.global_step);
+  EXPECT_EQ(parameters(*second->model()), parameters(*reference->model()));
+  EXPECT_EQ(resumed.last_metrics, done.last_metrics);
+}
+
+TEST(LanguageModelTest, PerplexityTokensAndTheWindowsLr) {
+  TaskConfig c = config("report");
+  c.clear_checkpoint_dir();
+  c.MutableExtension(lstm_lm)->set_random_bptt(false);
+  auto r = recipe(c);
+  ASSERT_OK_AND_ASSIGN(const RunSummary done, run(c, *r));
+  EXPECT_NEAR(done.last_metrics.at("perplexity"), std::exp(done.last_metrics.at("loss")), 1e-9);
+  EXPECT_LT(done.last_metrics.at("perplexity"), kVocabulary) << "training learned nothing of the Markov chain";
+  ASSERT_OK_AND_ASSIGN(const std::string text, read_file(join_path(c.output_dir(), "report.json")));
+  ASSERT_OK_AND_ASSIGN(const Json report, parse_json(text));
+  const Json& throughput = *report.find("throughput");
+  EXPECT_EQ(throughput.find("unit")->as_string(), "tokens");
+  // 1200 tokens in 4 rows of 300: 299 targets per row, all counted but the
+  // warm-up step's 12 per row.
+  EXPECT_EQ(throughput.find("samples")->as_int(), 2 * 4 * 299 - 4 * 12);
+  EXPECT_TRUE(report.find("time_to_target")->find("minimize")->as_bool());
+
+  const Tensor window = zeros({35, 4}, {DType::kI64});
+  const Tensor batch[] = {window, window, scalar_tensor(0, {DType::kI64})};
+  EXPECT_DOUBLE_EQ(r->lr_factor(batch), 35.0 / 12.0);
+  EXPECT_EQ(r->samples_in(batch), 35 * 4);
+}
+
+}  // namespace
+}  // namespace ts::tasks
