@@ -9,6 +9,8 @@
 #include "autograd/ops.h"
 #include "base/error.h"
 #include "nn/dropout.h"
+#include "nn/functional/cpu/onednn_lstm.h"
+#include "nn/functional/cpu_reference_path.h"
 #include "tensor/ops.h"
 
 namespace ts::nn {
@@ -30,22 +32,57 @@ Tensor length_mask(const Tensor& lengths, int64_t steps, int64_t batch, const Te
   return to(from_vector<double>(mask, {steps, batch, 1}, like.device()), like.dtype());
 }
 
-// One layer in one direction as one recorded op (inputs x [T, B, in], h0
-// and c0 [B, hidden], weight_ih, weight_hh and, with bias, bias_ih and
-// bias_hh; outputs: the output [T, B, hidden] and the final h and c). The
-// forward projects all steps' inputs with one GEMM and takes one recurrent
-// GEMM per step, saving each step's gates; the backward runs the steps in
-// reverse for the gate gradients, then forms the input and weight
-// gradients of all steps at once with one GEMM each. `mask` [T, B, 1] (or
-// undefined) freezes a sequence's state past its length and zeroes its
-// output there.
+// One layer in one direction's outputs: [T, B, hidden] and the final h, c.
 struct Direction {
   Variable output, h, c;
 };
 
+// lstm_direction on oneDNN's LSTM primitives (f32 on the CPU, without padded
+// lengths, which they do not take): one forward that keeps its workspace
+// for the one backward. The two biases enter as their sum, so each gets the
+// bias gradient.
+Direction onednn_lstm_direction(const Variable& x, const Variable& h0, const Variable& c0, const Variable& w_ih,
+                                const Variable& w_hh, const Variable& b_ih, const Variable& b_hh, bool reverse) {
+  const Tensor input = contiguous(x.data()), h_start = contiguous(h0.data()), c_start = contiguous(c0.data());
+  const Tensor weight_ih = contiguous(w_ih.data()), weight_hh = contiguous(w_hh.data());
+  const int64_t hidden = h0.size(1);
+  const bool with_bias = b_ih.defined();
+  const Tensor bias = with_bias ? contiguous(b_ih.data() + b_hh.data()) : zeros({4 * hidden}, {DType::kF32});
+  const functional::OnednnLstmForward forward =
+      functional::onednn_lstm_forward(input, h_start, c_start, weight_ih, weight_hh, bias, reverse);
+  std::vector<autograd::Variable> inputs = {x, h0, c0, w_ih, w_hh};
+  if (with_bias) inputs.insert(inputs.end(), {b_ih, b_hh});
+  std::vector<Variable> outs =
+      autograd::record("lstm", inputs, {forward.output, forward.h, forward.c}, [=](const autograd::GradContext& ctx) {
+        const auto grad_or_zeros = [&](size_t k, const Tensor& like) {
+          return ctx.grad(k).defined() ? contiguous(ctx.grad(k)) : zeros(like.shape(), {DType::kF32});
+        };
+        const functional::OnednnLstmGradients g = functional::onednn_lstm_backward(
+            input, h_start, c_start, weight_ih, weight_hh, bias, reverse, forward, grad_or_zeros(0, forward.output),
+            grad_or_zeros(1, forward.h), grad_or_zeros(2, forward.c));
+        std::vector<Tensor> grads = {g.x, g.h0, g.c0, g.weight_ih, g.weight_hh};
+        if (with_bias) grads.insert(grads.end(), {g.bias, g.bias});
+        return grads;
+      });
+  return {outs[0], outs[1], outs[2]};
+}
+
+// One layer in one direction as one recorded op (inputs x [T, B, in], h0
+// and c0 [B, hidden], weight_ih, weight_hh and, with bias, bias_ih and
+// bias_hh). f32 on the CPU runs on oneDNN (above) unless the lengths are
+// padded or TS_CPU_REFERENCE=1; otherwise, the reference for f64 and the
+// path on CUDA: the forward projects all steps' inputs with one GEMM and
+// takes one recurrent GEMM per step, saving each step's gates; the
+// backward runs the steps in reverse for the gate gradients, then forms the
+// input and weight gradients of all steps at once with one GEMM each.
+// `mask` [T, B, 1] (or undefined) freezes a sequence's state past its
+// length and zeroes its output there.
 Direction lstm_direction(const Variable& x, const Variable& h0, const Variable& c0, const Variable& w_ih,
                          const Variable& w_hh, const Variable& b_ih, const Variable& b_hh, const Tensor& mask,
                          bool reverse) {
+  if (x.dtype() == DType::kF32 && x.device().is_cpu() && !mask.defined() && !functional::cpu_reference_path()) {
+    return onednn_lstm_direction(x, h0, c0, w_ih, w_hh, b_ih, b_hh, reverse);
+  }
   const Tensor input = contiguous(x.data());
   const Tensor weight_ih = w_ih.data(), weight_hh = w_hh.data();
   const int64_t steps = input.size(0), batch = input.size(1), in = input.size(2), hidden = h0.size(1);

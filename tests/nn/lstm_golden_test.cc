@@ -2,7 +2,8 @@
 // tools/golden/lstm_torch.py): output, final h and c, and the gradients of
 // the input, the initial state and every parameter, for two layers, a
 // bidirectional batch-first layer and a bidirectional two-layer stack over
-// padded variable-length sequences; f64 within 1e-10, f32 within 1e-5.
+// padded variable-length sequences; f64 within 1e-10, f32 within 1e-5 on
+// oneDNN's primitives and on our reference kernels.
 // Also: PyTorch's parameter names, order and initialization, gradcheck, and
 // the errors users meet.
 #include "nn/lstm.h"
@@ -17,6 +18,7 @@
 #include "autograd/ops.h"
 #include "gtest/gtest.h"
 #include "nn/checkpoint.h"
+#include "nn/functional/cpu_reference_path.h"
 #include "tensor/ops.h"
 #include "tests/tensor/testing.h"
 
@@ -89,8 +91,16 @@ TEST_F(LstmGoldenTest, MatchesTorchInFloat64) {
   for (const GoldenCase& c : kCases) check(c, DType::kF64, 1e-10);
 }
 
+// f32 runs on oneDNN's LSTM primitives (the padded case on ours, which
+// they cannot take), and on our kernels under TS_CPU_REFERENCE=1.
 TEST_F(LstmGoldenTest, MatchesTorchInFloat32) {
   for (const GoldenCase& c : kCases) check(c, DType::kF32, 1e-5);
+}
+
+TEST_F(LstmGoldenTest, MatchesTorchInFloat32OnTheReferencePath) {
+  functional::set_cpu_reference_path(true);
+  for (const GoldenCase& c : kCases) check(c, DType::kF32, 1e-5);
+  functional::set_cpu_reference_path(false);
 }
 
 // The same layer on CUDA (its ops' CUDA kernels; cuDNN's RNN is a later step).

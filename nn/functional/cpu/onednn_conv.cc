@@ -90,30 +90,6 @@ Window window(const ConvGeometry& g) {
           spatial(g, g.pad_d, g.pad_h, g.pad_w)};
 }
 
-// An operand of a primitive: the plain layout our tensor has and, when the
-// primitive chose another, the reorder between the two (into the chosen
-// layout for an input, out of it for an output).
-struct OperandPlan {
-  int arg;
-  memory::desc plain, chosen;
-  bool output;
-  std::optional<dnnl::reorder> reorder;
-};
-
-// A primitive with its operands' plans and its scratchpad (user-managed, so
-// it comes from our cached buffers rather than fresh pages per call).
-struct ConvPrimitive {
-  dnnl::primitive primitive;
-  std::vector<OperandPlan> operands;
-  memory::desc scratchpad;
-};
-
-dnnl::primitive_attr user_scratchpad() {
-  dnnl::primitive_attr attr;
-  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-  return attr;
-}
-
 dnnl::convolution_forward::primitive_desc forward_descriptor(const ConvGeometry& g, bool with_bias,
                                                              const dnnl::primitive_attr& attr = {}) {
   const Window win = window(g);
@@ -127,29 +103,19 @@ dnnl::convolution_forward::primitive_desc forward_descriptor(const ConvGeometry&
   return dnnl::convolution_forward::primitive_desc(desc, attr, onednn_runtime().engine);
 }
 
-OperandPlan plan(int arg, const memory::desc& plain, const memory::desc& chosen, bool output) {
-  OperandPlan operand{arg, plain, chosen, output, std::nullopt};
-  if (chosen != plain) {
-    const dnnl::engine& engine = onednn_runtime().engine;
-    operand.reorder = output ? dnnl::reorder(dnnl::reorder::primitive_desc(engine, chosen, engine, plain))
-                             : dnnl::reorder(dnnl::reorder::primitive_desc(engine, plain, engine, chosen));
-  }
-  return operand;
-}
-
-ConvPrimitive build(Direction direction, const ConvGeometry& g, bool with_bias) {
+OnednnPrimitive build(Direction direction, const ConvGeometry& g, bool with_bias) {
   const dnnl::engine& engine = onednn_runtime().engine;
   const dnnl::primitive_attr attr = user_scratchpad();
   const Window win = window(g);
   switch (direction) {
     case Direction::kForward: {
       const auto pd = forward_descriptor(g, with_bias, attr);
-      ConvPrimitive conv{dnnl::convolution_forward(pd),
-                         {plan(DNNL_ARG_SRC, plain_x(g), pd.src_desc(), false),
-                          plan(DNNL_ARG_WEIGHTS, plain_weight(g), pd.weights_desc(), false),
-                          plan(DNNL_ARG_DST, plain_y(g), pd.dst_desc(), true)},
-                         pd.scratchpad_desc()};
-      if (with_bias) conv.operands.push_back(plan(DNNL_ARG_BIAS, plain_bias(g), pd.bias_desc(), false));
+      OnednnPrimitive conv{dnnl::convolution_forward(pd),
+                           {plan_operand(DNNL_ARG_SRC, plain_x(g), pd.src_desc(), false),
+                            plan_operand(DNNL_ARG_WEIGHTS, plain_weight(g), pd.weights_desc(), false),
+                            plan_operand(DNNL_ARG_DST, plain_y(g), pd.dst_desc(), true)},
+                           pd.scratchpad_desc()};
+      if (with_bias) conv.operands.push_back(plan_operand(DNNL_ARG_BIAS, plain_bias(g), pd.bias_desc(), false));
       return conv;
     }
     case Direction::kBackwardData: {
@@ -158,9 +124,9 @@ ConvPrimitive build(Direction direction, const ConvGeometry& g, bool with_bias) 
                                                        win.dilates, win.padding, win.padding);
       const dnnl::convolution_backward_data::primitive_desc pd(desc, attr, engine, forward_descriptor(g, false));
       return {dnnl::convolution_backward_data(pd),
-              {plan(DNNL_ARG_DIFF_DST, plain_y(g), pd.diff_dst_desc(), false),
-               plan(DNNL_ARG_WEIGHTS, plain_weight(g), pd.weights_desc(), false),
-               plan(DNNL_ARG_DIFF_SRC, plain_x(g), pd.diff_src_desc(), true)},
+              {plan_operand(DNNL_ARG_DIFF_DST, plain_y(g), pd.diff_dst_desc(), false),
+               plan_operand(DNNL_ARG_WEIGHTS, plain_weight(g), pd.weights_desc(), false),
+               plan_operand(DNNL_ARG_DIFF_SRC, plain_x(g), pd.diff_src_desc(), true)},
               pd.scratchpad_desc()};
     }
     case Direction::kBackwardWeights: {
@@ -169,9 +135,9 @@ ConvPrimitive build(Direction direction, const ConvGeometry& g, bool with_bias) 
                                                           win.strides, win.dilates, win.padding, win.padding);
       const dnnl::convolution_backward_weights::primitive_desc pd(desc, attr, engine, forward_descriptor(g, false));
       return {dnnl::convolution_backward_weights(pd),
-              {plan(DNNL_ARG_SRC, plain_x(g), pd.src_desc(), false),
-               plan(DNNL_ARG_DIFF_DST, plain_y(g), pd.diff_dst_desc(), false),
-               plan(DNNL_ARG_DIFF_WEIGHTS, plain_weight(g), pd.diff_weights_desc(), true)},
+              {plan_operand(DNNL_ARG_SRC, plain_x(g), pd.src_desc(), false),
+               plan_operand(DNNL_ARG_DIFF_DST, plain_y(g), pd.diff_dst_desc(), false),
+               plan_operand(DNNL_ARG_DIFF_WEIGHTS, plain_weight(g), pd.diff_weights_desc(), true)},
               pd.scratchpad_desc()};
     }
   }
@@ -180,42 +146,9 @@ ConvPrimitive build(Direction direction, const ConvGeometry& g, bool with_bias) 
 
 using CacheKey = std::tuple<Direction, bool, ConvShapeKey>;  // with bias or not
 
-OnednnCache<CacheKey, ConvPrimitive>& primitive_cache() {
-  static auto* cache = new OnednnCache<CacheKey, ConvPrimitive>;
+OnednnCache<CacheKey, OnednnPrimitive>& primitive_cache() {
+  static auto* cache = new OnednnCache<CacheKey, OnednnPrimitive>;
   return *cache;
-}
-
-// Runs `conv` on our plain tensors (keyed by DNNL_ARG_*): each operand in a
-// layout of oneDNN's choice goes through a buffer of ours, reordered in
-// before the run or out after it.
-void execute(const ConvPrimitive& conv, const std::unordered_map<int, const Tensor*>& tensors) {
-  OnednnRuntime& rt = onednn_runtime();
-  std::lock_guard<std::mutex> lock(rt.mu);
-  std::vector<OnednnBuffer> buffers;
-  buffers.reserve(conv.operands.size() + 1);
-  std::unordered_map<int, memory> args;
-  std::vector<std::pair<const OperandPlan*, memory>> outputs;  // reordered out after the run
-  for (const OperandPlan& op : conv.operands) {
-    const memory plain(op.plain, rt.engine, tensors.at(op.arg)->raw_data());
-    if (!op.reorder) {
-      args.emplace(op.arg, plain);
-      continue;
-    }
-    const memory internal = onednn_memory_in(op.chosen, rt.engine, buffers);
-    if (op.output) {
-      outputs.emplace_back(&op, plain);
-    } else {
-      op.reorder->execute(rt.stream, {{DNNL_ARG_FROM, plain}, {DNNL_ARG_TO, internal}});
-    }
-    args.emplace(op.arg, internal);
-  }
-  if (conv.scratchpad.get_size() > 0) {
-    args.emplace(DNNL_ARG_SCRATCHPAD, onednn_memory_in(conv.scratchpad, rt.engine, buffers));
-  }
-  conv.primitive.execute(rt.stream, args);
-  for (auto& [op, plain] : outputs)
-    op->reorder->execute(rt.stream, {{DNNL_ARG_FROM, args.at(op->arg)}, {DNNL_ARG_TO, plain}});
-  rt.stream.wait();
 }
 
 // "[a, b, c]", for error messages.
@@ -227,7 +160,7 @@ void run(Direction direction, const ConvGeometry& g, bool with_bias,
          const std::unordered_map<int, const Tensor*>& tensors) {
   try {
     const CacheKey key{direction, with_bias, shape_key(g)};
-    execute(*primitive_cache().get(key, [&] { return build(direction, g, with_bias); }), tensors);
+    onednn_execute(*primitive_cache().get(key, [&] { return build(direction, g, with_bias); }), tensors);
   } catch (const dnnl::error& e) {
     const Window win = window(g);
     throw_onednn_error(e, g.spatial_dims == 3 ? "conv3d" : "conv2d", ": oneDNN ", direction_name(direction),

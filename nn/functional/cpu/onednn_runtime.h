@@ -1,17 +1,21 @@
 // What every oneDNN op on the CPU shares: the process's engine and stream,
-// the cache of built primitives, and the translation of dnnl::error into
-// ts::Error.
+// the cache of built primitives, a primitive with the plans of its operands
+// and how it runs on our plain tensors, and the translation of dnnl::error
+// into ts::Error.
 #pragma once
 
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "base/error.h"
 #include "dnnl.hpp"
 #include "tensor/cpu_allocator.h"
+#include "tensor/tensor.h"
 
 namespace ts::nn::functional {
 
@@ -74,6 +78,35 @@ class OnednnCache {
   std::mutex mu_;
   std::map<Key, std::shared_ptr<const Value>> cache_;
 };
+
+// An operand of a primitive: the plain layout our tensor has and, when the
+// primitive chose another, the reorder between the two (into the chosen
+// layout for an input, out of it for an output). zero_first: an output the
+// primitive adds into (an RNN's weight gradients), zeroed before the run.
+struct OperandPlan {
+  int arg;
+  dnnl::memory::desc plain, chosen;
+  bool output;
+  bool zero_first;
+  std::optional<dnnl::reorder> reorder;
+};
+OperandPlan plan_operand(int arg, const dnnl::memory::desc& plain, const dnnl::memory::desc& chosen, bool output,
+                         bool zero_first = false);
+
+// A primitive with its operands' plans and its scratchpad (user-managed, so
+// it comes from our cached buffers rather than fresh pages per call).
+struct OnednnPrimitive {
+  dnnl::primitive primitive;
+  std::vector<OperandPlan> operands;
+  dnnl::memory::desc scratchpad;
+};
+dnnl::primitive_attr user_scratchpad();
+
+// Runs `p` on our plain tensors (keyed by DNNL_ARG_*, each contiguous in its
+// operand's plain layout): each operand in a layout of oneDNN's choice goes
+// through a buffer of ours, reordered in before the run or out after it.
+// Takes the runtime's lock; may throw dnnl::error.
+void onednn_execute(const OnednnPrimitive& p, const std::unordered_map<int, const Tensor*>& tensors);
 
 // Throws ts::Error (internal) for a oneDNN failure: `context` (op, direction,
 // shapes), then oneDNN's message and status.
