@@ -1,7 +1,7 @@
-// Which kernels run f32 convolutions and average pooling on the CPU: oneDNN
-// by default, or the hand-written reference kernels that f64 always uses, to
-// tell a oneDNN fault from ours while debugging. Batch norm joins this switch
-// if it moves to oneDNN (issue 14's later steps).
+// Which kernels run f32 convolutions, average pooling and LSTM layers on the
+// CPU: oneDNN by default, or the hand-written reference kernels that f64
+// always uses, to tell a oneDNN fault from ours while debugging. Batch norm
+// and max pooling stay ours (their READMEs say why).
 #pragma once
 
 namespace ts::nn::functional {
