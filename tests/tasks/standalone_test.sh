@@ -79,6 +79,13 @@ if command -v mpirun >/dev/null; then
   check_plain_log mpi.log
   python3 -c "import json,sys; sys.exit(json.load(open('out_mpi/report.json'))['world']['size'] != 2)" || fail "the mpirun report is not from 2 ranks"
 
+  echo "== lstm_lm as 2 ranks (DDP over MPI, each reading its rows of the stream)"
+  mpirun --oversubscribe -np 2 ./lstm_lm --max_steps=3 --batch_size=4 --set='hidden_size=16,embedding_size=8' \
+    --output_dir=out_lm_mpi >lm_mpi.log 2>&1 || fail "mpirun lstm_lm exited with $?"
+  cat lm_mpi.log
+  python3 -c "import json,sys; r=json.load(open('out_lm_mpi/report.json')); sys.exit(r['world']['size'] != 2 or r['run']['global_step'] != 3)" ||
+    fail "the mpirun lstm_lm report is not 3 steps of 2 ranks"
+
   echo "== 2 ranks, a baseline report rank 0 cannot read: both ranks stop at once, naming it"
   timeout 60 mpirun --oversubscribe -np 2 ./logreg --max_steps=20 --baseline_report=missing_baseline.json \
     --output_dir=out_bad_baseline >bad_baseline.log 2>&1
