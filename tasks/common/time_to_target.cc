@@ -1,11 +1,16 @@
 #include "tasks/common/time_to_target.h"
 
+#include <cmath>
+
 namespace ts::tasks {
 
 bool TimeToTarget::observe(double value, double elapsed_seconds, int epoch) {
-  const bool better = minimize_ ? value < state_->best() : value > state_->best();
-  if (!state_->has_best() || better) state_->set_best(value);
-  state_->set_has_best(true);
+  // A NaN evaluation is never the best, and never hides a later one.
+  if (!std::isnan(value)) {
+    const bool better = minimize_ ? value < state_->best() : value > state_->best();
+    if (!state_->has_best() || better) state_->set_best(value);
+    state_->set_has_best(true);
+  }
   const bool reaches = minimize_ ? value <= target_ : value >= target_;  // NaN never reaches
   if (state_->reached() || !reaches) return false;
   state_->set_reached(true);

@@ -78,10 +78,11 @@ absl::StatusOr<std::shared_ptr<data::BatchSource>> make_loader(std::shared_ptr<c
 // The recipe's batch sources, or loaders over its datasets.
 absl::Status make_sources(const TrainingData& data, const TaskConfig& config, const TrainerOptions& options,
                           std::shared_ptr<data::BatchSource>& train, std::shared_ptr<data::BatchSource>& eval) {
-  const bool datasets = data.train != nullptr || data.eval != nullptr;
-  const bool sources = data.train_batches != nullptr || data.eval_batches != nullptr;
-  if (datasets == sources || (datasets && (data.train == nullptr || data.eval == nullptr)) ||
-      (sources && (data.train_batches == nullptr || data.eval_batches == nullptr))) {
+  const bool no_datasets = data.train == nullptr && data.eval == nullptr;
+  const bool no_sources = data.train_batches == nullptr && data.eval_batches == nullptr;
+  const bool datasets = data.train != nullptr && data.eval != nullptr && no_sources;
+  const bool sources = data.train_batches != nullptr && data.eval_batches != nullptr && no_datasets;
+  if (!datasets && !sources) {
     return absl::InvalidArgumentError(
         "the recipe must give either both datasets (train, eval) or both batch sources (train_batches, "
         "eval_batches)");
@@ -567,7 +568,11 @@ absl::Status Trainer::restore() {
   if (absl::Status s = p.optimizer->load_state(optimizer_state); !s.ok()) return in_context(s);
   ASSIGN_OR_RETURN(const nn::NamedTensors lr_state, blob("lr"));
   if (absl::Status s = p.lr->load_state(lr_state); !s.ok()) return in_context(s);
-  ASSIGN_OR_RETURN(nn::NamedTensors recipe_state, blob("recipe"));
+  // Checkpoints written before recipes could carry state have none.
+  nn::NamedTensors recipe_state;
+  if (state_.blobs().contains("recipe")) {
+    ASSIGN_OR_RETURN(recipe_state, blob("recipe"));
+  }
   RETURN_IF_ERROR(capture([&] {
     for (auto& [name, value] : recipe_state) value = to(value, device_);
   }));

@@ -130,7 +130,10 @@ TEST(TimeToTargetTest, RestoredStateKeepsTheFirstCrossing) {
 TEST(TimeToTargetTest, AMinimizedMetricReachesAtOrBelowItsTarget) {
   TargetState state;
   TimeToTarget t("perplexity", 150, /*minimize=*/true, &state);
+  EXPECT_FALSE(t.observe(std::nan(""), 5, 1));  // a diverged first evaluation
+  EXPECT_TRUE(t.to_json().find("best")->is_null());
   EXPECT_FALSE(t.observe(400, 10, 1));
+  EXPECT_EQ(state.best(), 400);
   EXPECT_FALSE(t.observe(std::nan(""), 15, 2));
   EXPECT_FALSE(t.observe(151, 18, 3));
   EXPECT_EQ(state.best(), 151);

@@ -544,6 +544,28 @@ TEST_F(TrainerTest, ANonFiniteLossNamesItsStep) {
   expect_error(trainer(c, *line)->run().status(), absl::StatusCode::kInternal, {"step 15: the training loss is nan"});
 }
 
+// A checkpoint from before recipes carried state (no "recipe" blob)
+// resumes: the recipe starts with none.
+TEST_F(TrainerTest, ACheckpointWithoutRecipeStateResumes) {
+  TaskConfig c = config("no_recipe_state");
+  c.set_max_steps(5);
+  {
+    auto line = recipe();
+    ASSERT_OK(trainer(c, *line)->run().status());
+  }
+  const std::string path = join_path(c.checkpoint_dir(), "run_state.ckpt");
+  ASSERT_OK_AND_ASSIGN(RunState saved, load_run_state(path));
+  ASSERT_TRUE(saved.blobs().contains("recipe"));
+  saved.mutable_blobs()->erase("recipe");
+  ASSERT_OK(save_run_state(path, saved));
+  c.set_max_steps(0);
+  c.set_resume(true);
+  auto line = recipe();
+  ASSERT_OK_AND_ASSIGN(const RunSummary done, trainer(c, *line)->run());
+  EXPECT_TRUE(done.resumed);
+  EXPECT_EQ(done.epochs_completed, 4);
+}
+
 TEST_F(TrainerTest, ResumeErrorsNameTheCheckpoint) {
   TaskConfig c = config("resume_errors");
   c.set_resume(true);
