@@ -60,8 +60,11 @@ class ToolCase(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.TemporaryDirectory()
         self.out = os.path.join(self.tmp.name, "plots")
-        # matplotlib's font cache, somewhere writable inside the sandbox.
-        self.env = dict(os.environ, MPLCONFIGDIR=os.path.join(self.tmp.name, "mplconfig"))
+        # matplotlib's font cache, and fontconfig's (matplotlib runs fc-list
+        # where fontconfig is installed), somewhere writable inside the
+        # sandbox, whose HOME is not.
+        self.env = dict(os.environ, MPLCONFIGDIR=os.path.join(self.tmp.name, "mplconfig"),
+                        XDG_CACHE_HOME=os.path.join(self.tmp.name, "cache"))
 
     def tearDown(self):
         self.tmp.cleanup()
