@@ -18,6 +18,17 @@ std::vector<double> evaluate(const GradcheckFn& fn, const std::vector<Variable>&
   return to_vector<double>(fn(inputs).data());
 }
 
+// Where element k (in row-major order, as to_vector lists the gradients)
+// lies in t's memory.
+int64_t memory_offset(const Tensor& t, int64_t k) {
+  int64_t offset = 0;
+  for (int64_t d = t.dim() - 1; d >= 0; --d) {
+    offset += k % t.size(d) * t.stride(d);
+    k /= t.size(d);
+  }
+  return offset;
+}
+
 // The check itself; errors it throws (fn's own among them) become the verdict.
 void check_gradients(const GradcheckFn& fn, const std::vector<Tensor>& inputs, const GradcheckOptions& options) {
   std::vector<Variable> vars;
@@ -27,7 +38,8 @@ void check_gradients(const GradcheckFn& fn, const std::vector<Tensor>& inputs, c
       vars.emplace_back(inputs[i]);
       continue;
     }
-    // Private and contiguous: perturbed in place below.
+    // Private and dense (channels-last stays so, for the layers that
+    // compute in that layout): perturbed in place below.
     vars.emplace_back(clone(to(to(inputs[i], Device::cpu()), DType::kF64)), /*requires_grad=*/true);
     checked.push_back(i);
   }
@@ -56,14 +68,15 @@ void check_gradients(const GradcheckFn& fn, const std::vector<Tensor>& inputs, c
 
   // Numerical: central differences, one input element at a time.
   for (size_t i : checked) {
-    double* x = vars[i].data().data<double>();
+    const Tensor& input = vars[i].data();
     for (int64_t k = 0; k < inputs[i].numel(); ++k) {
-      const double original = x[k];
-      x[k] = original + options.eps;
+      double& element = input.data<double>()[memory_offset(input, k)];
+      const double original = element;
+      element = original + options.eps;
       const std::vector<double> plus = evaluate(fn, vars);
-      x[k] = original - options.eps;
+      element = original - options.eps;
       const std::vector<double> minus = evaluate(fn, vars);
-      x[k] = original;
+      element = original;
       for (int64_t j = 0; j < n_out; ++j) {
         const double numerical = (plus[j] - minus[j]) / (2 * options.eps);
         const double analytic = analytical[i][k][j];

@@ -5,7 +5,9 @@
 // the op does not take, an index out of range - throws ts::Error
 // (base/error.h) whose message names the op and the operands' shapes and
 // dtypes. Results are new, contiguous tensors unless the function says it
-// returns a view.
+// returns a view, except that elementwise results (and clone, to, the
+// *_like creators) keep a channels-last operand's layout
+// (Tensor::suggest_memory_format), so a channels-last network stays so.
 //
 // Type rules follow PyTorch: binary ops promote (promote_types; a scalar
 // operand does not widen a tensor of its own category); ops with real-valued
@@ -31,6 +33,9 @@ namespace ts {
 struct TensorOptions {
   DType dtype = DType::kF32;
   Device device = Device::cpu();
+  // The layout of a created tensor; random ones draw their values in memory
+  // order.
+  MemoryFormat memory_format = MemoryFormat::kContiguous;
 };
 
 // ---- Creation.
@@ -38,7 +43,7 @@ Tensor empty(Dims shape, TensorOptions options = {});
 Tensor zeros(Dims shape, TensorOptions options = {});
 Tensor ones(Dims shape, TensorOptions options = {});
 Tensor full(Dims shape, const Scalar& value, TensorOptions options = {});
-// Same shape, dtype and device as `like`.
+// Same shape, dtype, device and layout as `like`.
 Tensor zeros_like(const Tensor& like);
 Tensor ones_like(const Tensor& like);
 // [start, end) in steps of `step`, as PyTorch's arange.
@@ -67,10 +72,15 @@ Tensor bernoulli(Dims shape, double p, TensorOptions options = {}, Generator* ge
 void copy_(const Tensor& dst, const Tensor& src);
 // Sets every element of dst (any view) to value.
 void fill_(const Tensor& dst, const Scalar& value);
+// A copy in x's layout when x is dense channels-last, else contiguous.
 Tensor clone(const Tensor& x);
-// x itself when already contiguous, else a contiguous copy.
-Tensor contiguous(const Tensor& x);
-// x itself when nothing changes, else a converted copy.
+// x itself when dense in `format` and suggesting it; a view restrided to
+// say `format` when x's memory is already in that order (a size-1 channel
+// or spatial extent makes both layouts one order); else a copy in that
+// layout.
+Tensor contiguous(const Tensor& x, MemoryFormat format = MemoryFormat::kContiguous);
+// x itself when nothing changes, else a converted copy (in x's layout, as
+// clone).
 Tensor to(const Tensor& x, DType dtype);
 Tensor to(const Tensor& x, Device device);
 // A view when the strides allow one, otherwise a contiguous copy.

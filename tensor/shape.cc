@@ -1,5 +1,7 @@
 #include "tensor/shape.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/error.h"
@@ -21,6 +23,27 @@ Shape contiguous_strides(Dims shape) {
     strides[i] = stride;
     stride *= std::max<int64_t>(shape[i], 1);
   }
+  return strides;
+}
+
+const char* memory_format_name(MemoryFormat format) {
+  return format == MemoryFormat::kChannelsLast ? "channels_last" : "contiguous";
+}
+
+Shape dense_strides(Dims shape, MemoryFormat format) {
+  if (format == MemoryFormat::kContiguous) return contiguous_strides(shape);
+  TS_CHECK(shape.size() == 4 || shape.size() == 5, "channels_last: needs a 4-D [N, C, H, W] or 5-D [N, C, D, H, W] ",
+           "shape, got ", shape_str(shape));
+  // Channels innermost, then the spatial dims from the last, then the batch.
+  Shape strides(shape.size());
+  int64_t stride = 1;
+  auto place = [&](size_t d) {
+    strides[d] = stride;
+    stride *= std::max<int64_t>(shape[d], 1);
+  };
+  place(1);
+  for (size_t d = shape.size() - 1; d >= 2; --d) place(d);
+  place(0);
   return strides;
 }
 

@@ -18,6 +18,17 @@ std::string shape_str(Dims shape);  // "[2, 3]"
 int64_t shape_numel(Dims shape);
 Shape contiguous_strides(Dims shape);
 
+// The dense layouts of a 4-D [N, C, H, W] or 5-D [N, C, D, H, W] tensor:
+// row-major in that order, or with the channels innermost ([N, H, W, C] /
+// [N, D, H, W, C] in memory; PyTorch's channels_last and channels_last_3d),
+// the layout that cuDNN's tensor-core convolutions and oneDNN's read without
+// a transpose. Either way the shape, and so every op's meaning, is NC(D)HW.
+enum class MemoryFormat { kContiguous, kChannelsLast };
+const char* memory_format_name(MemoryFormat format);  // "contiguous", "channels_last"
+// The strides of a dense tensor of `shape` in `format`; channels-last needs
+// 4 or 5 dims (an Error otherwise).
+Shape dense_strides(Dims shape, MemoryFormat format);
+
 // NumPy broadcasting of two shapes; throws an Error naming `op` and both
 // shapes.
 Shape broadcast_shapes(absl::string_view op, Dims a, Dims b);

@@ -1,9 +1,12 @@
 // How an elementwise kernel walks N same-shaped operands (the output first):
-// size-1 dims are dropped and neighbouring dims merged wherever every operand
-// is contiguous across them, so the common cases become one flat loop and the
-// rest a few nested strides. Shared by the CPU and CUDA backends.
+// size-1 dims are dropped, the rest taken in the output's memory order (by
+// its strides, so a channels-last output is walked as [N, H, W, C]), and
+// neighbouring dims merged wherever every operand is contiguous across them,
+// so the common cases become one flat loop and the rest a few nested
+// strides. Shared by the CPU and CUDA backends.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 
@@ -52,14 +55,22 @@ StridedLayout<N> make_layout(const std::array<const Tensor*, N>& operands) {
   TS_CHECK(out.dim() <= 64, "elementwise op on ", out.describe(), ": more than 64 dims");
   StridedLayout<N> layout;
   layout.numel = out.numel();
-  // Gather non-trivial dims innermost first, merging into the previous
-  // (inner) one when every operand steps over both as one.
+  // The non-trivial dims, outermost first in the output's memory order
+  // (a stable sort, so a row-major output keeps the dims' own order).
+  int64_t order[64];
+  int64_t kept = 0;
+  for (int64_t d = 0; d < out.dim(); ++d) {
+    if (out.shape()[d] != 1) order[kept++] = d;
+  }
+  std::stable_sort(order, order + kept, [&](int64_t a, int64_t b) { return out.strides()[a] > out.strides()[b]; });
+  // Gather them innermost first, merging into the previous (inner) one when
+  // every operand steps over both as one.
   int64_t sizes[64];
   int64_t strides[N][64];
   int n = 0;
-  for (int64_t d = out.dim() - 1; d >= 0; --d) {
+  for (int64_t i = kept - 1; i >= 0; --i) {
+    const int64_t d = order[i];
     const int64_t size = out.shape()[d];
-    if (size == 1) continue;
     bool mergeable = n > 0;
     for (int k = 0; k < N && mergeable; ++k) {
       const int64_t stride = operands[k] ? operands[k]->strides()[d] : 0;

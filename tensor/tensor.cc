@@ -17,10 +17,10 @@ Tensor::Tensor(std::shared_ptr<Storage> storage, Shape shape, Shape strides, int
       numel_(shape_numel(shape_)),
       dtype_(dtype) {}
 
-Tensor Tensor::allocate(Dims shape, DType dtype, Device device) {
+Tensor Tensor::allocate(Dims shape, DType dtype, Device device, MemoryFormat format) {
   for (int64_t s : shape) TS_CHECK(s >= 0, "allocate: negative size in shape ", shape_str(shape));
   return Tensor(Storage::allocate(shape_numel(shape) * dtype_size(dtype), device), Shape(shape.begin(), shape.end()),
-                contiguous_strides(shape), 0, dtype);
+                dense_strides(shape, format), 0, dtype);
 }
 
 int64_t Tensor::size(int64_t d) const {
@@ -43,6 +43,37 @@ bool Tensor::is_contiguous() const {
     expected *= shape_[i];
   }
   return true;
+}
+
+bool Tensor::is_contiguous(MemoryFormat format) const {
+  if (format == MemoryFormat::kContiguous) return is_contiguous();
+  if (dim() != 4 && dim() != 5) return false;
+  if (numel_ == 0) return true;
+  // Channels, then the spatial dims from the last, then the batch.
+  int64_t expected = 1;
+  auto dense_at = [&](int64_t d) {
+    if (shape_[d] == 1) return true;
+    if (strides_[d] != expected) return false;
+    expected *= shape_[d];
+    return true;
+  };
+  if (!dense_at(1)) return false;
+  for (int64_t d = dim() - 1; d >= 2; --d) {
+    if (!dense_at(d)) return false;
+  }
+  return dense_at(0);
+}
+
+MemoryFormat Tensor::suggest_memory_format() const {
+  if (!is_contiguous(MemoryFormat::kChannelsLast)) return MemoryFormat::kContiguous;
+  if (!is_contiguous()) return MemoryFormat::kChannelsLast;
+  // Dense in both orders: a size-1 channel or spatial extent ([N, 1, H, W]
+  // grayscale images, [N, C, 1, 1] pooled features). The strides of the
+  // size-1 dims say which layout the tensor was made in, as PyTorch reads
+  // them; where they say neither, row-major.
+  const Shape channels_last = dense_strides(shape_, MemoryFormat::kChannelsLast);
+  return strides_ == channels_last && channels_last != contiguous_strides(shape_) ? MemoryFormat::kChannelsLast
+                                                                                  : MemoryFormat::kContiguous;
 }
 
 void* Tensor::raw_data() const {

@@ -22,8 +22,9 @@ class Tensor {
   Tensor() = default;  // undefined: holds no storage
   Tensor(std::shared_ptr<Storage> storage, Shape shape, Shape strides, int64_t offset, DType dtype);
 
-  // A fresh contiguous tensor with uninitialized contents.
-  static Tensor allocate(Dims shape, DType dtype, Device device);
+  // A fresh dense tensor with uninitialized contents, row-major unless
+  // `format` asks for channels-last.
+  static Tensor allocate(Dims shape, DType dtype, Device device, MemoryFormat format = MemoryFormat::kContiguous);
 
   bool defined() const { return storage_ != nullptr; }
   const Shape& shape() const { return shape_; }
@@ -39,6 +40,15 @@ class Tensor {
   int64_t offset() const { return offset_; }  // in elements, into the storage
   const std::shared_ptr<Storage>& storage() const { return storage_; }
   bool is_contiguous() const;
+  // Whether the elements are dense in `format`'s order (a tensor with size-1
+  // channels or spatial dims can be both).
+  bool is_contiguous(MemoryFormat format) const;
+  // The layout a result computed from this tensor should take: channels-last
+  // when it is dense in that order and not also row-major, or, dense in both
+  // (a size-1 channel or spatial extent), when it has exactly the strides
+  // that a channels-last tensor of its shape is made with; else contiguous
+  // (PyTorch's suggest_memory_format).
+  MemoryFormat suggest_memory_format() const;
   // Whether two tensors view (any part of) the same storage.
   bool shares_storage_with(const Tensor& other) const { return storage_ && storage_ == other.storage_; }
 

@@ -43,16 +43,17 @@ void copy_(const Tensor& dst, const Tensor& src) {
     backend_for(dst.device()).copy(expanded, dst);
     return;
   }
-  // Across devices: convert and densify on the source's device, move the
-  // bytes, and lay them out on the destination's device.
-  const Tensor staged = empty(dst.shape(), {dst.dtype(), src.device()});
+  // Across devices: convert and densify (in dst's layout) on the source's
+  // device, move the bytes, and lay them out on the destination's device.
+  const MemoryFormat format = dst.suggest_memory_format();
+  const Tensor staged = empty(dst.shape(), {dst.dtype(), src.device(), format});
   backend_for(src.device()).copy(expanded, staged);
   const Device device_side = src.device().is_cuda() ? src.device() : dst.device();
-  if (dst.is_contiguous()) {
+  if (dst.is_contiguous(format)) {
     backend_for(device_side).transfer(staged, dst);
     return;
   }
-  const Tensor landed = empty(dst.shape(), {dst.dtype(), dst.device()});
+  const Tensor landed = empty(dst.shape(), {dst.dtype(), dst.device(), format});
   backend_for(device_side).transfer(staged, landed);
   backend_for(dst.device()).copy(landed, dst);
 }
@@ -64,20 +65,29 @@ void fill_(const Tensor& dst, const Scalar& value) {
 
 Tensor clone(const Tensor& x) {
   check_defined("clone", x);
-  Tensor out = empty(x.shape(), {x.dtype(), x.device()});
+  Tensor out = empty(x.shape(), {x.dtype(), x.device(), x.suggest_memory_format()});
   copy_(out, x);
   return out;
 }
 
-Tensor contiguous(const Tensor& x) {
+Tensor contiguous(const Tensor& x, MemoryFormat format) {
   check_defined("contiguous", x);
-  return x.is_contiguous() ? x : clone(x);
+  if (x.is_contiguous(format)) {
+    if (x.suggest_memory_format() == format) return x;
+    // Dense in both layouts (a size-1 channel or spatial extent) but made in
+    // the other: the same memory, with the strides that say `format`, so
+    // the layers after it keep that layout.
+    return Tensor(x.storage(), x.shape(), dense_strides(x.shape(), format), x.offset(), x.dtype());
+  }
+  Tensor out = empty(x.shape(), {x.dtype(), x.device(), format});
+  copy_(out, x);
+  return out;
 }
 
 Tensor to(const Tensor& x, DType dtype) {
   check_defined("to", x);
   if (x.dtype() == dtype) return x;
-  Tensor out = empty(x.shape(), {dtype, x.device()});
+  Tensor out = empty(x.shape(), {dtype, x.device(), x.suggest_memory_format()});
   copy_(out, x);
   return out;
 }
@@ -85,7 +95,7 @@ Tensor to(const Tensor& x, DType dtype) {
 Tensor to(const Tensor& x, Device device) {
   check_defined("to", x);
   if (x.device() == device) return x;
-  Tensor out = empty(x.shape(), {x.dtype(), device});
+  Tensor out = empty(x.shape(), {x.dtype(), device, x.suggest_memory_format()});
   copy_(out, x);
   return out;
 }
@@ -93,7 +103,7 @@ Tensor to(const Tensor& x, Device device) {
 Tensor reshape(const Tensor& x, Dims shape) {
   check_defined("reshape", x);
   if (std::optional<Tensor> view = x.try_view(shape)) return *std::move(view);
-  return clone(x).view(shape);
+  return contiguous(x).view(shape);
 }
 
 Tensor flatten(const Tensor& x, int64_t start_dim, int64_t end_dim) {

@@ -9,7 +9,9 @@
 
 namespace ts {
 
-Tensor empty(Dims shape, TensorOptions options) { return Tensor::allocate(shape, options.dtype, options.device); }
+Tensor empty(Dims shape, TensorOptions options) {
+  return Tensor::allocate(shape, options.dtype, options.device, options.memory_format);
+}
 
 Tensor full(Dims shape, const Scalar& value, TensorOptions options) {
   Tensor out = empty(shape, options);
@@ -21,9 +23,13 @@ Tensor zeros(Dims shape, TensorOptions options) { return full(shape, 0, options)
 
 Tensor ones(Dims shape, TensorOptions options) { return full(shape, 1, options); }
 
-Tensor zeros_like(const Tensor& like) { return zeros(like.shape(), {like.dtype(), like.device()}); }
+Tensor zeros_like(const Tensor& like) {
+  return zeros(like.shape(), {like.dtype(), like.device(), like.suggest_memory_format()});
+}
 
-Tensor ones_like(const Tensor& like) { return ones(like.shape(), {like.dtype(), like.device()}); }
+Tensor ones_like(const Tensor& like) {
+  return ones(like.shape(), {like.dtype(), like.device(), like.suggest_memory_format()});
+}
 
 Tensor scalar_tensor(const Scalar& value, TensorOptions options) { return full({}, value, options); }
 

@@ -1,5 +1,7 @@
 // Elementwise ops: dtype rules, broadcasting, then one backend kernel. The
 // named functions are generated from op_table.h.
+#include <initializer_list>
+
 #include "base/error.h"
 #include "tensor/backend.h"
 #include "tensor/checks.h"
@@ -32,6 +34,17 @@ DType promoted(const Operand& a, const Operand& b) {
 
 Dims shape_of(const Operand& x) { return x.is_scalar() ? Dims() : Dims(x.tensor.shape()); }
 
+// The layout of a result of `shape`: that of the first tensor operand of the
+// result's own shape (one broadcast into it does not decide), so
+// channels-last activations keep their layout through the ops between
+// convolutions.
+MemoryFormat result_format(Dims shape, std::initializer_list<const Operand*> operands) {
+  for (const Operand* x : operands) {
+    if (!x->is_scalar() && Dims(x->tensor.shape()) == shape) return x->tensor.suggest_memory_format();
+  }
+  return MemoryFormat::kContiguous;
+}
+
 // The tensor operands of a binary op, checked to share a device.
 const Tensor& first_tensor(const char* op, const Operand& a, const Operand& b) {
   TS_CHECK(!a.is_scalar() || !b.is_scalar(), op, ": needs a tensor operand");
@@ -54,7 +67,7 @@ Tensor where_op(const Tensor& cond, const Operand& a, const Operand& b, DType dt
   }
   TS_CHECK(cond.dtype() == DType::kBool, "where: condition must be bool, got ", cond.describe());
   const Shape shape = broadcast_shapes("where", cond.shape(), broadcast_shapes("where", shape_of(a), shape_of(b)));
-  Tensor out = empty(shape, {dtype, cond.device()});
+  Tensor out = empty(shape, {dtype, cond.device(), result_format(shape, {&a, &b})});
   if (out.numel() > 0) {
     backend_for(out.device()).where(cond.expand(shape), prepare(a, dtype, shape), prepare(b, dtype, shape), out);
   }
@@ -69,7 +82,7 @@ Tensor unary(UnaryOp op, const Tensor& x) {
   const DTypeRule rule = dtype_rule(op);
   const DType compute = compute_dtype(name, rule, x.dtype());
   const Tensor input = to(x, compute);
-  Tensor out = empty(x.shape(), {result_dtype(rule, compute), x.device()});
+  Tensor out = empty(x.shape(), {result_dtype(rule, compute), x.device(), x.suggest_memory_format()});
   if (out.numel() > 0) backend_for(out.device()).unary(op, input, out);
   return out;
 }
@@ -80,7 +93,7 @@ Tensor binary(BinaryOp op, const Operand& a, const Operand& b) {
   const DTypeRule rule = dtype_rule(op);
   const DType compute = compute_dtype(name, rule, promoted(a, b));
   const Shape shape = broadcast_shapes(name, shape_of(a), shape_of(b));
-  Tensor out = empty(shape, {result_dtype(rule, compute), device});
+  Tensor out = empty(shape, {result_dtype(rule, compute), device, result_format(shape, {&a, &b})});
   if (out.numel() > 0) {
     backend_for(device).binary(op, prepare(a, compute, shape), prepare(b, compute, shape), out);
   }
@@ -128,7 +141,7 @@ Tensor unary_grad(UnaryOp op, const Tensor& grad, const Tensor& x, const Tensor&
     return to(t, grad.dtype());
   };
   const Tensor xin = operand(reads.input, x), yin = operand(reads.output, y);
-  Tensor out = empty(grad.shape(), {grad.dtype(), grad.device()});
+  Tensor out = empty(grad.shape(), {grad.dtype(), grad.device(), grad.suggest_memory_format()});
   if (out.numel() > 0) backend_for(out.device()).unary_grad(op, grad, xin, yin, out);
   return out;
 }
@@ -144,7 +157,7 @@ Tensor binary_grad(BinaryOp op, int input, const Tensor& grad, const Operand& a,
   const Operand pa = reads.input ? prepare(a, grad.dtype(), shape) : Operand(Scalar(0));
   const Operand pb = reads.input ? prepare(b, grad.dtype(), shape) : Operand(Scalar(0));
   const Tensor py = reads.output ? to(y, grad.dtype()).expand(shape) : Tensor();
-  Tensor out = empty(shape, {grad.dtype(), grad.device()});
+  Tensor out = empty(shape, {grad.dtype(), grad.device(), grad.suggest_memory_format()});
   if (out.numel() > 0) backend_for(out.device()).binary_grad(op, input, grad, pa, pb, py, out);
   return out;
 }

@@ -39,7 +39,7 @@ Tensor as_batched(const Tensor& t, Dims batch) {
     }
   }
   if (view && gemm_compatible(*view)) return *view;
-  return clone(expanded).view({b, t.size(-2), t.size(-1)});
+  return contiguous(expanded).view({b, t.size(-2), t.size(-1)});
 }
 
 }  // namespace

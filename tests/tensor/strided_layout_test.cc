@@ -2,6 +2,8 @@
 // them, and offsets() agrees with the operands' own strides everywhere.
 #include "tensor/strided_layout.h"
 
+#include <vector>
+
 #include "tests/tensor/testing.h"
 
 namespace ts {
@@ -46,6 +48,32 @@ TEST(StridedLayoutTest, OffsetsMatchEveryOperandsStrides) {
     layout.offsets(i, offsets);
     for (int k = 0; k < 4; ++k) ASSERT_EQ(offsets[k], naive_offset(*ops[k], i)) << "operand " << k << " element " << i;
   }
+}
+
+// A channels-last output is walked in its memory order, so same-layout
+// operands become one flat loop, and every element is still visited once
+// with offsets that agree for all operands.
+TEST(StridedLayoutTest, WalksAChannelsLastOutputInItsMemoryOrder) {
+  const Tensor out = empty({2, 3, 4, 5}, {DType::kF32, Device::cpu(), MemoryFormat::kChannelsLast});
+  const Tensor in = empty({2, 3, 4, 5}, {DType::kF32, Device::cpu(), MemoryFormat::kChannelsLast});
+  const auto flat = make_layout<2>({&out, &in});
+  EXPECT_EQ(flat.ndim, 1);
+  EXPECT_TRUE(flat.all_flat());
+
+  const Tensor row_major = zeros({2, 3, 4, 5});
+  const auto mixed = make_layout<2>({&out, &row_major});
+  std::vector<int> visits(out.numel(), 0);
+  for (int64_t i = 0; i < mixed.numel; ++i) {
+    int64_t offsets[2];
+    mixed.offsets(i, offsets);
+    ASSERT_EQ(offsets[0], i) << "the output is walked in memory order";
+    // Element (n, c, h, w) of the row-major operand sits at the output's
+    // channels-last offset of the same (n, c, h, w).
+    const int64_t n = offsets[1] / 60, c = offsets[1] / 20 % 3, h = offsets[1] / 5 % 4, w = offsets[1] % 5;
+    ASSERT_EQ(offsets[0], ((n * 4 + h) * 5 + w) * 3 + c);
+    ++visits[offsets[1]];
+  }
+  for (int count : visits) ASSERT_EQ(count, 1);
 }
 
 }  // namespace
