@@ -69,13 +69,14 @@ autograd::Variable batch_norm_training(const autograd::Variable& x, const Tensor
   const Tensor& xd = x.data();
   const DType ct = compute_dtype(xd), pt = param_dtype(ct);
   const int64_t channels = xd.size(1);
-  const Tensor xc = as_dense(xd, ct);
+  const MemoryFormat format = xd.suggest_memory_format();  // y and the gradients keep x's layout
+  const Tensor xc = as_dense(xd, ct, format);
   const Tensor wc = weight.defined() ? as_dense(weight.data(), pt) : Tensor();
   const Tensor bc = bias.defined() ? as_dense(bias.data(), pt) : Tensor();
   // Without running statistics the kernel updates throwaway ones.
   const Tensor rm = param_or(running_mean, 0, channels, pt, xd.device());
   const Tensor rv = param_or(running_var, 1, channels, pt, xd.device());
-  const Tensor y = Tensor::allocate(xd.shape(), ct, xd.device());
+  const Tensor y = Tensor::allocate(xd.shape(), ct, xd.device(), format);
   const Tensor save_mean = Tensor::allocate({channels}, pt, xd.device());
   const Tensor save_invstd = Tensor::allocate({channels}, pt, xd.device());
   const LayerKernels* kernels = &kernels_for(xd.device());
@@ -87,10 +88,10 @@ autograd::Variable batch_norm_training(const autograd::Variable& x, const Tensor
                                      bias.defined() ? bias.dtype() : pt};
   return autograd::record(
       "batch_norm", {x, weight, bias}, ts::to(y, xd.dtype()),
-      [xc, wc, save_mean, save_invstd, eps, ct, pt, dtypes, kernels](const autograd::GradContext& ctx) {
-        const Tensor gy = as_dense(ctx.grad(), ct);
+      [xc, wc, save_mean, save_invstd, eps, ct, pt, format, dtypes, kernels](const autograd::GradContext& ctx) {
+        const Tensor gy = as_dense(ctx.grad(), ct, format);
         const int64_t channels = xc.size(1);
-        const Tensor gx = Tensor::allocate(xc.shape(), ct, xc.device());
+        const Tensor gx = Tensor::allocate(xc.shape(), ct, xc.device(), format);
         const Tensor gw = Tensor::allocate({channels}, pt, xc.device());
         const Tensor gb = Tensor::allocate({channels}, pt, xc.device());
         kernels->batch_norm_backward_training(xc, gy, wc, save_mean, save_invstd, eps, gx, gw, gb);

@@ -10,7 +10,7 @@ DType compute_dtype(const Tensor& t) {
   return t.device().is_cpu() && is_reduced_float(t.dtype()) ? DType::kF32 : t.dtype();
 }
 
-Tensor as_dense(const Tensor& t, DType dtype) { return ts::contiguous(ts::to(t, dtype)); }
+Tensor as_dense(const Tensor& t, DType dtype, MemoryFormat format) { return ts::contiguous(ts::to(t, dtype), format); }
 
 void check_channel_vector(absl::string_view op, absl::string_view what, const Tensor& t, const Tensor& x) {
   check_floating(op, t);

@@ -13,8 +13,9 @@ DType compute_dtype(const Tensor& t);
 // Batch-norm statistics and parameters: f64 for f64 data, else f32.
 inline DType param_dtype(DType compute) { return compute == DType::kF64 ? DType::kF64 : DType::kF32; }
 
-// `t` converted to `dtype` and made contiguous (itself when it already is).
-Tensor as_dense(const Tensor& t, DType dtype);
+// `t` converted to `dtype` and made dense in `format` (itself when it
+// already is).
+Tensor as_dense(const Tensor& t, DType dtype, MemoryFormat format = MemoryFormat::kContiguous);
 
 // Requires `t` as a per-channel vector for x: floating-point, [C] for
 // x [N, C, ...], on x's device. The error names `what` and both shapes.

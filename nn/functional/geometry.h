@@ -21,24 +21,56 @@ struct ConvGeometry {
   int64_t out_d = 1, out_h, out_w;
   int64_t stride_d = 1, stride_h, stride_w, pad_d = 0, pad_h, pad_w, dil_d = 1, dil_h, dil_w;
   int64_t groups;
+  // x, weight, the output and their gradients are channels-last
+  // (MemoryFormat::kChannelsLast: [n, (d,) h, w, c] in memory) rather than
+  // row-major.
+  bool channels_last = false;
 };
 
 // Everything but the output size (which follows from the rest): the key of
 // the caches of per-shape choices (cuDNN's algorithms, oneDNN's primitives).
-using ConvShapeKey = std::array<int64_t, 20>;
+using ConvShapeKey = std::array<int64_t, 21>;
 inline ConvShapeKey shape_key(const ConvGeometry& g) {
-  return {g.spatial_dims, g.n,        g.c_in,     g.d,     g.h,     g.w,     g.c_out, g.kd,    g.kh,    g.kw,
-          g.stride_d,     g.stride_h, g.stride_w, g.pad_d, g.pad_h, g.pad_w, g.dil_d, g.dil_h, g.dil_w, g.groups};
+  return {g.spatial_dims, g.n,     g.c_in,  g.d,        g.h,        g.w,        g.c_out,
+          g.kd,           g.kh,    g.kw,    g.stride_d, g.stride_h, g.stride_w, g.pad_d,
+          g.pad_h,        g.pad_w, g.dil_d, g.dil_h,    g.dil_w,    g.groups,   g.channels_last};
 }
 
-// Pooling over `planes` (= n * c) independent [h, w] planes.
+// Pooling over `planes` (= images * channels) independent [h, w] planes.
 struct Pool2dGeometry {
-  int64_t planes, h, w;
+  int64_t planes, channels, h, w;
   int64_t out_h, out_w;
   int64_t kh, kw, stride_h, stride_w, pad_h, pad_w;
   bool count_include_pad;
   bool adaptive;  // PyTorch's adaptive windows; kernel/stride/pad unused
+  // Input and output are channels-last ([n, h, w, c] in memory): a plane's
+  // pixels lie `channels` apart instead of side by side.
+  bool channels_last = false;
 };
+
+// Plane p of a pooling input (rows, cols = h, w) or output (out_h, out_w) in
+// g's layout: its pixel row * cols + col lies at base + pixel * step.
+struct PoolPlane {
+  int64_t base, step;
+  TS_HOST_DEVICE int64_t at(int64_t pixel) const { return base + pixel * step; }
+};
+TS_HOST_DEVICE PoolPlane pool_plane(const Pool2dGeometry& g, int64_t p, int64_t rows, int64_t cols) {
+  if (!g.channels_last) return {p * rows * cols, 1};
+  return {p / g.channels * rows * cols * g.channels + p % g.channels, g.channels};
+}
+
+// The plane and pixel of the output element at memory position o: the
+// kernels walk the output in memory order, so neighbouring threads or
+// iterations write neighbouring elements in either layout.
+struct PoolOutput {
+  int64_t plane, pixel;
+};
+TS_HOST_DEVICE PoolOutput pool_output_at(const Pool2dGeometry& g, int64_t o) {
+  const int64_t per_plane = g.out_h * g.out_w;
+  if (!g.channels_last) return {o / per_plane, o % per_plane};
+  const int64_t c = o % g.channels, rest = o / g.channels;
+  return {rest / per_plane * g.channels + c, rest % per_plane};
+}
 
 // The input rows [h0, h1) and columns [w0, w1) one output element reads,
 // clamped to the input, and what an average divides by.

@@ -1,7 +1,10 @@
 // The kernels behind nn/functional.h, one implementation per device: the
 // frontends validate, allocate and record the backward; a LayerKernels
-// computes. Tensors handed in are contiguous and of the compute dtype (f32 or
-// f64 on the CPU; f16, bf16, f32 or f64 on CUDA); per-channel statistics and
+// computes. Tensors handed in are dense and of the compute dtype (f32 or f64
+// on the CPU; f16, bf16, f32 or f64 on CUDA): row-major, or channels-last
+// when the layer's input was (the geometry's channels_last says so for
+// convolution and pooling, whose every 4-D/5-D operand then is; batch norm
+// takes x, y and their gradients in x's layout). Per-channel statistics and
 // batch-norm parameters are f32, or f64 when the data is f64. A failed device
 // call (cuDNN, a kernel launch, out of memory) throws ts::Error.
 #pragma once

@@ -42,7 +42,7 @@ Pool2dGeometry pool_geometry(absl::string_view op, const autograd::Variable& x, 
              config, ": kernel and stride must be positive, padding at most half the kernel");
   }
   Pool2dGeometry g;
-  g.planes = x.numel() / (h * w), g.h = h, g.w = w;
+  g.planes = x.numel() / (h * w), g.channels = x.size(-3), g.h = h, g.w = w;
   g.kh = o.kernel[0], g.kw = o.kernel[1];
   g.stride_h = o.stride[0], g.stride_w = o.stride[1];
   g.pad_h = o.padding[0], g.pad_w = o.padding[1];
@@ -61,19 +61,27 @@ Shape output_shape(const Tensor& x, const Pool2dGeometry& g) {
   return shape;
 }
 
+// The layout the pooling of x runs in: x's, so channels-last stays so.
+MemoryFormat pool_format(const autograd::Variable& x, Pool2dGeometry* g) {
+  const MemoryFormat format = x.data().suggest_memory_format();
+  g->channels_last = format == MemoryFormat::kChannelsLast;
+  return format;
+}
+
 // Average pooling of either kind, once the geometry is known.
-autograd::Variable average(const char* op, const autograd::Variable& x, const Pool2dGeometry& g) {
+autograd::Variable average(const char* op, const autograd::Variable& x, Pool2dGeometry g) {
+  const MemoryFormat format = pool_format(x, &g);
   const DType dtype = x.dtype(), ct = compute_dtype(x.data());
-  const Tensor xc = as_dense(x.data(), ct);
-  const Tensor out = Tensor::allocate(output_shape(xc, g), ct, xc.device());
+  const Tensor xc = as_dense(x.data(), ct, format);
+  const Tensor out = Tensor::allocate(output_shape(xc, g), ct, xc.device(), format);
   const LayerKernels* kernels = &kernels_for(xc.device());
   kernels->avg_pool2d_forward(g, xc, out);
   const Shape in_shape = xc.shape();
   const Device device = xc.device();
   return autograd::record(op, {x}, ts::to(out, dtype),
-                          [g, in_shape, device, dtype, ct, kernels](const autograd::GradContext& ctx) {
-                            const Tensor gx = Tensor::allocate(in_shape, ct, device);
-                            kernels->avg_pool2d_backward(g, as_dense(ctx.grad(), ct), gx);
+                          [g, in_shape, device, format, dtype, ct, kernels](const autograd::GradContext& ctx) {
+                            const Tensor gx = Tensor::allocate(in_shape, ct, device, format);
+                            kernels->avg_pool2d_backward(g, as_dense(ctx.grad(), ct, format), gx);
                             return std::vector<Tensor>{ts::to(gx, dtype)};
                           });
 }
@@ -81,19 +89,20 @@ autograd::Variable average(const char* op, const autograd::Variable& x, const Po
 }  // namespace
 
 autograd::Variable max_pool2d(const autograd::Variable& x, const Pool2dOptions& options) {
-  const Pool2dGeometry g = pool_geometry("max_pool2d", x, options);
+  Pool2dGeometry g = pool_geometry("max_pool2d", x, options);
+  const MemoryFormat format = pool_format(x, &g);
   const DType dtype = x.dtype(), ct = compute_dtype(x.data());
-  const Tensor xc = as_dense(x.data(), ct);
+  const Tensor xc = as_dense(x.data(), ct, format);
   const Shape out_shape = output_shape(xc, g);
-  const Tensor out = Tensor::allocate(out_shape, ct, xc.device());
-  const Tensor indices = Tensor::allocate(out_shape, DType::kI32, xc.device());
+  const Tensor out = Tensor::allocate(out_shape, ct, xc.device(), format);
+  const Tensor indices = Tensor::allocate(out_shape, DType::kI32, xc.device(), format);
   const LayerKernels* kernels = &kernels_for(xc.device());
   kernels->max_pool2d_forward(g, xc, out, indices);
   const Shape in_shape = xc.shape();
   return autograd::record("max_pool2d", {x}, ts::to(out, dtype),
-                          [g, indices, in_shape, dtype, ct, kernels](const autograd::GradContext& ctx) {
-                            const Tensor gx = Tensor::allocate(in_shape, ct, indices.device());
-                            kernels->max_pool2d_backward(g, as_dense(ctx.grad(), ct), indices, gx);
+                          [g, indices, in_shape, format, dtype, ct, kernels](const autograd::GradContext& ctx) {
+                            const Tensor gx = Tensor::allocate(in_shape, ct, indices.device(), format);
+                            kernels->max_pool2d_backward(g, as_dense(ctx.grad(), ct, format), indices, gx);
                             return std::vector<Tensor>{ts::to(gx, dtype)};
                           });
 }
@@ -108,7 +117,7 @@ autograd::Variable adaptive_avg_pool2d(const autograd::Variable& x, std::array<i
            output_size[1], "] must be positive (input ", x.data().describe(), ")");
   Pool2dGeometry g{};
   g.h = x.size(-2), g.w = x.size(-1);
-  g.planes = x.numel() / (g.h * g.w);
+  g.planes = x.numel() / (g.h * g.w), g.channels = x.size(-3);
   g.out_h = output_size[0], g.out_w = output_size[1];
   g.adaptive = true;
   return average("adaptive_avg_pool2d", x, g);

@@ -8,7 +8,9 @@
 // Batching the images makes the GEMMs wide enough for OpenBLAS to thread
 // well; im2col/col2im and the copies run on our pool between the GEMMs, so
 // the two thread sets never compete. 1x1 stride-1 unpadded convolutions are
-// plain GEMMs on the input itself.
+// plain GEMMs on the input itself. The reference reads row-major tensors: a
+// channels-last call runs it on row-major copies and copies the results
+// back (the reference is for checking, not for speed).
 #include <cblas.h>
 
 #include <algorithm>
@@ -19,6 +21,7 @@
 #include "nn/functional/cpu/onednn_conv.h"
 #include "nn/functional/cpu_reference_path.h"
 #include "tensor/cpu/parallel.h"
+#include "tensor/ops.h"
 
 namespace ts::nn::functional {
 namespace {
@@ -249,11 +252,22 @@ class ConvCpu {
 
 bool use_onednn(DType dtype) { return dtype == DType::kF32 && !cpu_reference_path(); }
 
+ConvGeometry row_major_geometry(ConvGeometry g) {
+  g.channels_last = false;
+  return g;
+}
+
 }  // namespace
 
 void CpuKernels::conv_forward(const ConvGeometry& g, const Tensor& x, const Tensor& weight, const Tensor& bias,
                               const Tensor& out) const {
   if (use_onednn(x.dtype())) return onednn_conv_forward(g, x, weight, bias, out);
+  if (g.channels_last) {
+    const Tensor row_major = ts::empty(out.shape(), {out.dtype(), out.device()});
+    conv_forward(row_major_geometry(g), ts::contiguous(x), ts::contiguous(weight), bias, row_major);
+    ts::copy_(out, row_major);
+    return;
+  }
   dispatch_f32_f64(g.spatial_dims == 2 ? "conv2d" : "conv3d", x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     ConvCpu<T>(g).forward(x.data<T>(), weight.data<T>(), bias.defined() ? bias.data<T>() : nullptr, out.data<T>());
@@ -263,6 +277,16 @@ void CpuKernels::conv_forward(const ConvGeometry& g, const Tensor& x, const Tens
 void CpuKernels::conv_backward(const ConvGeometry& g, const Tensor& x, const Tensor& weight, const Tensor& grad_out,
                                const Tensor& grad_x, const Tensor& grad_weight) const {
   if (use_onednn(x.dtype())) return onednn_conv_backward(g, x, weight, grad_out, grad_x, grad_weight);
+  if (g.channels_last) {
+    const auto row_major = [](const Tensor& t) {
+      return t.defined() ? ts::empty(t.shape(), {t.dtype(), t.device()}) : Tensor();
+    };
+    const Tensor gx = row_major(grad_x), gw = row_major(grad_weight);
+    conv_backward(row_major_geometry(g), ts::contiguous(x), ts::contiguous(weight), ts::contiguous(grad_out), gx, gw);
+    if (gx.defined()) ts::copy_(grad_x, gx);
+    if (gw.defined()) ts::copy_(grad_weight, gw);
+    return;
+  }
   dispatch_f32_f64(g.spatial_dims == 2 ? "conv2d backward" : "conv3d backward", x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     ConvCpu<T>(g).backward(x.data<T>(), weight.data<T>(), grad_out.data<T>(),

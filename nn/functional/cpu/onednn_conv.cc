@@ -3,12 +3,13 @@
 // algorithm.
 //
 // oneDNN chooses the operands' internal layouts (format_tag::any, usually
-// channel-blocked) while our tensors stay plain NC(D)HW/OI(D)HW, so every
-// call reorders its operands in and its result out, with reorder primitives
-// built alongside the convolution and buffers from our caching allocator.
-// The ops around a convolution (batch norm, ReLU, the residual add) are ours
-// and read the plain layout, so a convolution is a run of oneDNN ops of its
-// own and its edges are where the reorders belong.
+// channel-blocked) while our tensors stay plain, NC(D)HW/OI(D)HW or their
+// channels-last forms N(D)HWC/O(D)HWI, so every call reorders its operands
+// in and its result out as needed, with reorder primitives built alongside
+// the convolution and buffers from our caching allocator. The ops around a
+// convolution (batch norm, ReLU, the residual add) are ours and read the
+// plain layout, so a convolution is a run of oneDNN ops of its own and its
+// edges are where the reorders belong.
 #include "nn/functional/cpu/onednn_conv.h"
 
 #include <array>
@@ -45,9 +46,10 @@ const char* direction_name(Direction direction) {
   return "?";
 }
 
-// The plain layouts of our tensors, of 2 or 3 spatial dims. Grouped weights
-// [c_out, c_in / g, (kd,) kh, kw] are, in memory, oneDNN's [g, c_out / g,
-// c_in / g, (kd,) kh, kw] (goihw, goidhw).
+// The plain layouts of our tensors, of 2 or 3 spatial dims, row-major or
+// channels-last. Grouped weights [c_out, c_in / g, (kd,) kh, kw] are, in
+// memory, oneDNN's [g, c_out / g, c_in / g, (kd,) kh, kw] (goihw, goidhw;
+// gohwi, godhwi channels-last).
 memory::dims spatial(const ConvGeometry& g, int64_t d, int64_t h, int64_t w) {
   return g.spatial_dims == 3 ? memory::dims{d, h, w} : memory::dims{h, w};
 }
@@ -55,22 +57,26 @@ memory::dims concat(memory::dims head, const memory::dims& tail) {
   head.insert(head.end(), tail.begin(), tail.end());
   return head;
 }
+Tag activation_tag(const ConvGeometry& g) {
+  if (g.spatial_dims == 3) return g.channels_last ? Tag::ndhwc : Tag::ncdhw;
+  return g.channels_last ? Tag::nhwc : Tag::nchw;
+}
 memory::desc plain_x(const ConvGeometry& g) {
-  return memory::desc(concat({g.n, g.c_in}, spatial(g, g.d, g.h, g.w)), memory::data_type::f32,
-                      g.spatial_dims == 3 ? Tag::ncdhw : Tag::nchw);
+  return memory::desc(concat({g.n, g.c_in}, spatial(g, g.d, g.h, g.w)), memory::data_type::f32, activation_tag(g));
 }
 memory::desc plain_y(const ConvGeometry& g) {
   return memory::desc(concat({g.n, g.c_out}, spatial(g, g.out_d, g.out_h, g.out_w)), memory::data_type::f32,
-                      g.spatial_dims == 3 ? Tag::ncdhw : Tag::nchw);
+                      activation_tag(g));
 }
 memory::desc plain_weight(const ConvGeometry& g) {
   const memory::dims kernel = spatial(g, g.kd, g.kh, g.kw);
-  const bool volume = g.spatial_dims == 3;
+  const bool volume = g.spatial_dims == 3, last = g.channels_last;
   if (g.groups == 1) {
-    return memory::desc(concat({g.c_out, g.c_in}, kernel), memory::data_type::f32, volume ? Tag::oidhw : Tag::oihw);
+    const Tag tag = volume ? (last ? Tag::odhwi : Tag::oidhw) : (last ? Tag::ohwi : Tag::oihw);
+    return memory::desc(concat({g.c_out, g.c_in}, kernel), memory::data_type::f32, tag);
   }
-  return memory::desc(concat({g.groups, g.c_out / g.groups, g.c_in / g.groups}, kernel), memory::data_type::f32,
-                      volume ? Tag::goidhw : Tag::goihw);
+  const Tag tag = volume ? (last ? Tag::godhwi : Tag::goidhw) : (last ? Tag::gohwi : Tag::goihw);
+  return memory::desc(concat({g.groups, g.c_out / g.groups, g.c_in / g.groups}, kernel), memory::data_type::f32, tag);
 }
 memory::desc plain_bias(const ConvGeometry& g) { return memory::desc({g.c_out}, memory::data_type::f32, Tag::x); }
 

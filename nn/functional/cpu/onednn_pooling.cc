@@ -1,6 +1,6 @@
 // Pooling is memory-bound, so the primitives work on our plain layout
-// directly (nchw, the planes as channels) rather than on a blocked one that
-// would need a reorder each way.
+// directly (nchw with the planes as channels, or nhwc for channels-last)
+// rather than on a blocked one that would need a reorder each way.
 #include "nn/functional/cpu/onednn_pooling.h"
 
 #include <algorithm>
@@ -37,12 +37,14 @@ Window window(const Pool2dGeometry& g) {
           {far_padding(g.h, g.out_h, g.kh, g.stride_h, g.pad_h), far_padding(g.w, g.out_w, g.kw, g.stride_w, g.pad_w)}};
 }
 
-memory::desc plain_x(const Pool2dGeometry& g) {
-  return memory::desc({1, g.planes, g.h, g.w}, memory::data_type::f32, memory::format_tag::nchw);
+memory::desc plain(const Pool2dGeometry& g, int64_t h, int64_t w) {
+  if (g.channels_last) {
+    return memory::desc({g.planes / g.channels, g.channels, h, w}, memory::data_type::f32, memory::format_tag::nhwc);
+  }
+  return memory::desc({1, g.planes, h, w}, memory::data_type::f32, memory::format_tag::nchw);
 }
-memory::desc plain_y(const Pool2dGeometry& g) {
-  return memory::desc({1, g.planes, g.out_h, g.out_w}, memory::data_type::f32, memory::format_tag::nchw);
-}
+memory::desc plain_x(const Pool2dGeometry& g) { return plain(g, g.h, g.w); }
+memory::desc plain_y(const Pool2dGeometry& g) { return plain(g, g.out_h, g.out_w); }
 
 // Adaptive pooling counts no padding; ours has none either way.
 dnnl::algorithm algorithm(const Pool2dGeometry& g) {
@@ -66,8 +68,9 @@ dnnl::primitive build(bool backward, const Pool2dGeometry& g) {
       dnnl::pooling_backward::primitive_desc(desc, onednn_runtime().engine, forward_descriptor(g)));
 }
 
-// (backward, planes, h, w, out_h, out_w, kernel, stride, padding, algorithm).
-using CacheKey = std::tuple<bool, int64_t, int64_t, int64_t, int64_t, int64_t, Window, dnnl::algorithm>;
+// (backward, planes, channels if channels-last else 0, h, w, out_h, out_w,
+// kernel, stride, padding, algorithm).
+using CacheKey = std::tuple<bool, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, Window, dnnl::algorithm>;
 bool operator<(const Window& a, const Window& b) {
   return std::tie(a.kernel, a.strides, a.pad_l, a.pad_r) < std::tie(b.kernel, b.strides, b.pad_l, b.pad_r);
 }
@@ -81,7 +84,8 @@ OnednnCache<CacheKey, dnnl::primitive>& primitive_cache() {
 // failure into ts::Error.
 void run(bool backward, const Pool2dGeometry& g, const Tensor& from, const Tensor& to) {
   try {
-    const CacheKey key{backward, g.planes, g.h, g.w, g.out_h, g.out_w, window(g), algorithm(g)};
+    const CacheKey key{backward,  g.planes,    g.channels_last ? g.channels : 0, g.h, g.w, g.out_h, g.out_w,
+                       window(g), algorithm(g)};
     const auto primitive = primitive_cache().get(key, [&] { return build(backward, g); });
     OnednnRuntime& rt = onednn_runtime();
     std::lock_guard<std::mutex> lock(rt.mu);

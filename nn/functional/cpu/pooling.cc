@@ -2,7 +2,8 @@
 // oneDNN computes PyTorch's average, unless the reference path is asked for
 // (cpu_reference_path.h); the rest runs the reference kernels below,
 // threaded over planes: each task owns whole [h, w] planes, so the backward
-// scatters into grad_x without races.
+// scatters into grad_x without races. A channels-last plane's pixels lie
+// `channels` apart (PoolPlane).
 #include <cmath>
 #include <limits>
 
@@ -21,15 +22,15 @@ void for_each_plane(const Pool2dGeometry& g, PlaneFn fn) {
   });
 }
 
-// The flat index of the window's largest element; a NaN wins at once, as in
-// PyTorch, so a NaN input gives a NaN output.
+// The flat index (row * w + col) of the window's largest element; a NaN
+// wins at once, as in PyTorch, so a NaN input gives a NaN output.
 template <typename T>
-int64_t window_argmax(const Pool2dGeometry& g, const PoolWindow& win, const T* in) {
+int64_t window_argmax(const Pool2dGeometry& g, const PoolWindow& win, const T* x, const PoolPlane& in) {
   int64_t best_at = win.h0 * g.w + win.w0;
   T best = -std::numeric_limits<T>::infinity();
   for (int64_t ih = win.h0; ih < win.h1; ++ih) {
     for (int64_t iw = win.w0; iw < win.w1; ++iw) {
-      const T v = in[ih * g.w + iw];
+      const T v = x[in.at(ih * g.w + iw)];
       if (std::isnan(v)) return ih * g.w + iw;
       if (v > best) {
         best = v;
@@ -40,43 +41,55 @@ int64_t window_argmax(const Pool2dGeometry& g, const PoolWindow& win, const T* i
   return best_at;
 }
 
+// Plane p of the input and of the output.
+PoolPlane input_plane(const Pool2dGeometry& g, int64_t p) { return pool_plane(g, p, g.h, g.w); }
+PoolPlane output_plane(const Pool2dGeometry& g, int64_t p) { return pool_plane(g, p, g.out_h, g.out_w); }
+
 template <typename T>
 void max_forward(const Pool2dGeometry& g, const T* x, T* out, int32_t* indices) {
   for_each_plane(g, [&](int64_t p) {
-    const T* in = x + p * g.h * g.w;
+    const PoolPlane in = input_plane(g, p), to = output_plane(g, p);
     for (int64_t oh = 0; oh < g.out_h; ++oh) {
       for (int64_t ow = 0; ow < g.out_w; ++ow) {
-        const int64_t at = window_argmax(g, pool_window(g, oh, ow), in);
-        const int64_t o = (p * g.out_h + oh) * g.out_w + ow;
-        out[o] = in[at];
+        const int64_t at = window_argmax(g, pool_window(g, oh, ow), x, in);
+        const int64_t o = to.at(oh * g.out_w + ow);
+        out[o] = x[in.at(at)];
         indices[o] = static_cast<int32_t>(at);
       }
     }
   });
 }
 
+// Zeroes plane p of grad_x, which the backward then scatters into.
+template <typename T>
+void zero_plane(const Pool2dGeometry& g, const PoolPlane& plane, T* grad_x) {
+  for (int64_t pixel = 0; pixel < g.h * g.w; ++pixel) grad_x[plane.at(pixel)] = T(0);
+}
+
 template <typename T>
 void max_backward(const Pool2dGeometry& g, const T* grad_out, const int32_t* indices, T* grad_x) {
   for_each_plane(g, [&](int64_t p) {
-    T* gx = grad_x + p * g.h * g.w;
-    std::fill(gx, gx + g.h * g.w, T(0));
-    const int64_t base = p * g.out_h * g.out_w;
-    for (int64_t o = 0; o < g.out_h * g.out_w; ++o) gx[indices[base + o]] += grad_out[base + o];
+    const PoolPlane in = input_plane(g, p), from = output_plane(g, p);
+    zero_plane(g, in, grad_x);
+    for (int64_t pixel = 0; pixel < g.out_h * g.out_w; ++pixel) {
+      const int64_t o = from.at(pixel);
+      grad_x[in.at(indices[o])] += grad_out[o];
+    }
   });
 }
 
 template <typename T>
 void avg_forward(const Pool2dGeometry& g, const T* x, T* out) {
   for_each_plane(g, [&](int64_t p) {
-    const T* in = x + p * g.h * g.w;
+    const PoolPlane in = input_plane(g, p), to = output_plane(g, p);
     for (int64_t oh = 0; oh < g.out_h; ++oh) {
       for (int64_t ow = 0; ow < g.out_w; ++ow) {
         const PoolWindow win = pool_window(g, oh, ow);
         T sum = 0;
         for (int64_t ih = win.h0; ih < win.h1; ++ih) {
-          for (int64_t iw = win.w0; iw < win.w1; ++iw) sum += in[ih * g.w + iw];
+          for (int64_t iw = win.w0; iw < win.w1; ++iw) sum += x[in.at(ih * g.w + iw)];
         }
-        out[(p * g.out_h + oh) * g.out_w + ow] = sum / static_cast<T>(win.divisor);
+        out[to.at(oh * g.out_w + ow)] = sum / static_cast<T>(win.divisor);
       }
     }
   });
@@ -85,14 +98,14 @@ void avg_forward(const Pool2dGeometry& g, const T* x, T* out) {
 template <typename T>
 void avg_backward(const Pool2dGeometry& g, const T* grad_out, T* grad_x) {
   for_each_plane(g, [&](int64_t p) {
-    T* gx = grad_x + p * g.h * g.w;
-    std::fill(gx, gx + g.h * g.w, T(0));
+    const PoolPlane in = input_plane(g, p), from = output_plane(g, p);
+    zero_plane(g, in, grad_x);
     for (int64_t oh = 0; oh < g.out_h; ++oh) {
       for (int64_t ow = 0; ow < g.out_w; ++ow) {
         const PoolWindow win = pool_window(g, oh, ow);
-        const T share = grad_out[(p * g.out_h + oh) * g.out_w + ow] / static_cast<T>(win.divisor);
+        const T share = grad_out[from.at(oh * g.out_w + ow)] / static_cast<T>(win.divisor);
         for (int64_t ih = win.h0; ih < win.h1; ++ih) {
-          for (int64_t iw = win.w0; iw < win.w1; ++iw) gx[ih * g.w + iw] += share;
+          for (int64_t iw = win.w0; iw < win.w1; ++iw) grad_x[in.at(ih * g.w + iw)] += share;
         }
       }
     }

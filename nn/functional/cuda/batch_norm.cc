@@ -1,7 +1,8 @@
 // CUDA batch normalization in training mode through cuDNN's spatial batch
 // norm (statistics over N, H, W; running variance updated with the unbiased
 // estimate, as PyTorch). Inputs of any rank >= 2 are described as
-// [N, C, prod(rest), 1].
+// [N, C, prod(rest), 1], row-major or channels-last as x is; channels-last
+// runs cuDNN's persistent NHWC kernels, as PyTorch does for that layout.
 #include "nn/functional/cuda/cuda_kernels.h"
 #include "nn/functional/cuda/cudnn_utils.h"
 #include "tensor/cuda/device.h"
@@ -11,16 +12,20 @@ namespace ts::nn::functional {
 namespace {
 
 struct BatchNormDescriptors {
+  cudnnBatchNormMode_t mode;
   cudnn::TensorDescriptor x;       // also y, dy, dx
   cudnn::TensorDescriptor params;  // [1, C, 1, 1] in the parameter dtype
 };
 
 BatchNormDescriptors describe(const Tensor& x) {
   const int64_t plane = x.numel() / (x.size(0) * x.size(1));
-  cudnn::TensorDescriptor xd = cudnn::nchw(x.dtype(), x.size(0), x.size(1), plane, 1);
+  const MemoryFormat format = x.suggest_memory_format();
+  const cudnnBatchNormMode_t mode =
+      format == MemoryFormat::kChannelsLast ? CUDNN_BATCHNORM_SPATIAL_PERSISTENT : CUDNN_BATCHNORM_SPATIAL;
+  cudnn::TensorDescriptor xd = cudnn::packed(x.dtype(), {x.size(0), x.size(1), plane, 1}, format);
   cudnn::TensorDescriptor pd;
-  TS_CUDA_CHECK(cudnnDeriveBNTensorDescriptor(pd.get(), xd.get(), CUDNN_BATCHNORM_SPATIAL));
-  return BatchNormDescriptors{std::move(xd), std::move(pd)};
+  TS_CUDA_CHECK(cudnnDeriveBNTensorDescriptor(pd.get(), xd.get(), mode));
+  return BatchNormDescriptors{mode, std::move(xd), std::move(pd)};
 }
 
 // cuDNN needs a scale and shift; an absent affine is weight 1, bias 0.
@@ -41,10 +46,10 @@ void CudaKernels::batch_norm_forward_training(const Tensor& x, const Tensor& wei
   const Tensor w = param_or(weight, 1, save_mean);
   const Tensor b = param_or(bias, 0, save_mean);
   const cudnn::Scaling s(x.dtype());
-  TS_CUDA_CHECK(cudnnBatchNormalizationForwardTraining(
-      h, CUDNN_BATCHNORM_SPATIAL, s.one(), s.zero(), d.x.get(), x.raw_data(), d.x.get(), y.raw_data(), d.params.get(),
-      w.raw_data(), b.raw_data(), momentum, running_mean.raw_data(), running_var.raw_data(), eps, save_mean.raw_data(),
-      save_invstd.raw_data()));
+  TS_CUDA_CHECK(cudnnBatchNormalizationForwardTraining(h, d.mode, s.one(), s.zero(), d.x.get(), x.raw_data(), d.x.get(),
+                                                       y.raw_data(), d.params.get(), w.raw_data(), b.raw_data(),
+                                                       momentum, running_mean.raw_data(), running_var.raw_data(), eps,
+                                                       save_mean.raw_data(), save_invstd.raw_data()));
 }
 
 void CudaKernels::batch_norm_backward_training(const Tensor& x, const Tensor& grad_y, const Tensor& weight,
@@ -57,9 +62,9 @@ void CudaKernels::batch_norm_backward_training(const Tensor& x, const Tensor& gr
   const Tensor w = param_or(weight, 1, save_mean);
   const cudnn::Scaling s(x.dtype());
   TS_CUDA_CHECK(cudnnBatchNormalizationBackward(
-      h, CUDNN_BATCHNORM_SPATIAL, s.one(), s.zero(), s.one(), s.zero(), d.x.get(), x.raw_data(), d.x.get(),
-      grad_y.raw_data(), d.x.get(), grad_x.raw_data(), d.params.get(), w.raw_data(), grad_weight.raw_data(),
-      grad_bias.raw_data(), eps, save_mean.raw_data(), save_invstd.raw_data()));
+      h, d.mode, s.one(), s.zero(), s.one(), s.zero(), d.x.get(), x.raw_data(), d.x.get(), grad_y.raw_data(), d.x.get(),
+      grad_x.raw_data(), d.params.get(), w.raw_data(), grad_weight.raw_data(), grad_bias.raw_data(), eps,
+      save_mean.raw_data(), save_invstd.raw_data()));
 }
 
 }  // namespace ts::nn::functional

@@ -45,15 +45,20 @@ std::vector<int64_t> with_batch_and_channels(int64_t n, int64_t c, const std::ve
   return dims;
 }
 
-// 2-D and 3-D alike through cuDNN's N-d descriptors.
+// 2-D and 3-D alike through cuDNN's N-d descriptors. Channels-last
+// activations are described by their strides and the filter as NHWC (KRSC),
+// the layout of cuDNN's tensor-core kernels, which then need no transposes.
 ConvDescriptors describe(const ConvGeometry& g, DType dtype) {
-  cudnn::TensorDescriptor x = cudnn::packed(dtype, with_batch_and_channels(g.n, g.c_in, spatial(g, g.d, g.h, g.w)));
+  const MemoryFormat format = g.channels_last ? MemoryFormat::kChannelsLast : MemoryFormat::kContiguous;
+  cudnn::TensorDescriptor x =
+      cudnn::packed(dtype, with_batch_and_channels(g.n, g.c_in, spatial(g, g.d, g.h, g.w)), format);
   cudnn::TensorDescriptor y =
-      cudnn::packed(dtype, with_batch_and_channels(g.n, g.c_out, spatial(g, g.out_d, g.out_h, g.out_w)));
+      cudnn::packed(dtype, with_batch_and_channels(g.n, g.c_out, spatial(g, g.out_d, g.out_h, g.out_w)), format);
   const std::vector<int64_t> filter = with_batch_and_channels(g.c_out, g.c_in / g.groups, spatial(g, g.kd, g.kh, g.kw));
   const std::vector<int> filter_dims(filter.begin(), filter.end());
   cudnn::FilterDescriptor w;
-  TS_CUDA_CHECK(cudnnSetFilterNdDescriptor(w.get(), cudnn::data_type(dtype), CUDNN_TENSOR_NCHW,
+  TS_CUDA_CHECK(cudnnSetFilterNdDescriptor(w.get(), cudnn::data_type(dtype),
+                                           g.channels_last ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW,
                                            static_cast<int>(filter_dims.size()), filter_dims.data()));
   const std::vector<int> pad = spatial(g, g.pad_d, g.pad_h, g.pad_w),
                          stride = spatial(g, g.stride_d, g.stride_h, g.stride_w),

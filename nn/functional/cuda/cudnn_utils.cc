@@ -43,21 +43,13 @@ cudnnMathType_t math_type(DType dtype) {
   return CUDNN_DEFAULT_MATH;
 }
 
-TensorDescriptor nchw(DType dtype, int64_t n, int64_t c, int64_t h, int64_t w) {
-  TensorDescriptor d;
-  TS_CUDA_CHECK(cudnnSetTensor4dDescriptor(d.get(), CUDNN_TENSOR_NCHW, data_type(dtype), static_cast<int>(n),
-                                           static_cast<int>(c), static_cast<int>(h), static_cast<int>(w)));
-  return d;
-}
-
-TensorDescriptor packed(DType dtype, const std::vector<int64_t>& dims) {
+TensorDescriptor packed(DType dtype, const std::vector<int64_t>& dims, MemoryFormat format) {
   const int rank = static_cast<int>(dims.size());
+  const Shape dense = dense_strides(dims, format);
   std::vector<int> sizes(rank), strides(rank);
-  int64_t stride = 1;
-  for (int i = rank - 1; i >= 0; --i) {
+  for (int i = 0; i < rank; ++i) {
     sizes[i] = static_cast<int>(dims[i]);
-    strides[i] = static_cast<int>(stride);
-    stride *= dims[i];
+    strides[i] = static_cast<int>(dense[i]);
   }
   TensorDescriptor d;
   TS_CUDA_CHECK(cudnnSetTensorNdDescriptor(d.get(), data_type(dtype), rank, sizes.data(), strides.data()));

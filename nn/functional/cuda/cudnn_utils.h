@@ -12,6 +12,7 @@
 
 #include "tensor/cuda/cudnn_check.h"
 #include "tensor/dtype.h"
+#include "tensor/shape.h"
 
 namespace ts::nn::functional::cudnn {
 
@@ -58,11 +59,10 @@ using FilterDescriptor = Descriptor<cudnnFilterDescriptor_t, cudnnCreateFilterDe
 using ConvolutionDescriptor =
     Descriptor<cudnnConvolutionDescriptor_t, cudnnCreateConvolutionDescriptor, cudnnDestroyConvolutionDescriptor>;
 
-// A contiguous NCHW tensor descriptor.
-TensorDescriptor nchw(DType dtype, int64_t n, int64_t c, int64_t h, int64_t w);
-// A contiguous tensor descriptor of any rank from 3 up (RNN states [D, B, H],
-// NCHW, NCDHW, ...).
-TensorDescriptor packed(DType dtype, const std::vector<int64_t>& dims);
+// A dense tensor descriptor of any rank from 3 up (RNN states [D, B, H],
+// NCHW, NCDHW, ...), row-major or (4 and 5 dims) channels-last: cuDNN reads
+// the layout from the strides.
+TensorDescriptor packed(DType dtype, const std::vector<int64_t>& dims, MemoryFormat format = MemoryFormat::kContiguous);
 
 // Device memory from the caching allocator on the current stream, returned
 // when this goes out of scope (after the work using it was enqueued, which

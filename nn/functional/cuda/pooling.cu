@@ -1,7 +1,9 @@
-// CUDA pooling: one thread per output element (grid-stride). Backward
-// kernels scatter each output's gradient into its window with atomicAdd, into
-// f32 (f64 for f64 data) so f16/bf16 need no half-precision atomics; the
-// result is then converted into grad_x.
+// CUDA pooling: one thread per output element (grid-stride), taken in the
+// output's memory order, so neighbouring threads write neighbouring elements
+// and, channels-last, read neighbouring channels. Backward kernels scatter
+// each output's gradient into its window with atomicAdd, into f32 (f64 for
+// f64 data) so f16/bf16 need no half-precision atomics; the result is then
+// converted into grad_x.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -47,17 +49,16 @@ __device__ __forceinline__ T store(Acc<T> v) {
 
 template <typename T>
 __global__ void max_forward(Pool2dGeometry g, const T* x, T* out, int32_t* indices) {
-  const int64_t per_plane = g.out_h * g.out_w;
-  TS_GRID_STRIDE(o, g.planes * per_plane) {
-    const int64_t p = o / per_plane, oh = o % per_plane / g.out_w, ow = o % g.out_w;
-    const PoolWindow win = pool_window(g, oh, ow);
-    const T* in = x + p * g.h * g.w;
+  TS_GRID_STRIDE(o, g.planes * g.out_h * g.out_w) {
+    const PoolOutput at = pool_output_at(g, o);
+    const PoolWindow win = pool_window(g, at.pixel / g.out_w, at.pixel % g.out_w);
+    const PoolPlane in = pool_plane(g, at.plane, g.h, g.w);
     int64_t best_at = win.h0 * g.w + win.w0;
     Acc<T> best = -INFINITY;
     bool found_nan = false;
     for (int64_t ih = win.h0; ih < win.h1 && !found_nan; ++ih) {
       for (int64_t iw = win.w0; iw < win.w1; ++iw) {
-        const Acc<T> v = load(in[ih * g.w + iw]);
+        const Acc<T> v = load(x[in.at(ih * g.w + iw)]);
         if (v > best || ::isnan(v)) {  // NaN wins, as on the CPU
           best = v;
           best_at = ih * g.w + iw;
@@ -68,29 +69,28 @@ __global__ void max_forward(Pool2dGeometry g, const T* x, T* out, int32_t* indic
         }
       }
     }
-    out[o] = in[best_at];
+    out[o] = x[in.at(best_at)];
     indices[o] = static_cast<int32_t>(best_at);
   }
 }
 
 template <typename T>
 __global__ void max_backward(Pool2dGeometry g, const T* grad_out, const int32_t* indices, Acc<T>* grad_x) {
-  const int64_t per_plane = g.out_h * g.out_w;
-  TS_GRID_STRIDE(o, g.planes * per_plane) {
-    atomicAdd(grad_x + o / per_plane * g.h * g.w + indices[o], load(grad_out[o]));
+  TS_GRID_STRIDE(o, g.planes * g.out_h * g.out_w) {
+    const PoolPlane in = pool_plane(g, pool_output_at(g, o).plane, g.h, g.w);
+    atomicAdd(grad_x + in.at(indices[o]), load(grad_out[o]));
   }
 }
 
 template <typename T>
 __global__ void avg_forward(Pool2dGeometry g, const T* x, T* out) {
-  const int64_t per_plane = g.out_h * g.out_w;
-  TS_GRID_STRIDE(o, g.planes * per_plane) {
-    const int64_t p = o / per_plane, oh = o % per_plane / g.out_w, ow = o % g.out_w;
-    const PoolWindow win = pool_window(g, oh, ow);
-    const T* in = x + p * g.h * g.w;
+  TS_GRID_STRIDE(o, g.planes * g.out_h * g.out_w) {
+    const PoolOutput at = pool_output_at(g, o);
+    const PoolWindow win = pool_window(g, at.pixel / g.out_w, at.pixel % g.out_w);
+    const PoolPlane in = pool_plane(g, at.plane, g.h, g.w);
     Acc<T> sum = 0;
     for (int64_t ih = win.h0; ih < win.h1; ++ih) {
-      for (int64_t iw = win.w0; iw < win.w1; ++iw) sum += load(in[ih * g.w + iw]);
+      for (int64_t iw = win.w0; iw < win.w1; ++iw) sum += load(x[in.at(ih * g.w + iw)]);
     }
     out[o] = store<T>(sum / static_cast<Acc<T>>(win.divisor));
   }
@@ -98,14 +98,13 @@ __global__ void avg_forward(Pool2dGeometry g, const T* x, T* out) {
 
 template <typename T>
 __global__ void avg_backward(Pool2dGeometry g, const T* grad_out, Acc<T>* grad_x) {
-  const int64_t per_plane = g.out_h * g.out_w;
-  TS_GRID_STRIDE(o, g.planes * per_plane) {
-    const int64_t p = o / per_plane, oh = o % per_plane / g.out_w, ow = o % g.out_w;
-    const PoolWindow win = pool_window(g, oh, ow);
+  TS_GRID_STRIDE(o, g.planes * g.out_h * g.out_w) {
+    const PoolOutput at = pool_output_at(g, o);
+    const PoolWindow win = pool_window(g, at.pixel / g.out_w, at.pixel % g.out_w);
+    const PoolPlane in = pool_plane(g, at.plane, g.h, g.w);
     const Acc<T> share = load(grad_out[o]) / static_cast<Acc<T>>(win.divisor);
-    Acc<T>* gx = grad_x + p * g.h * g.w;
     for (int64_t ih = win.h0; ih < win.h1; ++ih) {
-      for (int64_t iw = win.w0; iw < win.w1; ++iw) atomicAdd(gx + ih * g.w + iw, share);
+      for (int64_t iw = win.w0; iw < win.w1; ++iw) atomicAdd(grad_x + in.at(ih * g.w + iw), share);
     }
   }
 }
@@ -141,7 +140,9 @@ void scatter_backward(const Tensor& grad_x, Launch launch) {
   const int device = grad_x.device().index;
   cudaStream_t stream = ts::cuda::current_stream(device);
   const DType acc = std::is_same_v<T, double> ? DType::kF64 : DType::kF32;
-  const Tensor buffer = grad_x.dtype() == acc ? grad_x : Tensor::allocate(grad_x.shape(), acc, grad_x.device());
+  const Tensor buffer = grad_x.dtype() == acc
+                            ? grad_x
+                            : Tensor::allocate(grad_x.shape(), acc, grad_x.device(), grad_x.suggest_memory_format());
   TS_CUDA_CHECK(cudaMemsetAsync(buffer.raw_data(), 0, buffer.numel() * buffer.itemsize(), stream));
   launch(static_cast<Acc<T>*>(buffer.raw_data()), stream);
   TS_CUDA_CHECK(cudaGetLastError());

@@ -3,6 +3,7 @@
 // statistics, gradcheck in both modes, errors, and CUDA against CPU.
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -57,14 +58,26 @@ Ref normalize(const Ref& x, const std::vector<double>& mean, const std::vector<d
 
 class BatchNormTest : public ts::testing::SeededTest {};
 
+// With and without the affine parameters, and in each layout an input of
+// `shape` can take (channels-last for 4-D and 5-D ones).
+std::vector<std::pair<bool, MemoryFormat>> variants(const Shape& shape) {
+  std::vector<std::pair<bool, MemoryFormat>> out;
+  for (const bool affine : {true, false}) {
+    out.emplace_back(affine, MemoryFormat::kContiguous);
+    if (shape.size() == 4 || shape.size() == 5) out.emplace_back(affine, MemoryFormat::kChannelsLast);
+  }
+  return out;
+}
+
 TEST_F(BatchNormTest, TrainingMatchesReferenceAndUpdatesRunningStats) {
   const std::vector<Shape> shapes = {{4, 3, 5, 6}, {1, 2, 3, 3}, {7, 5}, {2, 3, 4}, {3, 2, 2, 3, 2}};
   for (const DType dtype : {DType::kF32, DType::kF64}) {
     for (const Shape& shape : shapes) {
-      for (const bool affine : {true, false}) {
-        SCOPED_TRACE(absl::StrCat(shape_str(shape), dtype_name(dtype), affine ? " affine" : ""));
+      for (const auto& [affine, format] : variants(shape)) {
+        SCOPED_TRACE(
+            absl::StrCat(shape_str(shape), dtype_name(dtype), affine ? " affine " : " ", memory_format_name(format)));
         const int64_t c = shape[1];
-        const Tensor x = random_tensor(rng(), shape, dtype, -2, 3);
+        const Tensor x = contiguous(random_tensor(rng(), shape, dtype, -2, 3), format);
         const Tensor w = random_tensor(rng(), {c}, dtype), b = random_tensor(rng(), {c}, dtype);
         const Tensor rm = random_tensor(rng(), {c}, dtype), rv = random_tensor(rng(), {c}, dtype, 0.5, 2);
         const Ref rm0 = ref_of(rm), rv0 = ref_of(rv);
@@ -76,6 +89,7 @@ TEST_F(BatchNormTest, TrainingMatchesReferenceAndUpdatesRunningStats) {
         const double tol = ts::testing::tolerance(dtype);
         ts::testing::expect_close(
             y.data(), normalize(xr, s.mean, s.var, affine ? &wr : nullptr, affine ? &br : nullptr, eps), tol, 1.0);
+        EXPECT_TRUE(y.data().is_contiguous(format));
         Ref want_rm = rm0, want_rv = rv0;
         for (int64_t ch = 0; ch < c; ++ch) {
           want_rm.v[ch] = (1 - momentum) * rm0.v[ch] + momentum * s.mean[ch];
@@ -130,13 +144,17 @@ TEST_F(BatchNormTest, Gradcheck) {
       const int64_t c = shape[1];
       const Tensor rm = random_tensor(rng(), {c}, DType::kF64);
       const Tensor rv = random_tensor(rng(), {c}, DType::kF64, 0.5, 2);
-      EXPECT_OK(autograd::gradcheck(
-          [&](const std::vector<Variable>& v) {
-            // Fresh copies: each evaluation would otherwise move the stats.
-            return batch_norm(v[0], clone(rm), clone(rv), v[1], v[2], training, 0.1, 1e-5);
-          },
-          {random_tensor(rng(), shape, DType::kF64), random_tensor(rng(), {c}, DType::kF64),
-           random_tensor(rng(), {c}, DType::kF64)}));
+      for (const MemoryFormat format : {MemoryFormat::kContiguous, MemoryFormat::kChannelsLast}) {
+        if (format == MemoryFormat::kChannelsLast && shape.size() != 4) continue;
+        SCOPED_TRACE(memory_format_name(format));
+        EXPECT_OK(autograd::gradcheck(
+            [&](const std::vector<Variable>& v) {
+              // Fresh copies: each evaluation would otherwise move the stats.
+              return batch_norm(v[0], clone(rm), clone(rv), v[1], v[2], training, 0.1, 1e-5);
+            },
+            {contiguous(random_tensor(rng(), shape, DType::kF64), format), random_tensor(rng(), {c}, DType::kF64),
+             random_tensor(rng(), {c}, DType::kF64)}));
+      }
       EXPECT_OK(autograd::gradcheck(
           [&](const std::vector<Variable>& v) {
             return batch_norm(v[0], clone(rm), clone(rv), Variable(), Variable(), training, 0.1, 1e-5);
@@ -165,8 +183,35 @@ TEST_F(BatchNormTest, Float32IsExactForValuesFarFromZero) {
       return batch_norm(v[0], to(rm, dtype), to(rv, dtype), v[1], v[2], training, 0.1, 1e-5);
     };
     const Tensor grad_out = random_tensor(rng(), shape, DType::kF64);
-    nn::testing::expect_matches_f64(fn, inputs, grad_out, DType::kF32, Device::cpu(),
-                                    ts::testing::tolerance(DType::kF32));
+    for (const MemoryFormat format : {MemoryFormat::kContiguous, MemoryFormat::kChannelsLast}) {
+      SCOPED_TRACE(memory_format_name(format));
+      nn::testing::expect_matches_f64(fn, inputs, grad_out, DType::kF32, Device::cpu(),
+                                      ts::testing::tolerance(DType::kF32), format);
+    }
+  }
+}
+
+// Channels-last walks blocks of 16 channels: 37 channels make two full
+// blocks and a partial one. Output and gradients in f32 and f64 against the
+// row-major f64 path.
+TEST_F(BatchNormTest, ChannelsLastMatchesRowMajor) {
+  const Shape shape = {3, 37, 4, 5};
+  for (const bool training : {true, false}) {
+    SCOPED_TRACE(training ? "training" : "eval");
+    const std::vector<Tensor> inputs = {random_tensor(rng(), shape, DType::kF64, -2, 3),
+                                        random_tensor(rng(), {37}, DType::kF64, 0.5, 2),
+                                        random_tensor(rng(), {37}, DType::kF64)};
+    const Tensor rm = random_tensor(rng(), {37}, DType::kF64), rv = random_tensor(rng(), {37}, DType::kF64, 0.5, 2);
+    const nn::testing::LayerFn fn = [&](const std::vector<Variable>& v) {
+      const DType dtype = v[0].dtype();
+      return batch_norm(v[0], to(rm, dtype), to(rv, dtype), v[1], v[2], training, 0.1, 1e-5);
+    };
+    const Tensor grad_out = random_tensor(rng(), shape, DType::kF64);
+    for (const DType dtype : {DType::kF32, DType::kF64}) {
+      SCOPED_TRACE(dtype_name(dtype));
+      nn::testing::expect_matches_f64(fn, inputs, grad_out, dtype, Device::cpu(), dtype == DType::kF64 ? 1e-12 : 1e-5,
+                                      MemoryFormat::kChannelsLast);
+    }
   }
 }
 
@@ -182,50 +227,53 @@ TEST_F(BatchNormTest, Float64IsExactForMeansFarAboveTheSpread) {
   const Tensor weight = random_tensor(rng(), {c}, DType::kF64, 0.5, 2);
   const Tensor dy = random_tensor(rng(), shape, DType::kF64);
   const double eps = 1e-5;
-  const Variable vx(x, true), vw(weight, true), vb(zeros({c}, {DType::kF64}), true);
-  const Variable y = batch_norm(vx, zeros({c}, {DType::kF64}), ones({c}, {DType::kF64}), vw, vb, true, 0.1, eps);
-  autograd::sum(y * Variable(dy)).backward();
+  for (const MemoryFormat format : {MemoryFormat::kContiguous, MemoryFormat::kChannelsLast}) {
+    SCOPED_TRACE(memory_format_name(format));
+    const Variable vx(contiguous(x, format), true), vw(weight, true), vb(zeros({c}, {DType::kF64}), true);
+    const Variable y = batch_norm(vx, zeros({c}, {DType::kF64}), ones({c}, {DType::kF64}), vw, vb, true, 0.1, eps);
+    autograd::sum(y * Variable(dy)).backward();
 
-  const std::vector<double> xs = to_vector<double>(x), ws = to_vector<double>(weight), gs = to_vector<double>(dy);
-  const std::vector<double> ys = to_vector<double>(y.data()), dxs = to_vector<double>(vx.grad()),
-                            dws = to_vector<double>(vw.grad());
-  const auto at = [&](int64_t i, int64_t ch, int64_t j) { return (i * c + ch) * plane + j; };
-  double y_err = 0, dx_err = 0, dw_err = 0, dw_max = 0;
-  for (int64_t ch = 0; ch < c; ++ch) {
-    // x - mean as (x - shift) - (mean - shift): x - shift is exact in double
-    // (Sterbenz), and the rest is small, so long double holds it to ~1e-19.
-    using L = long double;
-    const double shift = xs[at(0, ch, 0)];
-    L offsets = 0;
-    for (int64_t i = 0; i < n; ++i)
-      for (int64_t j = 0; j < plane; ++j) offsets += xs[at(i, ch, j)] - shift;
-    const L mean_offset = offsets / count;
-    const auto centered = [&](int64_t k) { return static_cast<L>(xs[k] - shift) - mean_offset; };
-    L sq = 0, sum_dy = 0, sum_dy_xmu = 0;
-    for (int64_t i = 0; i < n; ++i)
-      for (int64_t j = 0; j < plane; ++j) {
-        const L xmu = centered(at(i, ch, j));
-        sq += xmu * xmu;
-        sum_dy += gs[at(i, ch, j)];
-        sum_dy_xmu += gs[at(i, ch, j)] * xmu;
-      }
-    const L invstd = 1 / std::sqrt(sq / count + eps);
-    const L dw = sum_dy_xmu * invstd;
-    dw_err = std::max(dw_err, static_cast<double>(std::fabs(dws[ch] - dw)));
-    dw_max = std::max(dw_max, static_cast<double>(std::fabs(dw)));
-    for (int64_t i = 0; i < n; ++i)
-      for (int64_t j = 0; j < plane; ++j) {
-        const int64_t k = at(i, ch, j);
-        const L xhat = centered(k) * invstd;
-        const L dx = ws[ch] * invstd * (gs[k] - sum_dy / count - xhat * sum_dy_xmu * invstd / count);
-        y_err = std::max(y_err, static_cast<double>(std::fabs(ys[k] - ws[ch] * xhat)));
-        dx_err = std::max(dx_err, static_cast<double>(std::fabs(dxs[k] - dx)));
-      }
+    const std::vector<double> xs = to_vector<double>(x), ws = to_vector<double>(weight), gs = to_vector<double>(dy);
+    const std::vector<double> ys = to_vector<double>(y.data()), dxs = to_vector<double>(vx.grad()),
+                              dws = to_vector<double>(vw.grad());
+    const auto at = [&](int64_t i, int64_t ch, int64_t j) { return (i * c + ch) * plane + j; };
+    double y_err = 0, dx_err = 0, dw_err = 0, dw_max = 0;
+    for (int64_t ch = 0; ch < c; ++ch) {
+      // x - mean as (x - shift) - (mean - shift): x - shift is exact in double
+      // (Sterbenz), and the rest is small, so long double holds it to ~1e-19.
+      using L = long double;
+      const double shift = xs[at(0, ch, 0)];
+      L offsets = 0;
+      for (int64_t i = 0; i < n; ++i)
+        for (int64_t j = 0; j < plane; ++j) offsets += xs[at(i, ch, j)] - shift;
+      const L mean_offset = offsets / count;
+      const auto centered = [&](int64_t k) { return static_cast<L>(xs[k] - shift) - mean_offset; };
+      L sq = 0, sum_dy = 0, sum_dy_xmu = 0;
+      for (int64_t i = 0; i < n; ++i)
+        for (int64_t j = 0; j < plane; ++j) {
+          const L xmu = centered(at(i, ch, j));
+          sq += xmu * xmu;
+          sum_dy += gs[at(i, ch, j)];
+          sum_dy_xmu += gs[at(i, ch, j)] * xmu;
+        }
+      const L invstd = 1 / std::sqrt(sq / count + eps);
+      const L dw = sum_dy_xmu * invstd;
+      dw_err = std::max(dw_err, static_cast<double>(std::fabs(dws[ch] - dw)));
+      dw_max = std::max(dw_max, static_cast<double>(std::fabs(dw)));
+      for (int64_t i = 0; i < n; ++i)
+        for (int64_t j = 0; j < plane; ++j) {
+          const int64_t k = at(i, ch, j);
+          const L xhat = centered(k) * invstd;
+          const L dx = ws[ch] * invstd * (gs[k] - sum_dy / count - xhat * sum_dy_xmu * invstd / count);
+          y_err = std::max(y_err, static_cast<double>(std::fabs(ys[k] - ws[ch] * xhat)));
+          dx_err = std::max(dx_err, static_cast<double>(std::fabs(dxs[k] - dx)));
+        }
+    }
+    // Outputs and dx are O(1) and O(1e-2 .. 1); dw is O(sqrt(count)).
+    EXPECT_LT(y_err, 1e-12);
+    EXPECT_LT(dx_err, 1e-12);
+    EXPECT_LT(dw_err / dw_max, 1e-12);
   }
-  // Outputs and dx are O(1) and O(1e-2 .. 1); dw is O(sqrt(count)).
-  EXPECT_LT(y_err, 1e-12);
-  EXPECT_LT(dx_err, 1e-12);
-  EXPECT_LT(dw_err / dw_max, 1e-12);
 }
 
 TEST_F(BatchNormTest, BadInputsAreErrors) {
@@ -263,28 +311,33 @@ TEST_F(BatchNormTest, CudaMatchesCpu) {
       const Shape shape = {6, 5, 7, 9};
       const Tensor rm = random_tensor(rng(), {5}, DType::kF32), rv = random_tensor(rng(), {5}, DType::kF32, 0.5, 2);
       const DType pt = dtype == DType::kF64 ? DType::kF64 : DType::kF32;
-      nn::testing::expect_cuda_matches_cpu(
-          [&](const std::vector<Variable>& v) {
-            // Running stats live on the input's device, in the parameter dtype.
-            return batch_norm(v[0], to(to(rm, pt), v[0].device()), to(to(rv, pt), v[0].device()), v[1], v[2], training);
-          },
-          {random_tensor(rng(), shape, dtype, -2, 2), random_tensor(rng(), {5}, dtype),
-           random_tensor(rng(), {5}, dtype)},
-          random_tensor(rng(), shape, DType::kF64), dtype,
-          dtype == DType::kF64      ? 1e-10
-          : is_reduced_float(dtype) ? 2e-2
-                                    : 1e-5);
-      if (!training) continue;
-      // The running statistics cuDNN updates match the CPU's.
-      const Tensor x = random_tensor(rng(), shape, dtype, -2, 2);
-      std::vector<Tensor> updated;
-      for (const Device device : {Device::cpu(), Device::cuda(0)}) {
-        const Tensor m = to(to(rm, pt), device);
-        const Tensor var = to(to(rv, pt), device);
-        batch_norm(Variable(to(x, device)), m, var, Variable(), Variable(), true, 0.2, 1e-5);
-        updated.push_back(cat({m, var}, 0));
+      for (const MemoryFormat format : {MemoryFormat::kContiguous, MemoryFormat::kChannelsLast}) {
+        SCOPED_TRACE(memory_format_name(format));
+        nn::testing::expect_cuda_matches_cpu(
+            [&](const std::vector<Variable>& v) {
+              // Running stats live on the input's device, in the parameter dtype.
+              return batch_norm(v[0], to(to(rm, pt), v[0].device()), to(to(rv, pt), v[0].device()), v[1], v[2],
+                                training);
+            },
+            {random_tensor(rng(), shape, dtype, -2, 2), random_tensor(rng(), {5}, dtype),
+             random_tensor(rng(), {5}, dtype)},
+            random_tensor(rng(), shape, DType::kF64), dtype,
+            dtype == DType::kF64      ? 1e-10
+            : is_reduced_float(dtype) ? 2e-2
+                                      : 1e-5,
+            format);
+        if (!training) continue;
+        // The running statistics cuDNN updates match the CPU's.
+        const Tensor x = contiguous(random_tensor(rng(), shape, dtype, -2, 2), format);
+        std::vector<Tensor> updated;
+        for (const Device device : {Device::cpu(), Device::cuda(0)}) {
+          const Tensor m = to(to(rm, pt), device);
+          const Tensor var = to(to(rv, pt), device);
+          batch_norm(Variable(to(x, device)), m, var, Variable(), Variable(), true, 0.2, 1e-5);
+          updated.push_back(cat({m, var}, 0));
+        }
+        ts::testing::expect_close(updated[1], ref_of(updated[0]), 1e-5, 1.0, "running stats");
       }
-      ts::testing::expect_close(updated[1], ref_of(updated[0]), 1e-5, 1.0, "running stats");
     }
   }
 }

@@ -188,6 +188,13 @@ TEST_P(ConvCpuPathTest, Float32BackwardMatchesFloat64) {
     const Tensor probe = fn({Variable(inputs[0]), Variable(inputs[1]), Variable()}).data();
     const Tensor grad_out = random_tensor(rng(), probe.shape(), DType::kF64);
     nn::testing::expect_matches_f64(fn, inputs, grad_out, DType::kF32, Device::cpu(), 1e-5);
+    // A channels-last input (the weight stays row-major): f32, and f64
+    // against the row-major f64 result.
+    for (const DType dtype : {DType::kF32, DType::kF64}) {
+      SCOPED_TRACE(absl::StrCat("channels_last ", dtype_name(dtype)));
+      nn::testing::expect_matches_f64(fn, inputs, grad_out, dtype, Device::cpu(), dtype == DType::kF64 ? 1e-12 : 1e-5,
+                                      MemoryFormat::kChannelsLast);
+    }
   };
   for_each_case(check);
   // ResNet-20's stage-2 convolution on a batch of 8 (two im2col chunks).
@@ -205,15 +212,18 @@ TEST_F(ConvTest, ReducedFloatsOnCpuComputeInF32) {
 
 TEST_F(ConvTest, Gradcheck) {
   const auto check = [&](const auto& c) {
-    SCOPED_TRACE(absl::StrCat(c.name, " ", c.x.size() - 2, "-D"));
-    std::vector<Tensor> inputs = {random_tensor(rng(), c.x, DType::kF64), random_tensor(rng(), c.w, DType::kF64)};
-    if (c.bias) inputs.push_back(random_tensor(rng(), {c.w[0]}, DType::kF64));
-    const auto options = c.options;
-    EXPECT_OK(autograd::gradcheck(
-        [options](const std::vector<Variable>& v) {
-          return conv(v[0], v[1], v.size() > 2 ? v[2] : Variable(), options);
-        },
-        inputs));
+    for (const MemoryFormat format : {MemoryFormat::kContiguous, MemoryFormat::kChannelsLast}) {
+      SCOPED_TRACE(absl::StrCat(c.name, " ", c.x.size() - 2, "-D ", memory_format_name(format)));
+      std::vector<Tensor> inputs = {contiguous(random_tensor(rng(), c.x, DType::kF64), format),
+                                    random_tensor(rng(), c.w, DType::kF64)};
+      if (c.bias) inputs.push_back(random_tensor(rng(), {c.w[0]}, DType::kF64));
+      const auto options = c.options;
+      EXPECT_OK(autograd::gradcheck(
+          [options](const std::vector<Variable>& v) {
+            return conv(v[0], v[1], v.size() > 2 ? v[2] : Variable(), options);
+          },
+          inputs));
+    }
   };
   check(Case<2>{"3x3 pad 1", {2, 3, 5, 4}, {2, 3, 3, 3}, {{1, 1}, {1, 1}, {1, 1}, 1}, true});
   check(Case<2>{"stride, dilation, asymmetric", {1, 2, 7, 6}, {3, 2, 2, 3}, {{2, 1}, {1, 2}, {2, 1}, 1}, true});
@@ -272,18 +282,22 @@ TEST_F(ConvTest, CudaMatchesCpu) {
   TS_SKIP_WITHOUT_CUDA();
   for_each_case([&](const auto& c) {
     for (const DType dtype : {DType::kF32, DType::kF16, DType::kBF16, DType::kF64}) {
-      SCOPED_TRACE(absl::StrCat(c.name, " ", c.x.size() - 2, "-D ", dtype_name(dtype)));
-      std::vector<Tensor> inputs = {random_tensor(rng(), c.x, dtype), random_tensor(rng(), c.w, dtype),
-                                    c.bias ? random_tensor(rng(), {c.w[0]}, dtype) : Tensor()};
-      const auto options = c.options;
-      const Tensor probe = conv(Variable(inputs[0]), Variable(inputs[1]), Variable(), options).data();
-      const Tensor grad_out = random_tensor(rng(), probe.shape(), DType::kF64);
-      nn::testing::expect_cuda_matches_cpu(
-          [options](const std::vector<Variable>& v) { return conv(v[0], v[1], v[2], options); }, inputs, grad_out,
-          dtype,
-          dtype == DType::kF64      ? 1e-10
-          : is_reduced_float(dtype) ? 2e-2
-                                    : 1e-5);
+      for (const MemoryFormat format : {MemoryFormat::kContiguous, MemoryFormat::kChannelsLast}) {
+        SCOPED_TRACE(
+            absl::StrCat(c.name, " ", c.x.size() - 2, "-D ", dtype_name(dtype), " ", memory_format_name(format)));
+        std::vector<Tensor> inputs = {random_tensor(rng(), c.x, dtype), random_tensor(rng(), c.w, dtype),
+                                      c.bias ? random_tensor(rng(), {c.w[0]}, dtype) : Tensor()};
+        const auto options = c.options;
+        const Tensor probe = conv(Variable(inputs[0]), Variable(inputs[1]), Variable(), options).data();
+        const Tensor grad_out = random_tensor(rng(), probe.shape(), DType::kF64);
+        nn::testing::expect_cuda_matches_cpu(
+            [options](const std::vector<Variable>& v) { return conv(v[0], v[1], v[2], options); }, inputs, grad_out,
+            dtype,
+            dtype == DType::kF64      ? 1e-10
+            : is_reduced_float(dtype) ? 2e-2
+                                      : 1e-5,
+            format);
+      }
     }
   });
 }

@@ -9,13 +9,15 @@
 namespace ts::nn::testing {
 
 std::vector<Tensor> forward_backward(const LayerFn& fn, const std::vector<Tensor>& inputs, const Tensor& grad_out,
-                                     Device device) {
+                                     Device device, MemoryFormat format) {
   std::vector<autograd::Variable> vars;
-  for (const Tensor& t : inputs) {
-    vars.push_back(t.defined() ? autograd::Variable(to(t, device), true) : autograd::Variable());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Tensor& t = inputs[i];
+    const Tensor laid_out = i == 0 ? contiguous(t, format) : t;
+    vars.push_back(t.defined() ? autograd::Variable(to(laid_out, device), true) : autograd::Variable());
   }
   const autograd::Variable out = fn(vars);
-  out.backward(to(to(grad_out, out.dtype()), device));
+  out.backward(to(contiguous(to(grad_out, out.dtype()), format), device));
   std::vector<Tensor> results = {to(out.data(), Device::cpu())};
   for (const autograd::Variable& v : vars) {
     results.push_back(v.defined() && v.grad().defined() ? to(v.grad(), Device::cpu()) : Tensor());
@@ -24,15 +26,19 @@ std::vector<Tensor> forward_backward(const LayerFn& fn, const std::vector<Tensor
 }
 
 void expect_matches_f64(const LayerFn& fn, const std::vector<Tensor>& inputs, const Tensor& grad_out, DType dtype,
-                        Device device, double tol) {
+                        Device device, double tol, MemoryFormat format) {
   std::vector<Tensor> in64, in_dtype;
   for (const Tensor& t : inputs) {
     in64.push_back(t.defined() ? to(t, DType::kF64) : Tensor());
     in_dtype.push_back(t.defined() ? to(t, dtype) : Tensor());
   }
   const std::vector<Tensor> want = forward_backward(fn, in64, grad_out, Device::cpu());
-  const std::vector<Tensor> got = forward_backward(fn, in_dtype, grad_out, device);
+  const std::vector<Tensor> got = forward_backward(fn, in_dtype, grad_out, device, format);
   ASSERT_EQ(want.size(), got.size());
+  for (const size_t i : {size_t{0}, size_t{1}}) {
+    EXPECT_TRUE(!got[i].defined() || got[i].is_contiguous(format))
+        << (i == 0 ? "the output" : "the first input's gradient") << " is not " << memory_format_name(format);
+  }
   for (size_t i = 0; i < want.size(); ++i) {
     const std::string what = i == 0 ? "output" : "gradient of input " + std::to_string(i - 1);
     ASSERT_EQ(want[i].defined(), got[i].defined()) << what;
@@ -45,8 +51,8 @@ void expect_matches_f64(const LayerFn& fn, const std::vector<Tensor>& inputs, co
 }
 
 void expect_cuda_matches_cpu(const LayerFn& fn, const std::vector<Tensor>& inputs, const Tensor& grad_out, DType dtype,
-                             double tol) {
-  expect_matches_f64(fn, inputs, grad_out, dtype, Device::cuda(0), tol);
+                             double tol, MemoryFormat format) {
+  expect_matches_f64(fn, inputs, grad_out, dtype, Device::cuda(0), tol, format);
 }
 
 }  // namespace ts::nn::testing

@@ -45,6 +45,12 @@ std::vector<PoolCase> cases() {
   };
 }
 
+// The layouts an input can take: channels-last too when it is 4-D.
+std::vector<MemoryFormat> layouts_of(const Tensor& x) {
+  if (x.dim() != 4) return {MemoryFormat::kContiguous};
+  return {MemoryFormat::kContiguous, MemoryFormat::kChannelsLast};
+}
+
 int64_t out_size(int64_t in, int64_t k, int64_t s, int64_t p, bool ceil_mode) {
   const double span = static_cast<double>(in + 2 * p - k) / s;
   int64_t out = static_cast<int64_t>(ceil_mode ? std::ceil(span) : std::floor(span)) + 1;
@@ -178,11 +184,18 @@ class PoolingCpuPathTest : public PoolingTest, public ::testing::WithParamInterf
   }
   void TearDown() override { set_cpu_reference_path(reference_before_); }
 
-  // fn in f32 against fn in f64 on the same inputs, output and gradient.
+  // fn in f32 against fn in f64 on the same inputs, output and gradient;
+  // for a 4-D x also channels-last, in f32 and f64.
   void expect_f32_matches_f64(const nn::testing::LayerFn& fn, const Tensor& x) {
     const Tensor probe = fn({Variable(x)}).data();
     const Tensor grad_out = random_tensor(rng(), probe.shape(), DType::kF64);
     nn::testing::expect_matches_f64(fn, {x}, grad_out, DType::kF32, Device::cpu(), 1e-5);
+    if (x.dim() != 4) return;
+    for (const DType dtype : {DType::kF32, DType::kF64}) {
+      SCOPED_TRACE(absl::StrCat("channels_last ", dtype_name(dtype)));
+      nn::testing::expect_matches_f64(fn, {x}, grad_out, dtype, Device::cpu(), dtype == DType::kF64 ? 1e-12 : 1e-5,
+                                      MemoryFormat::kChannelsLast);
+    }
   }
 
  private:
@@ -228,10 +241,13 @@ TEST_F(PoolingTest, Gradcheck) {
   for (const PoolCase& c : cases()) {
     SCOPED_TRACE(c.name);
     const Pool2dOptions o = c.options;
-    EXPECT_OK(
-        autograd::gradcheck([o](const std::vector<Variable>& v) { return max_pool2d(v[0], o); }, {distinct(c.x)}));
-    EXPECT_OK(autograd::gradcheck([o](const std::vector<Variable>& v) { return avg_pool2d(v[0], o); },
-                                  {random_tensor(rng(), c.x, DType::kF64)}));
+    for (const MemoryFormat format : layouts_of(distinct(c.x))) {
+      SCOPED_TRACE(memory_format_name(format));
+      EXPECT_OK(autograd::gradcheck([o](const std::vector<Variable>& v) { return max_pool2d(v[0], o); },
+                                    {contiguous(distinct(c.x), format)}));
+      EXPECT_OK(autograd::gradcheck([o](const std::vector<Variable>& v) { return avg_pool2d(v[0], o); },
+                                    {contiguous(random_tensor(rng(), c.x, DType::kF64), format)}));
+    }
   }
   for (const auto& size : kAdaptiveSizes) {
     SCOPED_TRACE(absl::StrCat("adaptive ", size[0], "x", size[1]));
@@ -265,17 +281,23 @@ TEST_F(PoolingTest, CudaMatchesCpu) {
       const Pool2dOptions o = c.options;
       const Tensor x = random_tensor(rng(), c.x, dtype);
       const Shape out_shape = max_pool2d(Variable(x), o).shape();
-      nn::testing::expect_cuda_matches_cpu([o](const std::vector<Variable>& v) { return max_pool2d(v[0], o); }, {x},
-                                           random_tensor(rng(), out_shape, DType::kF64), dtype, tol);
-      nn::testing::expect_cuda_matches_cpu([o](const std::vector<Variable>& v) { return avg_pool2d(v[0], o); }, {x},
-                                           random_tensor(rng(), out_shape, DType::kF64), dtype, tol);
+      for (const MemoryFormat format : layouts_of(x)) {
+        SCOPED_TRACE(memory_format_name(format));
+        nn::testing::expect_cuda_matches_cpu([o](const std::vector<Variable>& v) { return max_pool2d(v[0], o); }, {x},
+                                             random_tensor(rng(), out_shape, DType::kF64), dtype, tol, format);
+        nn::testing::expect_cuda_matches_cpu([o](const std::vector<Variable>& v) { return avg_pool2d(v[0], o); }, {x},
+                                             random_tensor(rng(), out_shape, DType::kF64), dtype, tol, format);
+      }
     }
     for (const auto& size : kAdaptiveSizes) {
-      SCOPED_TRACE(absl::StrCat("adaptive ", size[0], "x", size[1], " ", dtype_name(dtype)));
-      nn::testing::expect_cuda_matches_cpu(
-          [size](const std::vector<Variable>& v) { return adaptive_avg_pool2d(v[0], size); },
-          {random_tensor(rng(), {2, 3, 7, 5}, dtype)}, random_tensor(rng(), {2, 3, size[0], size[1]}, DType::kF64),
-          dtype, tol);
+      for (const MemoryFormat format : {MemoryFormat::kContiguous, MemoryFormat::kChannelsLast}) {
+        SCOPED_TRACE(
+            absl::StrCat("adaptive ", size[0], "x", size[1], " ", dtype_name(dtype), " ", memory_format_name(format)));
+        nn::testing::expect_cuda_matches_cpu(
+            [size](const std::vector<Variable>& v) { return adaptive_avg_pool2d(v[0], size); },
+            {random_tensor(rng(), {2, 3, 7, 5}, dtype)}, random_tensor(rng(), {2, 3, size[0], size[1]}, DType::kF64),
+            dtype, tol, format);
+      }
     }
   }
 }

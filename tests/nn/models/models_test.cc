@@ -1,11 +1,15 @@
 // The models: parameter counts equal to MLBench's and torchvision's, state
 // dict names that line up with theirs, output shapes, and initialization.
+#include <algorithm>
 #include <cmath>
+#include <functional>
 #include <memory>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "autograd/ops.h"
 #include "base/error.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -128,6 +132,62 @@ TEST_F(ModelsTest, ResNet50ForwardOnASmallImage) {
   const Variable y = m->forward(Variable(random_tensor(rng(), {1, 3, 64, 64}, DType::kF32)));
   EXPECT_EQ(y.shape(), (Shape{1, 1000}));
   for (double v : to_vector<double>(y.data())) ASSERT_TRUE(std::isfinite(v));
+}
+
+// One training-mode forward and backward of `model` on x (its output, x's
+// gradient, then every parameter's gradient).
+std::vector<Tensor> forward_backward(Module& model, const std::function<Variable(const Variable&)>& forward,
+                                     const Tensor& x, const Tensor& grad_out) {
+  model.zero_grad();
+  const Variable input(x, /*requires_grad=*/true);
+  const Variable y = forward(input);
+  autograd::sum(y * Variable(grad_out)).backward();
+  std::vector<Tensor> results = {y.data(), input.grad()};
+  for (const auto& [name, p] : model.named_parameters()) results.push_back(p.grad());
+  return results;
+}
+
+// Channels-last images run every layer of the ResNets in that layout (the
+// input's gradient comes back so) and give the row-major run's output and
+// gradients: to f64's rounding on the reference kernels, to f32's on oneDNN.
+TEST_F(ModelsTest, ResNetsTrainChannelsLastAsRowMajor) {
+  for (const DType dtype : {DType::kF64, DType::kF32}) {
+    for (const std::string name : {"resnet20", "resnet_tiny"}) {
+      SCOPED_TRACE(absl::StrCat(name, " ", dtype_name(dtype)));
+      std::shared_ptr<Module> model;
+      std::function<Variable(const Variable&)> forward;
+      if (name == "resnet20") {
+        const std::shared_ptr<ResNetCifar> m = resnet20();
+        forward = [m](const Variable& x) { return m->forward(x); };
+        model = m;
+      } else {
+        const std::shared_ptr<ResNet> m = resnet(name, 10);
+        forward = [m](const Variable& x) { return m->forward(x); };
+        model = m;
+      }
+      model->to(dtype);
+      model->train();
+      const Tensor x = random_tensor(rng(), {4, 3, 32, 32}, dtype);
+      const Tensor grad_out = random_tensor(rng(), {4, 10}, dtype);
+      const std::vector<Tensor> row_major = forward_backward(*model, forward, x, grad_out);
+      const std::vector<Tensor> nhwc =
+          forward_backward(*model, forward, contiguous(x, MemoryFormat::kChannelsLast), grad_out);
+      EXPECT_TRUE(nhwc[1].is_contiguous(MemoryFormat::kChannelsLast)) << "the input's gradient";
+      // Parameters stay row-major, and so do their gradients (optimizers,
+      // DDP's buckets and checkpoints never see the layout).
+      for (const auto& [parameter, p] : model->named_parameters()) {
+        EXPECT_EQ(p.grad().strides(), p.data().strides()) << parameter;
+      }
+      ASSERT_EQ(nhwc.size(), row_major.size());
+      const double tol = dtype == DType::kF64 ? 1e-10 : 1e-4;
+      for (size_t i = 0; i < nhwc.size(); ++i) {
+        double largest = 0;
+        for (double v : to_vector<double>(row_major[i])) largest = std::max(largest, std::abs(v));
+        ::ts::testing::expect_close(nhwc[i], ::ts::testing::ref_of(row_major[i]), tol, largest,
+                                    i == 0 ? "output" : "gradient " + std::to_string(i - 1));
+      }
+    }
+  }
 }
 
 TEST_F(ModelsTest, ResNetsByName) {
