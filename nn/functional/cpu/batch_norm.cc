@@ -4,11 +4,12 @@
 // relative to their spread: x - mean is formed against the mean split into
 // two T values (CenteredBy), never as x * scale + shift, whose two terms
 // would cancel. Row-major x is walked a channel at a time (its values are n
-// contiguous runs); channels-last x a block of neighbouring channels at a
-// time, down all its rows, so every read uses whole cache lines. Either way
-// each channel sums in one fixed order, whatever the thread count.
+// contiguous runs); channels-last x row by row, every channel of a row a
+// vector lane. Either way each channel sums in one fixed order, whatever the
+// thread count.
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "nn/functional/cpu/cpu_kernels.h"
 #include "tensor/cpu/parallel.h"
@@ -82,11 +83,10 @@ Mean channel_mean(const T* px, const ChannelLayout& l, int64_t ch) {
 // then lo is taken off.
 template <typename U>
 struct CenteredBy {
-  CenteredBy() = default;
   explicit CenteredBy(const Mean& mean)
       : hi(static_cast<U>(mean.hi)), lo(static_cast<U>((mean.hi - static_cast<double>(hi)) + mean.lo)) {}
   U operator()(U v) const { return (v - hi) - lo; }
-  U hi = 0, lo = 0;
+  U hi, lo;
 };
 
 // What the forward writes for channel ch once its mean and sum of squared
@@ -202,71 +202,99 @@ void backward_training(const Tensor& x, const Tensor& grad_y, const Tensor& weig
   });
 }
 
-// Channels-last x viewed as [rows, c] (rows = n * d * h * w): blocks of
-// kChannelBlock neighbouring channels, each walked down every row, with one
-// running double sum per channel (the channels of a block are the
-// independent lanes that lane_sum makes for the row-major walk).
-constexpr int64_t kChannelBlock = 16;
+// Channels-last x viewed as [rows, c] (rows = n * d * h * w), walked row
+// by row, so every read is sequential and the channels of a row are the
+// independent lanes of the vector loops. Per-channel sums are taken per
+// chunk of kRowChunk rows (its own partial sums, threaded over chunks) and
+// the chunks' partials added in chunk order: a fixed order whatever the
+// thread count.
+constexpr int64_t kRowChunk = 64;
 
-struct ChannelBlocks {
+struct Rows {
   int64_t rows, c;
-  int64_t count() const { return (c + kChannelBlock - 1) / kChannelBlock; }
-  int64_t width(int64_t block) const { return std::min(kChannelBlock, c - block * kChannelBlock); }
+  int64_t chunks() const { return (rows + kRowChunk - 1) / kRowChunk; }
 };
 
-ChannelBlocks blocks_of(const Tensor& x) { return {x.numel() / x.size(1), x.size(1)}; }
+Rows rows_of(const Tensor& x) { return {x.numel() / x.size(1), x.size(1)}; }
 
-// Calls fn(block, c0, width) for every block, threaded over blocks.
+// Runs fn(row_begin, row_end) over every chunk of rows, threaded.
 template <typename Fn>
-void for_each_block(const ChannelBlocks& b, Fn fn) {
-  cpu::parallel_for(b.count(), 1, [&](int64_t begin, int64_t end) {
-    for (int64_t block = begin; block < end; ++block) fn(block * kChannelBlock, b.width(block));
+void for_each_chunk(const Rows& r, Fn fn) {
+  cpu::parallel_for(r.chunks(), 1, [&](int64_t begin, int64_t end) {
+    for (int64_t chunk = begin; chunk < end; ++chunk) {
+      fn(chunk * kRowChunk, std::min(r.rows, (chunk + 1) * kRowChunk));
+    }
   });
 }
 
-// The means of channels [c0, c0 + width), as channel_mean takes them.
-template <typename T>
-void block_means(const T* px, const ChannelBlocks& b, int64_t c0, int64_t width, Mean* means) {
-  double shift[kChannelBlock], sum[kChannelBlock] = {};
-  for (int64_t k = 0; k < width; ++k) shift[k] = px[c0 + k];
-  for (int64_t r = 0; r < b.rows; ++r) {
-    const T* v = px + r * b.c + c0;
-    for (int64_t k = 0; k < width; ++k) sum[k] += static_cast<double>(v[k]) - shift[k];
+// K per-channel sums over all rows: accumulate(row, sums) adds row's terms
+// into sums[k * c + ch]. Returns the K * c totals.
+template <int K, typename Accumulate>
+std::vector<double> column_sums(const Rows& r, Accumulate accumulate) {
+  std::vector<double> partials(r.chunks() * K * r.c, 0.0);
+  for_each_chunk(r, [&](int64_t begin, int64_t end) {
+    double* sums = partials.data() + begin / kRowChunk * K * r.c;
+    for (int64_t row = begin; row < end; ++row) accumulate(row, sums);
+  });
+  std::vector<double> totals(K * r.c, 0.0);
+  for (int64_t chunk = 0; chunk < r.chunks(); ++chunk) {
+    const double* sums = partials.data() + chunk * K * r.c;
+    for (int64_t i = 0; i < K * r.c; ++i) totals[i] += sums[i];
   }
-  for (int64_t k = 0; k < width; ++k) means[k] = shifted_mean(shift[k], sum[k], static_cast<double>(b.rows));
+  return totals;
 }
+
+// Every channel's mean, as channel_mean takes it (offsets from the
+// channel's first value), with the hi and lo parts of CenteredBy in
+// separate arrays so the row loops vectorize.
+template <typename T>
+struct ChannelMeans {
+  std::vector<Mean> means;
+  std::vector<double> hi, lo;  // CenteredBy<double>'s
+  ChannelMeans(const T* px, const Rows& r) : means(r.c), hi(r.c), lo(r.c) {
+    std::vector<double> shift(px, px + r.c);
+    const double* sh = shift.data();
+    const std::vector<double> offsets = column_sums<1>(r, [&](int64_t row, double* sums) {
+      const T* v = px + row * r.c;
+      for (int64_t ch = 0; ch < r.c; ++ch) sums[ch] += static_cast<double>(v[ch]) - sh[ch];
+    });
+    for (int64_t ch = 0; ch < r.c; ++ch) {
+      means[ch] = shifted_mean(shift[ch], offsets[ch], static_cast<double>(r.rows));
+      const CenteredBy<double> centered(means[ch]);
+      hi[ch] = centered.hi, lo[ch] = centered.lo;
+    }
+  }
+};
 
 template <typename T>
 void forward_training_channels_last(const Tensor& x, const Tensor& weight, const Tensor& bias,
                                     const Tensor& running_mean, const Tensor& running_var, double momentum, double eps,
                                     const Tensor& y, const Tensor& save_mean, const Tensor& save_invstd) {
-  const ChannelBlocks b = blocks_of(x);
+  const Rows r = rows_of(x);
   const T* px = x.data<T>();
   T* py = y.data<T>();
-  for_each_block(b, [&](int64_t c0, int64_t width) {
-    Mean means[kChannelBlock];
-    block_means(px, b, c0, width, means);
-    CenteredBy<double> centered_f64[kChannelBlock];
-    for (int64_t k = 0; k < width; ++k) centered_f64[k] = CenteredBy<double>(means[k]);
-    double sq[kChannelBlock] = {};
-    for (int64_t r = 0; r < b.rows; ++r) {
-      const T* v = px + r * b.c + c0;
-      for (int64_t k = 0; k < width; ++k) {
-        const double d = centered_f64[k](v[k]);
-        sq[k] += d * d;
-      }
+  const ChannelMeans<T> m(px, r);
+  const double *hi = m.hi.data(), *lo = m.lo.data();
+  const std::vector<double> squares = column_sums<1>(r, [&](int64_t row, double* sums) {
+    const T* v = px + row * r.c;
+    for (int64_t ch = 0; ch < r.c; ++ch) {
+      const double d = (static_cast<double>(v[ch]) - hi[ch]) - lo[ch];
+      sums[ch] += d * d;
     }
-    CenteredBy<T> centered[kChannelBlock];
-    Affine<T> affine[kChannelBlock];
-    for (int64_t k = 0; k < width; ++k) {
-      centered[k] = CenteredBy<T>(means[k]);
-      affine[k] = finish_forward<T>(c0 + k, means[k], sq[k], static_cast<double>(b.rows), weight, bias, running_mean,
-                                    running_var, momentum, eps, save_mean, save_invstd);
-    }
-    for (int64_t r = 0; r < b.rows; ++r) {
-      const T* v = px + r * b.c + c0;
-      T* out = py + r * b.c + c0;
-      for (int64_t k = 0; k < width; ++k) out[k] = centered[k](v[k]) * affine[k].scale + affine[k].shift;
+  });
+  // y = ((x - hi) - lo) * scale + shift, in T.
+  std::vector<T> t_hi(r.c), t_lo(r.c), scale(r.c), shift(r.c);
+  for (int64_t ch = 0; ch < r.c; ++ch) {
+    const CenteredBy<T> centered(m.means[ch]);
+    const Affine<T> affine = finish_forward<T>(ch, m.means[ch], squares[ch], static_cast<double>(r.rows), weight, bias,
+                                               running_mean, running_var, momentum, eps, save_mean, save_invstd);
+    t_hi[ch] = centered.hi, t_lo[ch] = centered.lo, scale[ch] = affine.scale, shift[ch] = affine.shift;
+  }
+  for_each_chunk(r, [&](int64_t begin, int64_t end) {
+    for (int64_t row = begin; row < end; ++row) {
+      const T* v = px + row * r.c;
+      T* out = py + row * r.c;
+      for (int64_t ch = 0; ch < r.c; ++ch) out[ch] = ((v[ch] - t_hi[ch]) - t_lo[ch]) * scale[ch] + shift[ch];
     }
   });
 }
@@ -275,38 +303,38 @@ template <typename T>
 void backward_training_channels_last(const Tensor& x, const Tensor& grad_y, const Tensor& weight,
                                      const Tensor& save_invstd, const Tensor& grad_x, const Tensor& grad_weight,
                                      const Tensor& grad_bias) {
-  const ChannelBlocks b = blocks_of(x);
+  const Rows r = rows_of(x);
   const T* px = x.data<T>();
   const T* pg = grad_y.data<T>();
   T* pgx = grad_x.data<T>();
-  for_each_block(b, [&](int64_t c0, int64_t width) {
-    Mean means[kChannelBlock];
-    block_means(px, b, c0, width, means);
-    CenteredBy<double> centered_f64[kChannelBlock];
-    for (int64_t k = 0; k < width; ++k) centered_f64[k] = CenteredBy<double>(means[k]);
-    double sum_dy[kChannelBlock] = {}, sum_dy_xmu[kChannelBlock] = {};
-    for (int64_t r = 0; r < b.rows; ++r) {
-      const T* v = px + r * b.c + c0;
-      const T* g = pg + r * b.c + c0;
-      for (int64_t k = 0; k < width; ++k) {
-        sum_dy[k] += static_cast<double>(g[k]);
-        sum_dy_xmu[k] += static_cast<double>(g[k]) * centered_f64[k](v[k]);
-      }
+  const ChannelMeans<T> m(px, r);
+  const double *hi = m.hi.data(), *lo = m.lo.data();
+  // sum(dy) in the first c, sum(dy * (x - mean)) in the next.
+  const std::vector<double> sums = column_sums<2>(r, [&](int64_t row, double* acc) {
+    const T* v = px + row * r.c;
+    const T* g = pg + row * r.c;
+    double* sum_dy = acc;
+    double* sum_dy_xmu = acc + r.c;
+    for (int64_t ch = 0; ch < r.c; ++ch) {
+      const double dy = g[ch];
+      sum_dy[ch] += dy;
+      sum_dy_xmu[ch] += dy * ((static_cast<double>(v[ch]) - hi[ch]) - lo[ch]);
     }
-    CenteredBy<T> centered[kChannelBlock];
-    GradCoefficients<T> coefficients[kChannelBlock];
-    for (int64_t k = 0; k < width; ++k) {
-      centered[k] = CenteredBy<T>(means[k]);
-      coefficients[k] = finish_backward<T>(c0 + k, sum_dy[k], sum_dy_xmu[k], static_cast<double>(b.rows), weight,
-                                           save_invstd, grad_weight, grad_bias);
-    }
-    for (int64_t r = 0; r < b.rows; ++r) {
-      const T* v = px + r * b.c + c0;
-      const T* g = pg + r * b.c + c0;
-      T* out = pgx + r * b.c + c0;
-      for (int64_t k = 0; k < width; ++k) {
-        out[k] = coefficients[k].a * g[k] + coefficients[k].b * centered[k](v[k]) + coefficients[k].c;
-      }
+  });
+  // dx = a * dy + b * ((x - hi) - lo) + c, in T.
+  std::vector<T> t_hi(r.c), t_lo(r.c), a(r.c), b(r.c), c(r.c);
+  for (int64_t ch = 0; ch < r.c; ++ch) {
+    const CenteredBy<T> centered(m.means[ch]);
+    const GradCoefficients<T> k = finish_backward<T>(ch, sums[ch], sums[r.c + ch], static_cast<double>(r.rows), weight,
+                                                     save_invstd, grad_weight, grad_bias);
+    t_hi[ch] = centered.hi, t_lo[ch] = centered.lo, a[ch] = k.a, b[ch] = k.b, c[ch] = k.c;
+  }
+  for_each_chunk(r, [&](int64_t begin, int64_t end) {
+    for (int64_t row = begin; row < end; ++row) {
+      const T* v = px + row * r.c;
+      const T* g = pg + row * r.c;
+      T* out = pgx + row * r.c;
+      for (int64_t ch = 0; ch < r.c; ++ch) out[ch] = a[ch] * g[ch] + b[ch] * ((v[ch] - t_hi[ch]) - t_lo[ch]) + c[ch];
     }
   });
 }
