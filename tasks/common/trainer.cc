@@ -148,14 +148,27 @@ absl::StatusOr<int> count_nodes(collectives::Communicator& comm, Device device) 
   return static_cast<int>(std::lround(nodes));
 }
 
-// The batch's fields on `device`; under mixed precision the floating ones in
-// the model's dtype (apex O2 casts a model's inputs so).
-std::vector<Tensor> fields_on(const data::Batch& batch, Device device, std::optional<DType> model_dtype) {
+// How a batch's floating fields reach the model: under mixed precision in
+// the model's dtype (apex O2 casts a model's inputs so), and with
+// channels_last the 4-D and 5-D ones in that layout.
+struct InputLayout {
+  std::optional<DType> dtype;
+  bool channels_last = false;
+};
+
+// The batch's fields on `device`, laid out as `layout` says.
+std::vector<Tensor> fields_on(const data::Batch& batch, Device device, const InputLayout& layout) {
   std::vector<Tensor> fields;
   fields.reserve(batch.fields.size());
   for (const Tensor& t : batch.fields) {
-    const Tensor moved = to(t, device);
-    fields.push_back(model_dtype && is_floating(t.dtype()) ? to(moved, *model_dtype) : moved);
+    Tensor field = to(t, device);
+    if (is_floating(t.dtype())) {
+      if (layout.dtype) field = to(field, *layout.dtype);
+      if (layout.channels_last && (t.dim() == 4 || t.dim() == 5)) {
+        field = contiguous(field, MemoryFormat::kChannelsLast);
+      }
+    }
+    fields.push_back(field);
   }
   return fields;
 }
@@ -188,6 +201,7 @@ struct Trainer::Parts {
 
   std::shared_ptr<nn::Module> model;
   std::optional<DType> mixed_dtype;              // the model's under mixed precision
+  InputLayout inputs;                            // how batches reach the model
   std::unique_ptr<optim::MixedPrecision> mixed;  // its masters and loss scaler
   NamedParameters optimized;                     // the model's, or their masters
   std::vector<autograd::Variable> parameters;    // the same, for gradient clipping
@@ -260,6 +274,7 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::create(TaskConfig config, Devi
   if (!c.baseline_report().empty()) RETURN_IF_ERROR(t->read_baseline());
   set_allow_tf32(c.tf32());
   p.mixed_dtype = mixed_precision_dtype(c);
+  p.inputs = {p.mixed_dtype, c.channels_last()};
   if (p.mixed_dtype) RETURN_IF_ERROR(optim::validate(loss_scaler_options(c)));
   RETURN_IF_ERROR(capture([&] {
     p.model = recipe.model();
@@ -321,7 +336,7 @@ absl::Status Trainer::train_step(int64_t& samples, Tensor& loss) {
     if (p.ddp != nullptr) RETURN_IF_ERROR(p.ddp->begin_step());
     const auto forward_backward = [&] {
       return capture([&] {
-        const std::vector<Tensor> fields = fields_on(*batch, device_, p.mixed_dtype);
+        const std::vector<Tensor> fields = fields_on(*batch, device_, p.inputs);
         const autograd::Variable micro_loss = recipe_.loss(fields);
         TS_CHECK(micro_loss.numel() == 1, "the recipe's loss is ", micro_loss.data().describe(), ", not one value");
         const autograd::Variable averaged =
@@ -459,7 +474,7 @@ absl::StatusOr<Metrics> Trainer::evaluate(int epoch) {
     }
     if (!batch->has_value()) break;
     status = capture([&] {
-      for (auto& [name, value] : recipe_.evaluate(fields_on(**batch, device_, p.mixed_dtype))) {
+      for (auto& [name, value] : recipe_.evaluate(fields_on(**batch, device_, p.inputs))) {
         const Tensor v = to(value, DType::kF64);
         sums[name] = sums.contains(name) ? sums[name] + v : v;
       }

@@ -5,10 +5,13 @@
 // --dtype=f16|bf16 is the trainer's mixed precision (apex O2: the model but
 // batch norm in that dtype, f32 master weights, dynamic loss scaling with
 // PyTorch GradScaler's settings), the peer PyTorch's autocast + GradScaler.
+// --channels_last lays the images out channels-last, so every convolution,
+// batch norm, pooling and elementwise op runs in that layout (the trainer's
+// --channels_last; the peer's --channels-last).
 //
 //   resnet50_step_benchmark [--device=cuda] [--batch=256] [--tf32]
-//                           [--dtype=f32|f16|bf16] [--steps=30] [--warmup=5]
-//                           [benchmark flags]
+//                           [--dtype=f32|f16|bf16] [--channels_last]
+//                           [--steps=30] [--warmup=5] [benchmark flags]
 //
 // Each step ends when its loss is on the host, so a step's time is its
 // completion, not its enqueueing. Counters: median_step_s, images_per_s
@@ -49,6 +52,7 @@ struct Settings {
   int64_t batch = 256;
   bool tf32 = false;
   DType dtype = DType::kF32;  // f16/bf16: mixed precision
+  bool channels_last = false;
   int steps = 30;
   int warmup = 5;
 };
@@ -83,7 +87,9 @@ Timed time_steps(const Settings& s) {
   options.nesterov = true;
   options.weight_decay = 1e-4;
   optim::Sgd sgd(mixed ? amp->masters() : model->named_parameters(), options);
-  const Tensor images = randn({s.batch, 3, 224, 224}, {mixed ? s.dtype : DType::kF32, s.device});
+  const Tensor images =
+      randn({s.batch, 3, 224, 224}, {mixed ? s.dtype : DType::kF32, s.device,
+                                     s.channels_last ? MemoryFormat::kChannelsLast : MemoryFormat::kContiguous});
   // Spread over the 1000 classes (a uniform draw cast to an integer could
   // round up to 1000).
   std::vector<int64_t> classes(s.batch);
@@ -134,6 +140,7 @@ void BM_ResNet50TrainStep(benchmark::State& state, Settings settings) {
   state.counters["images_per_s"] = settings.batch / median;
   state.counters["batch"] = static_cast<double>(settings.batch);
   state.counters["tf32"] = settings.tf32 ? 1 : 0;
+  state.counters["channels_last"] = settings.channels_last ? 1 : 0;
   state.counters["peak_memory_gib"] = static_cast<double>(timed.peak_bytes) / (1 << 30);
   state.counters["skipped_steps"] = static_cast<double>(timed.skipped_steps);
 }
@@ -156,6 +163,8 @@ Settings parse_settings(int& argc, char** argv) {
       ok = absl::SimpleAtoi(arg.substr(9), &s.warmup) && s.warmup >= 0;
     } else if (arg == "--tf32") {
       s.tf32 = true;
+    } else if (arg == "--channels_last") {
+      s.channels_last = true;
     } else if (absl::StartsWith(arg, "--dtype=")) {
       const absl::string_view dtype = arg.substr(8);
       ok = dtype == "f32" || dtype == "f16" || dtype == "bf16";
@@ -180,9 +189,9 @@ Settings parse_settings(int& argc, char** argv) {
 int main(int argc, char** argv) {
   using namespace ts::nn::models;
   const Settings settings = parse_settings(argc, argv);
-  const std::string name =
-      absl::StrCat("ResNet50TrainStep/", settings.device.to_string(), "/", dtype_name(settings.dtype),
-                   settings.tf32 ? "+tf32" : "", "/batch:", settings.batch);
+  const std::string name = absl::StrCat("ResNet50TrainStep/", settings.device.to_string(), "/",
+                                        dtype_name(settings.dtype), settings.tf32 ? "+tf32" : "",
+                                        settings.channels_last ? "/channels_last" : "", "/batch:", settings.batch);
   benchmark::RegisterBenchmark(name.c_str(), BM_ResNet50TrainStep, settings)
       ->Iterations(1)
       ->UseManualTime()
