@@ -191,11 +191,12 @@ TEST_F(BatchNormTest, Float32IsExactForValuesFarFromZero) {
   }
 }
 
-// Channels-last walks blocks of 16 channels: 37 channels make two full
-// blocks and a partial one. Output and gradients in f32 and f64 against the
-// row-major f64 path.
+// Channels-last sums chunks of 64 rows (pixels), the channels as vector
+// lanes: 3 x 7 x 5 = 105 rows make a full chunk and a partial one, and 37
+// channels leave a vector tail. Output and gradients in f32 and f64 against
+// the row-major f64 path.
 TEST_F(BatchNormTest, ChannelsLastMatchesRowMajor) {
-  const Shape shape = {3, 37, 4, 5};
+  const Shape shape = {3, 37, 7, 5};
   for (const bool training : {true, false}) {
     SCOPED_TRACE(training ? "training" : "eval");
     const std::vector<Tensor> inputs = {random_tensor(rng(), shape, DType::kF64, -2, 3),
