@@ -3,9 +3,12 @@
 // (cpu_reference_path.h); the rest runs the reference kernels below,
 // threaded over planes: each task owns whole [h, w] planes, so the backward
 // scatters into grad_x without races. A channels-last plane's pixels lie
-// `channels` apart (PoolPlane).
+// `channels` apart (PoolPlane); channels-last max pooling, on the path of
+// every network's stem, has loops of its own with the channels innermost.
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "nn/functional/cpu/cpu_kernels.h"
 #include "nn/functional/cpu/onednn_pooling.h"
@@ -112,6 +115,67 @@ void avg_backward(const Pool2dGeometry& g, const T* grad_out, T* grad_x) {
   });
 }
 
+// Channels-last max pooling, every channel of a pixel a vector lane so the
+// reads are contiguous: the window is scanned in window_argmax's order and
+// each channel ends at the index it gives (the first NaN, else the first
+// largest value). The forward is threaded over output rows; the backward
+// over images, each task owning an image's gradient, which it sums into in
+// output order as the row-major path does.
+template <typename T>
+void max_forward_channels_last(const Pool2dGeometry& g, const T* x, T* out, int32_t* indices) {
+  const int64_t c = g.channels;
+  cpu::parallel_for(g.planes / c * g.out_h, 1, [&](int64_t begin, int64_t end) {
+    std::vector<T> best(c);
+    std::vector<int32_t> at(c);
+    std::vector<char> found_nan(c);
+    for (int64_t row = begin; row < end; ++row) {
+      const int64_t image = row / g.out_h, oh = row % g.out_h;
+      const T* in = x + image * g.h * g.w * c;
+      for (int64_t ow = 0; ow < g.out_w; ++ow) {
+        const PoolWindow win = pool_window(g, oh, ow);
+        std::fill(best.begin(), best.end(), -std::numeric_limits<T>::infinity());
+        std::fill(at.begin(), at.end(), static_cast<int32_t>(win.h0 * g.w + win.w0));
+        std::fill(found_nan.begin(), found_nan.end(), 0);
+        for (int64_t ih = win.h0; ih < win.h1; ++ih) {
+          for (int64_t iw = win.w0; iw < win.w1; ++iw) {
+            const int32_t pixel = static_cast<int32_t>(ih * g.w + iw);
+            const T* v = in + pixel * c;
+            for (int64_t ch = 0; ch < c; ++ch) {
+              const bool nan = std::isnan(v[ch]);
+              if (!found_nan[ch] && (v[ch] > best[ch] || nan)) {
+                best[ch] = v[ch];
+                at[ch] = pixel;
+                found_nan[ch] = nan;
+              }
+            }
+          }
+        }
+        const int64_t o = (row * g.out_w + ow) * c;
+        for (int64_t ch = 0; ch < c; ++ch) {
+          out[o + ch] = in[at[ch] * c + ch];
+          indices[o + ch] = at[ch];
+        }
+      }
+    }
+  });
+}
+
+template <typename T>
+void max_backward_channels_last(const Pool2dGeometry& g, const T* grad_out, const int32_t* indices, T* grad_x) {
+  const int64_t c = g.channels, in_size = g.h * g.w * c, out_size = g.out_h * g.out_w * c;
+  cpu::parallel_for(g.planes / c, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t image = begin; image < end; ++image) {
+      T* gx = grad_x + image * in_size;
+      std::fill(gx, gx + in_size, T(0));
+      const T* gy = grad_out + image * out_size;
+      const int32_t* from = indices + image * out_size;
+      for (int64_t o = 0; o < out_size; o += c) {
+        for (int64_t ch = 0; ch < c; ++ch) gx[from[o + ch] * c + ch] += gy[o + ch];
+      }
+    }
+  });
+}
+
 bool use_onednn(const Pool2dGeometry& g, DType dtype) {
   return dtype == DType::kF32 && !cpu_reference_path() && onednn_avg_pool2d_supports(g);
 }
@@ -122,6 +186,7 @@ void CpuKernels::max_pool2d_forward(const Pool2dGeometry& g, const Tensor& x, co
                                     const Tensor& indices) const {
   dispatch_f32_f64("max_pool2d", x.dtype(), [&](auto tag) {
     using T = decltype(tag);
+    if (g.channels_last) return max_forward_channels_last<T>(g, x.data<T>(), out.data<T>(), indices.data<int32_t>());
     max_forward<T>(g, x.data<T>(), out.data<T>(), indices.data<int32_t>());
   });
 }
@@ -130,6 +195,9 @@ void CpuKernels::max_pool2d_backward(const Pool2dGeometry& g, const Tensor& grad
                                      const Tensor& grad_x) const {
   dispatch_f32_f64("max_pool2d backward", grad_out.dtype(), [&](auto tag) {
     using T = decltype(tag);
+    if (g.channels_last) {
+      return max_backward_channels_last<T>(g, grad_out.data<T>(), indices.data<int32_t>(), grad_x.data<T>());
+    }
     max_backward<T>(g, grad_out.data<T>(), indices.data<int32_t>(), grad_x.data<T>());
   });
 }

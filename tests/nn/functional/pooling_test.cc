@@ -237,6 +237,31 @@ TEST_P(PoolingCpuPathTest, MaxPropagatesNan) {
   EXPECT_TRUE(std::isnan(item<float>(y.data())));
 }
 
+// Channels-last max pooling picks what row-major picks, channel by channel:
+// the first of tied maxima, the first NaN (and a NaN after a larger value),
+// -inf windows, overlapping windows whose gradients add up.
+TEST_P(PoolingCpuPathTest, ChannelsLastMaxPicksAsRowMajor) {
+  const float inf = std::numeric_limits<float>::infinity();
+  // [1, 4, 3, 3]: ties; NaNs; a value above a NaN; all -inf.
+  const Tensor x = from_vector<float>({2,    1,    2,    2,    2,    0,    1,    2,    2,  //
+                                       1,    NAN,  3,    4,    9,    NAN,  0,    1,    2,  //
+                                       5,    1,    1,    1,    1,    1,    1,    1,    5,  //
+                                       -inf, -inf, -inf, -inf, -inf, -inf, -inf, -inf, -inf},
+                                      {1, 4, 3, 3});
+  const Pool2dOptions o{.kernel = {2, 2}, .stride = {1, 1}};
+  const nn::testing::LayerFn fn = [o](const std::vector<Variable>& v) { return max_pool2d(v[0], o); };
+  const Tensor grad = from_vector<float>(std::vector<float>(16, 1.0f), {1, 4, 2, 2});
+  const std::vector<Tensor> row_major = nn::testing::forward_backward(fn, {x}, grad, Device::cpu());
+  const std::vector<Tensor> nhwc =
+      nn::testing::forward_backward(fn, {x}, grad, Device::cpu(), MemoryFormat::kChannelsLast);
+  EXPECT_TRUE(nhwc[0].is_contiguous(MemoryFormat::kChannelsLast));
+  const std::vector<float> a = to_vector<float>(nhwc[0]), b = to_vector<float>(row_major[0]);
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_TRUE(a[i] == b[i] || (std::isnan(a[i]) && std::isnan(b[i]))) << "output " << i;
+  }
+  ts::testing::expect_equal(nhwc[1], ts::testing::ref_of(row_major[1]), "gradient");
+}
+
 TEST_F(PoolingTest, Gradcheck) {
   for (const PoolCase& c : cases()) {
     SCOPED_TRACE(c.name);
