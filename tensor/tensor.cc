@@ -71,9 +71,24 @@ MemoryFormat Tensor::suggest_memory_format() const {
   // grayscale images, [N, C, 1, 1] pooled features). The strides of the
   // size-1 dims say which layout the tensor was made in, as PyTorch reads
   // them; where they say neither, row-major.
-  const Shape channels_last = dense_strides(shape_, MemoryFormat::kChannelsLast);
-  return strides_ == channels_last && channels_last != contiguous_strides(shape_) ? MemoryFormat::kChannelsLast
-                                                                                  : MemoryFormat::kContiguous;
+  // Compared in place, without building the two stride vectors: this runs
+  // for every op's result on such tensors.
+  int64_t expected = 1;
+  bool channels_last = true;
+  const auto step = [&](int64_t d) {
+    channels_last = channels_last && strides_[d] == expected;
+    expected *= std::max<int64_t>(shape_[d], 1);
+  };
+  step(1);
+  for (int64_t d = dim() - 1; d >= 2; --d) step(d);
+  step(0);
+  bool row_major = true;
+  expected = 1;
+  for (int64_t d = dim() - 1; d >= 0; --d) {
+    row_major = row_major && strides_[d] == expected;
+    expected *= std::max<int64_t>(shape_[d], 1);
+  }
+  return channels_last && !row_major ? MemoryFormat::kChannelsLast : MemoryFormat::kContiguous;
 }
 
 void* Tensor::raw_data() const {
