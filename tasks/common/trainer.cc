@@ -17,7 +17,6 @@
 #include "data/loader/loader.h"
 #include "data/loader/sampler.h"
 #include "nn/checkpoint.h"
-#include "nn/mixed_precision.h"
 #include "optim/clip.h"
 #include "optim/lr_control.h"
 #include "optim/mixed_precision.h"
@@ -28,6 +27,7 @@
 #include "tasks/common/event_writer.h"
 #include "tasks/common/loss_log.h"
 #include "tasks/common/optimizer_factory.h"
+#include "tasks/common/precision.h"
 #include "tasks/common/progress.h"
 #include "tasks/common/run_state_file.h"
 #include "tasks/common/scaling.h"
@@ -148,41 +148,20 @@ absl::StatusOr<int> count_nodes(collectives::Communicator& comm, Device device) 
   return static_cast<int>(std::lround(nodes));
 }
 
-// How a batch's floating fields reach the model: under mixed precision in
-// the model's dtype (apex O2 casts a model's inputs so), and with
-// channels_last the 4-D and 5-D ones in that layout.
-struct InputLayout {
-  std::optional<DType> dtype;
-  bool channels_last = false;
-};
-
-// The batch's fields on `device`, laid out as `layout` says.
-std::vector<Tensor> fields_on(const data::Batch& batch, Device device, const InputLayout& layout) {
+// The batch's fields on `device`, as the model takes them (cast and laid out
+// as `precision` says).
+std::vector<Tensor> fields_on(const data::Batch& batch, Device device, const Precision& precision) {
   std::vector<Tensor> fields;
   fields.reserve(batch.fields.size());
-  for (const Tensor& t : batch.fields) {
-    Tensor field = to(t, device);
-    if (is_floating(t.dtype())) {
-      if (layout.dtype) field = to(field, *layout.dtype);
-      if (layout.channels_last && (t.dim() == 4 || t.dim() == 5)) {
-        field = contiguous(field, MemoryFormat::kChannelsLast);
-      }
-    }
-    fields.push_back(field);
-  }
+  for (const Tensor& t : batch.fields) fields.push_back(precision.input(to(t, device)));
   return fields;
 }
 
-// The model's dtype under mixed precision, nullopt for f32.
-std::optional<DType> mixed_precision_dtype(const TaskConfig& c) {
-  switch (c.dtype()) {
-    case TaskConfig::F16:
-      return DType::kF16;
-    case TaskConfig::BF16:
-      return DType::kBF16;
-    default:
-      return std::nullopt;
-  }
+Precision precision_of(const TaskConfig& c) {
+  Precision p{DType::kF32, c.tf32(), c.channels_last()};
+  if (c.dtype() == TaskConfig::F16) p.dtype = DType::kF16;
+  if (c.dtype() == TaskConfig::BF16) p.dtype = DType::kBF16;
+  return p;
 }
 
 optim::LossScalerOptions loss_scaler_options(const TaskConfig& c) {
@@ -200,8 +179,7 @@ struct Trainer::Parts {
         step_clock(device, std::move(clock)) {}
 
   std::shared_ptr<nn::Module> model;
-  std::optional<DType> mixed_dtype;              // the model's under mixed precision
-  InputLayout inputs;                            // how batches reach the model
+  Precision precision;                           // the model's dtype, how batches reach it
   std::unique_ptr<optim::MixedPrecision> mixed;  // its masters and loss scaler
   NamedParameters optimized;                     // the model's, or their masters
   std::vector<autograd::Variable> parameters;    // the same, for gradient clipping
@@ -272,18 +250,30 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::create(TaskConfig config, Devi
   // Before training, so that a bad baseline does not end a long run at its
   // report.
   if (!c.baseline_report().empty()) RETURN_IF_ERROR(t->read_baseline());
-  set_allow_tf32(c.tf32());
-  p.mixed_dtype = mixed_precision_dtype(c);
-  p.inputs = {p.mixed_dtype, c.channels_last()};
-  if (p.mixed_dtype) RETURN_IF_ERROR(optim::validate(loss_scaler_options(c)));
+  p.precision = precision_of(c);
+  set_allow_tf32(p.precision.tf32);
+  if (p.precision.mixed()) RETURN_IF_ERROR(optim::validate(loss_scaler_options(c)));
   RETURN_IF_ERROR(capture([&] {
     p.model = recipe.model();
     TS_CHECK(p.model != nullptr, "the recipe gave no model");
-    if (p.mixed_dtype) nn::cast_for_mixed_precision(*p.model, *p.mixed_dtype);
+    p.precision.cast(*p.model);
     p.model->to(device);
     p.model->train();
+  }));
+  if (t->options_.comm != nullptr) {
+    if (c.price_per_hour() > 0) {
+      ASSIGN_OR_RETURN(p.nodes, count_nodes(*t->options_.comm, device));
+    }
+    collectives::ddp::DdpOptions ddp_options;
+    if (p.precision.mixed() && c.reduce_gradients_in_f32()) ddp_options.reducer.wire_dtype = DType::kF32;
+    ASSIGN_OR_RETURN(p.ddp, collectives::ddp::DistributedDataParallel::create(p.model, t->options_.comm, ddp_options));
+    t->report_.extra("ddp")["backend"] = Json(std::string(t->options_.comm->backend_name()));
+  }
+  // After DDP has given every rank rank 0's weights: the masters start from
+  // them.
+  RETURN_IF_ERROR(capture([&] {
     p.optimized = p.model->named_parameters();
-    if (p.mixed_dtype) {
+    if (p.precision.mixed()) {
       p.mixed = std::make_unique<optim::MixedPrecision>(p.optimized, loss_scaler_options(c));
       p.optimized = p.mixed->masters();
     }
@@ -291,15 +281,6 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::create(TaskConfig config, Devi
     p.optimizer = make_optimizer(c, p.optimized);
     p.lr.emplace(lr_options(c, t->options_.world_size, recipe.lr_scaling()));
   }));
-  if (t->options_.comm != nullptr) {
-    if (c.price_per_hour() > 0) {
-      ASSIGN_OR_RETURN(p.nodes, count_nodes(*t->options_.comm, device));
-    }
-    collectives::ddp::DdpOptions ddp_options;
-    if (p.mixed_dtype && c.reduce_gradients_in_f32()) ddp_options.reducer.wire_dtype = DType::kF32;
-    ASSIGN_OR_RETURN(p.ddp, collectives::ddp::DistributedDataParallel::create(p.model, t->options_.comm, ddp_options));
-    t->report_.extra("ddp")["backend"] = Json(std::string(t->options_.comm->backend_name()));
-  }
   const TrainingData& data = recipe.data();
   RETURN_IF_ERROR(make_sources(data, c, t->options_, p.train_batches, p.eval_batches));
   if (t->steps_per_epoch() < 1) {
@@ -336,7 +317,7 @@ absl::Status Trainer::train_step(int64_t& samples, Tensor& loss) {
     if (p.ddp != nullptr) RETURN_IF_ERROR(p.ddp->begin_step());
     const auto forward_backward = [&] {
       return capture([&] {
-        const std::vector<Tensor> fields = fields_on(*batch, device_, p.inputs);
+        const std::vector<Tensor> fields = fields_on(*batch, device_, p.precision);
         const autograd::Variable micro_loss = recipe_.loss(fields);
         TS_CHECK(micro_loss.numel() == 1, "the recipe's loss is ", micro_loss.data().describe(), ", not one value");
         const autograd::Variable averaged =
@@ -474,7 +455,7 @@ absl::StatusOr<Metrics> Trainer::evaluate(int epoch) {
     }
     if (!batch->has_value()) break;
     status = capture([&] {
-      for (auto& [name, value] : recipe_.evaluate(fields_on(**batch, device_, p.inputs))) {
+      for (auto& [name, value] : recipe_.evaluate(fields_on(**batch, device_, p.precision))) {
         const Tensor v = to(value, DType::kF64);
         sums[name] = sums.contains(name) ? sums[name] + v : v;
       }
@@ -719,7 +700,7 @@ absl::Status Trainer::write_report() {
   if (const TrainingData& data = recipe_.data(); data.statistics) report_.extra("data") = data.statistics();
   if (p.mixed != nullptr) {
     Json& mixed = report_.extra("mixed_precision");
-    mixed["dtype"] = std::string(dtype_name(*p.mixed_dtype));
+    mixed["dtype"] = std::string(dtype_name(p.precision.dtype));
     mixed["loss_scale"] = p.mixed->scaler().scale();
     mixed["skipped_steps"] = p.mixed->scaler().skipped_steps();
   }

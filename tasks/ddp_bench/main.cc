@@ -40,6 +40,7 @@
 #include "optim/sgd.h"
 #include "tasks/common/environment.h"
 #include "tasks/common/exit_code.h"
+#include "tasks/common/precision.h"
 #include "tasks/ddp_bench/sweep.h"
 #include "tensor/ops.h"
 #include "tensor/random.h"
@@ -55,6 +56,12 @@ ABSL_FLAG(bool, use_ddp_for_single_rank, true, "Wrap the one-rank row in DDP (el
 ABSL_FLAG(int, image_size, 224, "Height and width of the synthetic images (at least 32)");
 ABSL_FLAG(int, num_classes, 1000, "Classes of the model's classifier (at least 2)");
 ABSL_FLAG(std::string, device, "auto", "auto, cpu, cuda (the local rank's GPU) or cuda:N");
+ABSL_FLAG(std::string, dtype, "f32",
+          "f32, f16 or bf16; f16 and bf16 are mixed precision as the training tasks run it (apex O2, f32 master "
+          "weights, dynamic loss scaling)");
+ABSL_FLAG(bool, tf32, false,
+          "TF32 tensor cores for f32 matrix products and convolutions on CUDA (PyTorch's script leaves cuDNN's on)");
+ABSL_FLAG(bool, channels_last, false, "Images channels-last ([N, H, W, C] in memory) through the model");
 ABSL_FLAG(std::string, json, "", "Write the report here (rank 0)");
 
 namespace ts::tasks::ddp_bench {
@@ -73,6 +80,7 @@ struct Settings {
   bool use_ddp_for_single_rank;
   int image_size;
   int num_classes;
+  Precision precision;
 };
 
 absl::StatusOr<Settings> settings_from_flags() {
@@ -80,6 +88,8 @@ absl::StatusOr<Settings> settings_from_flags() {
              absl::GetFlag(FLAGS_iterations),    absl::GetFlag(FLAGS_warmup_iterations),
              absl::GetFlag(FLAGS_bucket_cap_mb), absl::GetFlag(FLAGS_use_ddp_for_single_rank),
              absl::GetFlag(FLAGS_image_size),    absl::GetFlag(FLAGS_num_classes)};
+  ASSIGN_OR_RETURN(s.precision, Precision::parse(absl::GetFlag(FLAGS_dtype), absl::GetFlag(FLAGS_tf32),
+                                                 absl::GetFlag(FLAGS_channels_last)));
   const auto invalid = [](absl::string_view flag, auto value, absl::string_view rule) {
     return absl::InvalidArgumentError(absl::StrCat("--", flag, "=", value, ": must be ", rule));
   };
@@ -103,19 +113,16 @@ absl::StatusOr<Settings> settings_from_flags() {
 
 // PyTorch's benchmark_process_group: a fresh model seeded by the rank in its
 // group, SGD(lr 0.001, momentum 0.9, weight decay 1e-4), DDP without buffer
-// broadcasts when `ddp_comm` is given, and the same batch every iteration.
-// An iteration ends when its loss is on the host (the device has finished).
+// broadcasts when `ddp_comm` is given, and the same batch every iteration;
+// in s.precision (f32 in PyTorch's script). An iteration ends when its loss
+// is on the host (the device has finished).
 std::vector<double> time_training(const Settings& s, const std::string& model_name, const Device& device,
                                   Communicator* ddp_comm, int seed) {
   manual_seed(static_cast<uint64_t>(seed));
   const std::shared_ptr<nn::models::ResNet> model = nn::models::resnet(model_name, s.num_classes);
   model->to(device);
   model->train();
-  optim::SgdOptions options;
-  options.lr = 0.001;
-  options.momentum = 0.9;
-  options.weight_decay = 1e-4;
-  optim::Sgd sgd(model->named_parameters(), options);
+  s.precision.cast(*model);
   std::unique_ptr<collectives::ddp::DistributedDataParallel> ddp;
   if (ddp_comm != nullptr) {
     collectives::ddp::DdpOptions ddp_options;
@@ -123,7 +130,13 @@ std::vector<double> time_training(const Settings& s, const std::string& model_na
     ddp_options.broadcast_buffers = false;
     ddp = value_or_throw(collectives::ddp::DistributedDataParallel::create(model, ddp_comm, ddp_options));
   }
-  const Tensor images = rand({s.batch_size, 3, s.image_size, s.image_size}, {DType::kF32, device});
+  PrecisionStep precision(model, s.precision);  // masters from rank 0's weights
+  optim::SgdOptions options;
+  options.lr = 0.001;
+  options.momentum = 0.9;
+  options.weight_decay = 1e-4;
+  optim::Sgd sgd(precision.optimized(), options);
+  const Tensor images = precision.input(rand({s.batch_size, 3, s.image_size, s.image_size}, {DType::kF32, device}));
   const Tensor targets = ones({s.batch_size}, {DType::kI64, device});
   std::vector<double> times;
   for (int i = 0; i < s.warmup_iterations + s.iterations; ++i) {
@@ -131,8 +144,10 @@ std::vector<double> time_training(const Settings& s, const std::string& model_na
     if (ddp != nullptr) throw_if_error(ddp->begin_step());
     sgd.zero_grad();
     const autograd::Variable loss = nn::cross_entropy(model->forward(autograd::Variable(images)), targets);
-    loss.backward();
-    sgd.step();
+    if (value_or_throw(precision.backward(loss, i + 1))) {
+      sgd.step();
+      precision.after_step();
+    }
     to(loss.data(), Device::cpu());
     if (i >= s.warmup_iterations) times.push_back(absl::ToDoubleSeconds(absl::Now() - start));
   }
@@ -224,6 +239,7 @@ void print_header(const Setup& setup, const Device& device, const Settings& s) {
   std::printf("* Distributed backend: %s%s\n", setup.backend.c_str(),
               setup.mpi_library.empty() ? "" : absl::StrCat(" (", setup.mpi_library, ")").c_str());
   std::printf("* Maximum bucket size: %gMB\n", s.bucket_cap_mb);
+  std::printf("* Precision: %s\n", s.precision.label().c_str());
   std::printf("* Device: %s (%s)\n", m.device.c_str(), device.is_cuda() ? m.gpu_name.c_str() : m.cpu_model.c_str());
   std::printf("* Ranks: %d, %d per machine\n", setup.world_size, setup.ranks_per_machine);
   if (!setup.topology.empty()) {
@@ -326,6 +342,8 @@ Json config_json(const Settings& s, const Device& device, const Communicator& wo
   c["use_ddp_for_single_rank"] = s.use_ddp_for_single_rank;
   c["image_size"] = s.image_size;
   c["num_classes"] = s.num_classes;
+  const Json precision = s.precision.to_json();
+  for (const auto& [key, value] : precision.as_object()) c[key] = value;
   c["world_size"] = world.world_size();
   c["device"] = device.to_string();
   c["backend"] = world.backend_name();

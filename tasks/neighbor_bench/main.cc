@@ -42,6 +42,7 @@
 #include "optim/sgd.h"
 #include "tasks/common/environment.h"
 #include "tasks/common/exit_code.h"
+#include "tasks/common/precision.h"
 #include "tasks/neighbor_bench/options.h"
 #include "tensor/ops.h"
 #include "tensor/random.h"
@@ -60,6 +61,11 @@ ABSL_FLAG(bool, enable_dynamic_topology, false, "Send to one neighbour per batch
 ABSL_FLAG(std::string, style, "dgd", "Decentralized step: atc (adapt then combine) or dgd (combine while adapting)");
 ABSL_FLAG(int, local_size, -1, "Ranks per machine for the inner-outer and hierarchical forms (-1: the launcher's)");
 ABSL_FLAG(std::string, device, "auto", "auto, cpu, cuda (the local rank's GPU) or cuda:N");
+ABSL_FLAG(std::string, dtype, "f32",
+          "f32, f16 or bf16; f16 and bf16 are mixed precision as the training tasks run it (apex O2, f32 master "
+          "weights, dynamic loss scaling), the f32 masters being what neighbours average");
+ABSL_FLAG(bool, tf32, false, "TF32 tensor cores for f32 matrix products and convolutions on CUDA");
+ABSL_FLAG(bool, channels_last, false, "Images channels-last ([N, H, W, C] in memory) through the model");
 ABSL_FLAG(std::string, baseline, "", "A one-rank neighbor_bench report: the scaling efficiency is measured against it");
 ABSL_FLAG(std::string, json, "", "Write the report here (rank 0)");
 
@@ -86,6 +92,8 @@ absl::StatusOr<BenchOptions> options_from_flags() {
   o.dynamic_topology = absl::GetFlag(FLAGS_enable_dynamic_topology);
   ASSIGN_OR_RETURN(o.style, parse_style(absl::GetFlag(FLAGS_style)));
   o.local_size = absl::GetFlag(FLAGS_local_size);
+  ASSIGN_OR_RETURN(o.precision, Precision::parse(absl::GetFlag(FLAGS_dtype), absl::GetFlag(FLAGS_tf32),
+                                                 absl::GetFlag(FLAGS_channels_last)));
   RETURN_IF_ERROR(validate(o));
   return o;
 }
@@ -146,41 +154,44 @@ class Bench {
     }
     // Bluefog broadcasts rank 0's parameters first (DDP does it itself).
     if (b->ddp_ == nullptr) RETURN_IF_ERROR(b->broadcast_parameters());
+    // The masters (under mixed precision) start from rank 0's weights.
+    RETURN_IF_ERROR(capture([&] { b->make_optimizer(); }));
     return b;
   }
 
-  // One batch: forward, cross-entropy, backward, and the distributed update.
-  // Returns the loss (on the device: reading it waits for the batch).
+  // One batch: forward, cross-entropy, backward, and the distributed update
+  // (of the f32 masters under mixed precision). Returns the loss (on the
+  // device: reading it waits for the batch).
   Tensor step(int64_t batch) {
     if (ddp_ != nullptr) throw_if_error(ddp_->begin_step());
     sgd_->zero_grad();
     const autograd::Variable loss = nn::cross_entropy(model_->forward(autograd::Variable(images_)), targets_);
-    loss.backward();
+    if (!value_or_throw(precision_->backward(loss, batch + 1))) return loss.data();
     if (ddp_ != nullptr) {
       sgd_->step();
     } else {
-      std::vector<Tensor> grads;
-      grads.reserve(params_.size());
-      for (const autograd::Variable& p : params_) grads.push_back(p.grad());
-      throw_if_error(collectives::decentralized_step(param_data_, grads, kLearningRate, style(), combine_(batch)));
+      std::vector<Tensor> weights, grads;
+      for (const auto& [name, p] : precision_->optimized()) {
+        weights.push_back(p.data());
+        grads.push_back(p.grad());
+      }
+      throw_if_error(collectives::decentralized_step(weights, grads, kLearningRate, style(), combine_(batch)));
     }
+    precision_->after_step();
     return loss.data();
   }
 
  private:
   Bench(const BenchOptions& o, Communicator& world) : options_(o), world_(world) {}
 
+  // The model in its dtype and the batch it trains on.
   void build_model(const Device& device) {
     model_ = nn::models::resnet(options_.model, options_.num_classes);
     model_->to(device);
     model_->train();
-    optim::SgdOptions sgd;
-    sgd.lr = kLearningRate;
-    sgd_ = std::make_unique<optim::Sgd>(model_->named_parameters(), sgd);
-    params_ = model_->parameters();
-    for (const autograd::Variable& p : params_) param_data_.push_back(p.data());
+    options_.precision.cast(*model_);
     const int64_t n = options_.batch_size;
-    images_ = rand({n, 3, options_.image_size, options_.image_size}, {DType::kF32, device});
+    images_ = options_.precision.input(rand({n, 3, options_.image_size, options_.image_size}, {DType::kF32, device}));
     // Random classes, as Bluefog's LongTensor.random_() % 1000.
     const Tensor uniform = rand({n}, {DType::kF64, Device::cpu()});
     std::vector<int64_t> classes;
@@ -188,8 +199,15 @@ class Bench {
     targets_ = to(from_vector<int64_t>(classes, {n}), device);
   }
 
+  void make_optimizer() {
+    precision_ = std::make_unique<PrecisionStep>(model_, options_.precision);
+    optim::SgdOptions sgd;
+    sgd.lr = kLearningRate;
+    sgd_ = std::make_unique<optim::Sgd>(precision_->optimized(), sgd);
+  }
+
   absl::Status broadcast_parameters() {
-    for (const Tensor& p : param_data_) RETURN_IF_ERROR(world_.broadcast(p, 0).wait());
+    for (const autograd::Variable& p : model_->parameters()) RETURN_IF_ERROR(world_.broadcast(p.data(), 0).wait());
     return absl::OkStatus();
   }
 
@@ -201,9 +219,8 @@ class Bench {
   BenchOptions options_;
   Communicator& world_;
   std::shared_ptr<nn::models::ResNet> model_;
+  std::unique_ptr<PrecisionStep> precision_;
   std::unique_ptr<optim::Sgd> sgd_;
-  std::vector<autograd::Variable> params_;
-  std::vector<Tensor> param_data_;  // updated in place by the decentralized step
   std::unique_ptr<collectives::ddp::DistributedDataParallel> ddp_;
   collectives::MachineComms machines_;
   std::function<collectives::Combine(int64_t batch)> combine_;
@@ -288,6 +305,7 @@ absl::Status run() {
   log(absl::StrCat("Distributed optimizer: ", dist_optimizer_name(o.dist_optimizer),
                    ", virtual topology: ", topology_kind_name(o.topology), o.dynamic_topology ? " (dynamic)" : "",
                    ", style: ", style_name(o.style)));
+  log(absl::StrCat("Precision: ", o.precision.label()));
   log("Running warmup...");
   int64_t batch = 0;
   const auto run_batches = [&](int count) {

@@ -116,6 +116,8 @@ Json options_json(const BenchOptions& o) {
   j["num_classes"] = o.num_classes;
   j["image_size"] = o.image_size;
   j["local_size"] = o.local_size;
+  const Json precision = o.precision.to_json();
+  for (const auto& [key, value] : precision.as_object()) j[key] = value;
   return j;
 }
 

@@ -10,6 +10,7 @@
 #include "absl/strings/string_view.h"
 #include "base/json.h"
 #include "collectives/topology.h"
+#include "tasks/common/precision.h"
 
 namespace ts::tasks::neighbor_bench {
 
@@ -30,6 +31,7 @@ struct BenchOptions {
   bool dynamic_topology = false;
   Style style = Style::kDgd;
   int local_size = -1;  // ranks per machine; -1: the launcher's
+  Precision precision;  // f32 row-major, as Bluefog's script
 };
 
 // "horovod" is gradient_allreduce, as in Bluefog's script. Errors list the

@@ -3,14 +3,16 @@ the peer of //tasks/ddp_bench's "no ddp" and "1M/1G" rows. Its procedure: a
 fresh torchvision model seeded by the rank, SGD(lr 0.001, momentum 0.9,
 weight decay 1e-4), one torch.rand batch whose targets are all class 1, 5
 warm-up then 10 timed iterations (forward, cross-entropy, backward, step,
-synchronize), DDP without buffer broadcasts; a warm-up row first. The result
+synchronize), DDP without buffer broadcasts; a warm-up row first. In f32
+with PyTorch's TF32 defaults (cuDNN's convolutions on, matmuls off) unless
+--tf32=on|off sets both, as ddp_bench --tf32 does for ours. The result
 is written in ddp_bench's report format, so that
 
   tools/report diff torch_ddp.json ours.json
 
 compares PyTorch's rows with ours.
 
-  python3 tools/golden/ddp_bench_torch.py --model resnet50 --batch_size 32 --json torch_ddp.json
+  python3 tools/golden/ddp_bench_torch.py --model resnet50 --batch_size 32 [--tf32 on] --json torch_ddp.json
 """
 import argparse
 import json
@@ -23,6 +25,8 @@ import torch
 import torch.distributed as dist
 import torch.nn as nn
 import torchvision
+
+from step_timing import set_tf32
 
 PERCENTILES = [50, 75, 90, 95]
 
@@ -65,8 +69,12 @@ def main():
     parser.add_argument("--iterations", type=int, default=10)
     parser.add_argument("--warmup_iterations", type=int, default=5)
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    parser.add_argument("--tf32", choices=["default", "on", "off"], default="default",
+                        help="TF32 for convolutions and matmuls; default: PyTorch's (convolutions only)")
     parser.add_argument("--json", required=True)
     args = parser.parse_args()
+    if args.tf32 != "default":
+        set_tf32(args.tf32 == "on")
     device = torch.device(args.device)
     backend = "nccl" if device.type == "cuda" else "gloo"
     os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
@@ -105,7 +113,11 @@ def main():
         "config": {"models": args.model or ["resnet50"], "batch_size": args.batch_size,
                    "iterations": args.iterations, "warmup_iterations": args.warmup_iterations,
                    "bucket_cap_mb": args.bucket_cap_mb, "use_ddp_for_single_rank": True, "image_size": 224,
-                   "num_classes": 1000, "world_size": 1, "device": str(device), "backend": backend},
+                   "num_classes": 1000, "world_size": 1, "device": str(device), "backend": backend,
+                   # ddp_bench's tf32 switches both; PyTorch's default is
+                   # TF32 convolutions with f32 matmuls.
+                   "dtype": "f32", "tf32": torch.backends.cudnn.allow_tf32, "channels_last": False,
+                   "tf32_matmul": torch.backends.cuda.matmul.allow_tf32},
         "benchmarks": benchmarks,
     }
     with open(args.json, "w") as f:

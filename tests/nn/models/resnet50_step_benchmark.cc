@@ -34,15 +34,13 @@
 #include "autograd/variable.h"
 #include "base/error.h"
 #include "nn/losses.h"
-#include "nn/mixed_precision.h"
 #include "nn/models/resnet.h"
-#include "optim/mixed_precision.h"
 #include "optim/sgd.h"
+#include "tasks/common/precision.h"
 #include "tensor/cuda/caching_allocator.h"
 #include "tensor/cuda/device.h"
 #include "tensor/device.h"
 #include "tensor/ops.h"
-#include "tensor/precision.h"
 
 namespace ts::nn::models {
 namespace {
@@ -50,9 +48,7 @@ namespace {
 struct Settings {
   Device device = Device::cpu();
   int64_t batch = 256;
-  bool tf32 = false;
-  DType dtype = DType::kF32;  // f16/bf16: mixed precision
-  bool channels_last = false;
+  tasks::Precision precision;  // --dtype, --tf32, --channels_last
   int steps = 30;
   int warmup = 5;
 };
@@ -72,24 +68,16 @@ struct Timed {
 // mixed precision on f32 master weights as the trainer runs it.
 Timed time_steps(const Settings& s) {
   const std::shared_ptr<ResNet> model = resnet50();
-  const bool mixed = is_reduced_float(s.dtype);
-  if (mixed) cast_for_mixed_precision(*model, s.dtype);
   model->to(s.device);
   model->train();
-  std::unique_ptr<optim::MixedPrecision> amp;
-  if (mixed) {
-    amp = std::make_unique<optim::MixedPrecision>(model->named_parameters(),
-                                                  optim::LossScalerOptions::pytorch_grad_scaler());
-  }
+  tasks::PrecisionStep precision(model, s.precision);
   optim::SgdOptions options;
   options.lr = 0.1;
   options.momentum = 0.9;
   options.nesterov = true;
   options.weight_decay = 1e-4;
-  optim::Sgd sgd(mixed ? amp->masters() : model->named_parameters(), options);
-  const Tensor images =
-      randn({s.batch, 3, 224, 224}, {mixed ? s.dtype : DType::kF32, s.device,
-                                     s.channels_last ? MemoryFormat::kChannelsLast : MemoryFormat::kContiguous});
+  optim::Sgd sgd(precision.optimized(), options);
+  const Tensor images = precision.input(randn({s.batch, 3, 224, 224}, {DType::kF32, s.device}));
   // Spread over the 1000 classes (a uniform draw cast to an integer could
   // round up to 1000).
   std::vector<int64_t> classes(s.batch);
@@ -100,17 +88,10 @@ Timed time_steps(const Settings& s) {
     if (i == s.warmup && s.device.is_cuda()) cuda::caching_allocator(s.device.index).reset_peak_stats();
     const auto start = std::chrono::steady_clock::now();
     sgd.zero_grad();
-    model->zero_grad();
     const autograd::Variable loss = cross_entropy(model->forward(autograd::Variable(images)), labels);
-    if (mixed) {
-      amp->scale_loss(loss).backward();
-      if (value_or_throw(amp->unscale_gradients(i + 1))) {
-        sgd.step();
-        amp->copy_masters_to_model();
-      }
-    } else {
-      loss.backward();
+    if (value_or_throw(precision.backward(loss, i + 1))) {
       sgd.step();
+      precision.after_step();
     }
     const Tensor loss_on_host = to(loss.data(), Device::cpu());
     benchmark::DoNotOptimize(loss_on_host.raw_data());
@@ -119,12 +100,11 @@ Timed time_steps(const Settings& s) {
     }
   }
   if (s.device.is_cuda()) timed.peak_bytes = cuda::caching_allocator(s.device.index).stats().peak_allocated_bytes;
-  if (mixed) timed.skipped_steps = amp->scaler().skipped_steps();
+  timed.skipped_steps = precision.skipped_steps();
   return timed;
 }
 
 void BM_ResNet50TrainStep(benchmark::State& state, Settings settings) {
-  set_allow_tf32(settings.tf32);
   Timed timed;
   for (auto _ : state) {
     absl::StatusOr<Timed> run = capture([&] { return time_steps(settings); });
@@ -139,8 +119,8 @@ void BM_ResNet50TrainStep(benchmark::State& state, Settings settings) {
   state.counters["min_step_s"] = times.front();
   state.counters["images_per_s"] = settings.batch / median;
   state.counters["batch"] = static_cast<double>(settings.batch);
-  state.counters["tf32"] = settings.tf32 ? 1 : 0;
-  state.counters["channels_last"] = settings.channels_last ? 1 : 0;
+  state.counters["tf32"] = settings.precision.tf32 ? 1 : 0;
+  state.counters["channels_last"] = settings.precision.channels_last ? 1 : 0;
   state.counters["peak_memory_gib"] = static_cast<double>(timed.peak_bytes) / (1 << 30);
   state.counters["skipped_steps"] = static_cast<double>(timed.skipped_steps);
 }
@@ -149,6 +129,8 @@ void BM_ResNet50TrainStep(benchmark::State& state, Settings settings) {
 Settings parse_settings(int& argc, char** argv) {
   Settings s;
   std::string device = "auto";
+  std::string dtype = "f32";
+  bool tf32 = false, channels_last = false;
   int kept = 1;
   for (int i = 1; i < argc; ++i) {
     const absl::string_view arg = argv[i];
@@ -162,13 +144,11 @@ Settings parse_settings(int& argc, char** argv) {
     } else if (absl::StartsWith(arg, "--warmup=")) {
       ok = absl::SimpleAtoi(arg.substr(9), &s.warmup) && s.warmup >= 0;
     } else if (arg == "--tf32") {
-      s.tf32 = true;
+      tf32 = true;
     } else if (arg == "--channels_last") {
-      s.channels_last = true;
+      channels_last = true;
     } else if (absl::StartsWith(arg, "--dtype=")) {
-      const absl::string_view dtype = arg.substr(8);
-      ok = dtype == "f32" || dtype == "f16" || dtype == "bf16";
-      s.dtype = dtype == "f16" ? DType::kF16 : dtype == "bf16" ? DType::kBF16 : DType::kF32;
+      dtype = std::string(arg.substr(8));
     } else {
       argv[kept++] = argv[i];
       continue;
@@ -176,6 +156,9 @@ Settings parse_settings(int& argc, char** argv) {
     if (!ok) die(absl::InvalidArgumentError(absl::StrCat("bad value in ", arg)));
   }
   argc = kept;
+  absl::StatusOr<tasks::Precision> precision = tasks::Precision::parse(dtype, tf32, channels_last);
+  if (!precision.ok()) die(precision.status());
+  s.precision = *precision;
   if (device == "auto") device = cuda::is_available() ? "cuda" : "cpu";
   absl::StatusOr<Device> parsed = parse_device(device);
   if (!parsed.ok()) die(parsed.status());
@@ -190,8 +173,7 @@ int main(int argc, char** argv) {
   using namespace ts::nn::models;
   const Settings settings = parse_settings(argc, argv);
   const std::string name = absl::StrCat("ResNet50TrainStep/", settings.device.to_string(), "/",
-                                        dtype_name(settings.dtype), settings.tf32 ? "+tf32" : "",
-                                        settings.channels_last ? "/channels_last" : "", "/batch:", settings.batch);
+                                        settings.precision.label(), "/batch:", settings.batch);
   benchmark::RegisterBenchmark(name.c_str(), BM_ResNet50TrainStep, settings)
       ->Iterations(1)
       ->UseManualTime()

@@ -2,7 +2,8 @@
 # ddp_bench end to end: 2 ranks under mpirun with a tiny model print the
 # table (header, a row per sweep entry) and write a report whose rows and
 # percentiles hold together; one process alone gives the no-ddp and 1M/1G
-# rows; bad flags end with one line naming the flag and exit status 1.
+# rows; f16 mixed precision in channels-last runs and says so; bad flags end
+# with one line naming the flag and exit status 1.
 #   ddp_bench_test.sh DDP_BENCH
 set -uo pipefail
 bench=$(realpath "$1")
@@ -54,6 +55,20 @@ rows = r['benchmarks'][0]['rows']
 assert [x['label'] for x in rows] == ['no ddp', '1M/1G'] and not rows[1]['ddp'], rows
 " || fail "one.json rows are wrong"
 
+echo "== 2 ranks, f16 mixed precision, channels-last"
+mpirun --oversubscribe -np 2 "$bench" "${tiny[@]}" --dtype=f16 --channels_last --json=f16.json >f16.log 2>&1 ||
+  fail "f16 exited with $?"
+cat f16.log
+grep -q "^\* Precision: f16/channels_last$" f16.log || fail "f16: no precision line in the header"
+grep -q -- "2 CPUs --    1M/2G:  p50:" f16.log || fail "f16: no 1M/2G row"
+python3 -c "
+import json
+c = json.load(open('f16.json'))['config']
+assert (c['dtype'], c['tf32'], c['channels_last']) == ('f16', False, True), c
+c = json.load(open('two.json'))['config']
+assert (c['dtype'], c['tf32'], c['channels_last']) == ('f32', False, False), c
+" || fail "the reports do not say their precision"
+
 echo "== bad flags: one line, exit status 1"
 check_error() {  # expected-text flags...
   local want=$1; shift
@@ -68,6 +83,7 @@ check_error "unknown model 'resnet18'" --model=resnet18
 check_error "batch_size=0" --batch_size=0
 check_error "image_size=8" --image_size=8
 check_error "bucket_cap_mb=0" --bucket_cap_mb=0
+check_error "dtype=f64: must be f32, f16 or bf16" --dtype=f64
 
 [ "$failed" = 0 ] && echo PASS
 exit "$failed"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # neighbor_bench end to end: 2 ranks under mpirun with a tiny model print
 # Bluefog's lines (Iter #k, each rank's mean, the total) for every
-# distributed optimizer and a dynamic topology; the JSON report holds
+# distributed optimizer, a dynamic topology and bf16 mixed precision in
+# channels-last; the JSON report holds
 # together; a one-rank report as --baseline gives the scaling efficiency;
 # bad flags and a bad baseline end with one line and exit status 1.
 #   neighbor_bench_test.sh NEIGHBOR_BENCH
@@ -37,6 +38,13 @@ mpirun --oversubscribe -np 2 "$bench" "${tiny[@]}" --virtual_topology=ring --ena
   --json=dynamic.json >dynamic.log 2>&1 || fail "dynamic ring exited with $?"
 cat dynamic.log
 
+echo "== 2 ranks, bf16 mixed precision, channels-last"
+mpirun --oversubscribe -np 2 "$bench" "${tiny[@]}" --dtype=bf16 --channels_last --json=bf16.json \
+  >bf16.log 2>&1 || fail "bf16 exited with $?"
+cat bf16.log
+grep -q "^Precision: bf16/channels_last$" bf16.log || fail "bf16: no precision line"
+grep -q "^Total img/sec on 2 CPU(s): [0-9.]* +-[0-9.]*$" bf16.log || fail "bf16: no total line"
+
 python3 - <<'PY' || fail "the reports do not hold together"
 import json
 for name, optimizer in [("neighbor_allreduce", "neighbor_allreduce"), ("horovod", "gradient_allreduce"),
@@ -54,7 +62,10 @@ for name, optimizer in [("neighbor_allreduce", "neighbor_allreduce"), ("horovod"
     std = (sum((t - mean) ** 2 for t in total) / 3) ** 0.5
     assert abs(r["total"]["conf"] - 1.96 * std) < 1e-9 * mean + 1e-12
     assert [p["rank"] for p in r["per_rank"]] == [0, 1]
+b = json.load(open("bf16.json"))["config"]
+assert (b["dtype"], b["tf32"], b["channels_last"]) == ("bf16", False, True), b
 d = json.load(open("dynamic.json"))["config"]
+assert d["dtype"] == "f32" and not d["channels_last"], d
 assert d["dynamic_topology"] and d["virtual_topology"] == "ring" and d["style"] == "atc", d
 s = json.load(open("neighbor_allreduce.json"))
 one = json.load(open("one.json"))
@@ -76,6 +87,7 @@ check_error() {  # expected-text flags...
 check_error "unknown model 'lenet'" --model=lenet
 check_error "unknown value 'torus'" --virtual_topology=torus
 check_error "unknown value 'win_put'" --dist_optimizer=win_put
+check_error "dtype=f64: must be f32, f16 or bf16" --dtype=f64
 check_error "missing.json" --baseline=missing.json
 check_error "dynamic.log: JSON parse error at line 1" --baseline=dynamic.log
 echo '{"format": "trainstack.report.v1"}' >task_report.json
