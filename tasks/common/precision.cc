@@ -23,9 +23,18 @@ absl::StatusOr<Precision> Precision::parse(absl::string_view dtype, bool tf32, b
 
 Tensor Precision::input(const Tensor& t) const {
   if (!is_floating(t.dtype())) return t;
-  Tensor out = mixed() ? to(t, dtype) : t;
-  if (channels_last && (t.dim() == 4 || t.dim() == 5)) out = contiguous(out, MemoryFormat::kChannelsLast);
-  return out;
+  const DType model_dtype = mixed() ? dtype : t.dtype();
+  const bool relayout = channels_last && (t.dim() == 4 || t.dim() == 5);
+  if (relayout && !t.is_contiguous(MemoryFormat::kChannelsLast)) {
+    // The cast and the change of layout in one pass over the batch.
+    Tensor out = empty(t.shape(), {model_dtype, t.device(), MemoryFormat::kChannelsLast});
+    copy_(out, t);
+    return out;
+  }
+  const Tensor cast = to(t, model_dtype);
+  // Dense in both layouts (size-1 channels or spatial extents): restrided
+  // so that it says channels-last, without a copy.
+  return relayout ? contiguous(cast, MemoryFormat::kChannelsLast) : cast;
 }
 
 std::string Precision::label() const {

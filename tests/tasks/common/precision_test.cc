@@ -84,6 +84,17 @@ TEST(PrecisionTest, InputsTakeTheModelsDtypeAndLayout) {
   EXPECT_EQ(in.suggest_memory_format(), MemoryFormat::kChannelsLast);
   EXPECT_TRUE(in.is_contiguous(MemoryFormat::kChannelsLast));
   expect_equal(in, ref_round(ref_of(images), DType::kBF16), "images");
+  // Already channels-last: only cast. One channel (dense in both layouts,
+  // as Fashion-MNIST's images): it must still say channels-last.
+  const Tensor already = p.input(contiguous(images, MemoryFormat::kChannelsLast));
+  EXPECT_EQ(already.suggest_memory_format(), MemoryFormat::kChannelsLast);
+  expect_equal(already, ref_round(ref_of(images), DType::kBF16), "channels-last images");
+  const Tensor gray = rand({2, 1, 4, 4}, {DType::kF32, Device::cpu()});
+  for (const Precision q : {p, Precision{DType::kF32, false, true}}) {
+    const Tensor in_gray = q.input(gray);
+    EXPECT_EQ(in_gray.suggest_memory_format(), MemoryFormat::kChannelsLast) << q.label();
+    expect_equal(in_gray, ref_round(ref_of(gray), q.dtype), "one-channel images");
+  }
   // 2-D floats are cast but have no channels-last; integers pass as they are.
   const Tensor features = p.input(rand({2, 3}, {DType::kF32, Device::cpu()}));
   EXPECT_EQ(features.dtype(), DType::kBF16);
