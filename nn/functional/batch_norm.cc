@@ -36,6 +36,11 @@ void check_inputs(const Tensor& x, const Tensor& running_mean, const Tensor& run
   TS_CHECK(x.numel() != 0, "batch_norm: empty input ", x.describe());
 }
 
+// What the training kernels compute in: compute_dtype's, but bf16 in f32 on
+// CUDA too. Nothing documents bf16 for cuDNN's legacy batch norm, and
+// PyTorch keeps bf16 away from it.
+DType training_dtype(const Tensor& x) { return x.dtype() == DType::kBF16 ? DType::kF32 : compute_dtype(x); }
+
 // The dims batch statistics reduce over (all but the channel dim), and the
 // shape that broadcasts a [C] vector against x.
 std::vector<int64_t> reduce_dims(const Tensor& x) {
@@ -67,7 +72,7 @@ autograd::Variable batch_norm_training(const autograd::Variable& x, const Tensor
                                        const Tensor& running_var, const autograd::Variable& weight,
                                        const autograd::Variable& bias, double momentum, double eps) {
   const Tensor& xd = x.data();
-  const DType ct = compute_dtype(xd), pt = param_dtype(ct);
+  const DType ct = training_dtype(xd), pt = param_dtype(ct);
   const int64_t channels = xd.size(1);
   const MemoryFormat format = xd.suggest_memory_format();  // y and the gradients keep x's layout
   const Tensor xc = as_dense(xd, ct, format);

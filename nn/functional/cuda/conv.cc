@@ -12,6 +12,7 @@
 #include "nn/functional/cuda/cuda_kernels.h"
 #include "nn/functional/cuda/cudnn_utils.h"
 #include "tensor/cuda/device.h"
+#include "tensor/ops.h"
 
 namespace ts::nn::functional {
 namespace {
@@ -134,6 +135,10 @@ void choose_and_run(int device, const CacheKey& key, const ConvDescriptors& d, c
                     RunFn run) {
   Algorithm algorithm;
   if (!algorithm_cache().lookup(key, &algorithm)) {
+    // The descriptor carries the math type of the last algorithm run on it
+    // (the other direction's): search under the dtype's own, which lets
+    // cuDNN offer its tensor-op candidates.
+    TS_CUDA_CHECK(cudnnSetConvolutionMathType(d.conv.get(), static_cast<cudnnMathType_t>(std::get<3>(key))));
     std::vector<Perf> results(16);
     int returned = 0;
     get(static_cast<int>(results.size()), &returned, results.data());
@@ -147,10 +152,27 @@ void choose_and_run(int device, const CacheKey& key, const ConvDescriptors& d, c
   run(algorithm.algo, ws.get(), ws.size());
 }
 
+// cuDNN's NHWC convolutions are for f16, bf16 and f32 (PyTorch runs f64
+// ones in NCHW for that reason): a channels-last f64 convolution, which only
+// tests and gradchecks run, computes on row-major copies, its results copied
+// into the channels-last outputs.
+bool runs_row_major(const ConvGeometry& g, DType dtype) { return g.channels_last && dtype == DType::kF64; }
+ConvGeometry row_major(ConvGeometry g) {
+  g.channels_last = false;
+  return g;
+}
+Tensor row_major_like(const Tensor& t) { return t.defined() ? empty(t.shape(), {t.dtype(), t.device()}) : Tensor(); }
+
 }  // namespace
 
 void CudaKernels::conv_forward(const ConvGeometry& g, const Tensor& x, const Tensor& weight, const Tensor& bias,
                                const Tensor& out) const {
+  if (runs_row_major(g, x.dtype())) {
+    const Tensor row_major_out = row_major_like(out);
+    conv_forward(row_major(g), contiguous(x), contiguous(weight), bias, row_major_out);
+    copy_(out, row_major_out);
+    return;
+  }
   const int device = x.device().index;
   // cuDNN runs on the current device, which must be the handle's.
   ts::cuda::DeviceGuard guard(device);
@@ -180,6 +202,13 @@ void CudaKernels::conv_forward(const ConvGeometry& g, const Tensor& x, const Ten
 
 void CudaKernels::conv_backward(const ConvGeometry& g, const Tensor& x, const Tensor& weight, const Tensor& grad_out,
                                 const Tensor& grad_x, const Tensor& grad_weight) const {
+  if (runs_row_major(g, x.dtype())) {
+    const Tensor gx = row_major_like(grad_x), gw = row_major_like(grad_weight);
+    conv_backward(row_major(g), contiguous(x), contiguous(weight), contiguous(grad_out), gx, gw);
+    if (gx.defined()) copy_(grad_x, gx);
+    if (gw.defined()) copy_(grad_weight, gw);
+    return;
+  }
   const int device = x.device().index;
   // cuDNN runs on the current device, which must be the handle's.
   ts::cuda::DeviceGuard guard(device);

@@ -6,6 +6,7 @@
 
 #include "base/error.h"
 #include "nn/functional/cuda/cudnn_utils.h"
+#include "tensor/cuda/device.h"
 #include "tensor/ops.h"
 
 namespace ts::nn::functional {
@@ -99,6 +100,7 @@ void check_weight_space(const Call& call, const CudnnLstmShape& shape, const Ten
 bool cudnn_lstm_supports(DType dtype) { return dtype == DType::kF32 || dtype == DType::kF64 || dtype == DType::kF16; }
 
 CudnnLstmLayout cudnn_lstm_layout(const CudnnLstmShape& shape) {
+  ts::cuda::DeviceGuard guard(shape.device);  // cuDNN runs on the current device, which must be the handle's
   const cudnnHandle_t handle = cudnn::handle(shape.device);
   const LayerDescriptor desc(shape, handle);
   const size_t bytes = weight_space_bytes(handle, desc);
@@ -140,6 +142,7 @@ CudnnLstmLayout cudnn_lstm_layout(const CudnnLstmShape& shape) {
 
 CudnnLstmForward cudnn_lstm_forward(const CudnnLstmShape& shape, const Tensor& x, const Tensor& h0, const Tensor& c0,
                                     const Tensor& weight_space, std::vector<int32_t> lengths, bool training) {
+  ts::cuda::DeviceGuard guard(shape.device);  // cuDNN runs on the current device, which must be the handle's
   const int64_t steps = x.size(0), batch = x.size(1);
   if (lengths.empty()) lengths.assign(batch, to_int(steps));
   const cudnnForwardMode_t mode = training ? CUDNN_FWD_MODE_TRAINING : CUDNN_FWD_MODE_INFERENCE;
@@ -167,6 +170,7 @@ CudnnLstmGradients cudnn_lstm_backward(const CudnnLstmShape& shape, const Tensor
                                        const Tensor& weight_space, const CudnnLstmForward& forward,
                                        const Tensor& grad_output, const Tensor& grad_h, const Tensor& grad_c,
                                        bool weight_gradient) {
+  ts::cuda::DeviceGuard guard(shape.device);  // cuDNN runs on the current device, which must be the handle's
   TS_CHECK(forward.reserve.defined(), "lstm on cuDNN: backward of a forward that did not run in training mode");
   const int64_t steps = x.size(0), batch = x.size(1);
   const Call call(shape, steps, batch, forward.lengths, CUDNN_FWD_MODE_TRAINING);
