@@ -51,7 +51,9 @@ struct AdamCoefficients {
         beta2_complement(static_cast<C>(1 - o.beta2)),
         eps(static_cast<C>(o.eps)),
         weight_decay(static_cast<C>(o.weight_decay)),
-        decay_factor(static_cast<C>(1 - o.lr * o.weight_decay)),
+        // Rounded twice on the device too: a fused multiply-add there
+        // would differ from the CPU's product and difference.
+        decay_factor(static_cast<C>(add_rn(1.0, -mul_rn(o.lr, o.weight_decay)))),
         step_size(static_cast<C>(s.step_size)),
         bias_correction2_sqrt(static_cast<C>(s.bias_correction2_sqrt)),
         amsgrad(o.amsgrad),

@@ -52,7 +52,10 @@ void CudaBackend::transfer(const Tensor& src, const Tensor& dst) {
   // Host tensors are pageable, so a host-to-device copy has consumed its
   // source when the call returns; a device-to-host one is complete only once
   // the stream has caught up, which the caller relies on. So is one between
-  // GPUs: the source GPU's streams know nothing of the destination's.
+  // GPUs: the source GPU's streams know nothing of the destination's. For
+  // the same reason the copy runs only once the source GPU's stream has
+  // written `src` (the caller has just filled it there).
+  if (between_gpus) TS_CUDA_CHECK(cudaStreamSynchronize(current_stream(src.device().index)));
   TS_CUDA_CHECK(cudaMemcpyAsync(dst.raw_data(), src.raw_data(), bytes, kind, stream));
   if (to_host || between_gpus) TS_CUDA_CHECK(cudaStreamSynchronize(stream));
 }
