@@ -45,12 +45,15 @@ def _cuda_objects_impl(ctx):
     objects = []
     for src in ctx.files.srcs:
         obj = ctx.actions.declare_file("_cuda_objs/%s/%s.o" % (ctx.label.name, src.basename[:-len(".cu")]))
-        ctx.actions.run(
+        ctx.actions.run_shell(
             # nvcc finds cicc and ptxas next to its real path, so it runs from
             # the toolkit itself; the repository's copy is an input only so
-            # that a toolkit upgrade rebuilds the objects.
-            executable = _NVCC,
-            arguments = _GENCODE + _NVCC_FLAGS + ctx.attr.copts + include_flags +
+            # that a toolkit upgrade rebuilds the objects. Its temporary files
+            # are named by its process id, which is the same in every
+            # sandbox's PID namespace while /tmp is shared: each compile gets
+            # a TMPDIR of its own, or two at once overwrite each other's.
+            command = 'tmp=$(mktemp -d) && trap \'rm -rf "$tmp"\' EXIT && TMPDIR="$tmp" "$@"',
+            arguments = [_NVCC] + _GENCODE + _NVCC_FLAGS + ctx.attr.copts + include_flags +
                         ["-c", src.path, "-o", obj.path],
             inputs = depset([src, ctx.file._nvcc], transitive = [inputs]),
             outputs = [obj],
