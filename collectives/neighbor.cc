@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/error.h"
 #include "base/status_macros.h"
 #include "tensor/ops.h"
 
@@ -49,15 +50,19 @@ absl::StatusOr<MachineComms> split_by_machine(Communicator& world, int machine) 
   return comms;
 }
 
-absl::StatusOr<int> machine_index(Communicator& world) {
+absl::StatusOr<int> machine_index(Communicator& world, const Device& device) {
   char host[256] = {};
   if (gethostname(host, sizeof(host) - 1) != 0) return absl::InternalError("machine_index: gethostname failed");
-  const Tensor all = Tensor::allocate({world.world_size()}, DType::kI64, Device::cpu());
-  const Tensor mine = all.narrow(0, world.rank(), 1);
-  mine.data<int64_t>()[0] = static_cast<int64_t>(std::hash<std::string>()(host));
+  const int64_t hash = static_cast<int64_t>(std::hash<std::string>()(host));
+  Tensor all, mine;
+  RETURN_IF_ERROR(capture([&] {
+    all = empty({world.world_size()}, {DType::kI64, device});
+    mine = all.narrow(0, world.rank(), 1);
+    copy_(mine, from_vector<int64_t>(std::vector<int64_t>{hash}, {1}));
+  }));
   RETURN_IF_ERROR(world.allgather(all, mine).wait());
   // Machines are numbered in the order of their lowest rank.
-  const int64_t* hashes = all.data<int64_t>();
+  ASSIGN_OR_RETURN(const std::vector<int64_t> hashes, capture([&] { return to_vector<int64_t>(all); }));
   std::vector<int64_t> seen;
   for (int r = 0;; ++r) {
     if (std::find(seen.begin(), seen.end(), hashes[r]) == seen.end()) seen.push_back(hashes[r]);

@@ -29,9 +29,10 @@ struct MachineComms {
   std::unique_ptr<Communicator> cross;
 };
 // `machine` numbers this rank's machine (0, 1, ...); machine_index() finds it
-// from host names.
+// from host names, gathered through `device` (the one `world`'s backend
+// moves: the CPU for MPI, the rank's GPU for NCCL).
 absl::StatusOr<MachineComms> split_by_machine(Communicator& world, int machine);
-absl::StatusOr<int> machine_index(Communicator& world);
+absl::StatusOr<int> machine_index(Communicator& world, const Device& device);
 
 // Averages x over the machine (comms.local), then neighbor-averages between
 // machines along `machine_topology` (of comms.cross's size).

@@ -36,7 +36,7 @@ std::vector<autograd::Variable> MixedPrecision::master_variables() const {
 
 autograd::Variable MixedPrecision::scale_loss(const autograd::Variable& loss) const { return loss * scaler_.scale(); }
 
-absl::StatusOr<bool> MixedPrecision::unscale_gradients(int64_t step) {
+absl::StatusOr<bool> MixedPrecision::unscale_gradients(int64_t step, const OverflowVote& vote) {
   std::vector<ScaledCopy> work;
   std::vector<Tensor> grads;       // the model's, for naming one that overflowed
   std::vector<size_t> grad_owner;  // their pairs
@@ -58,14 +58,18 @@ absl::StatusOr<bool> MixedPrecision::unscale_gradients(int64_t step) {
     grads.push_back(from);
     grad_owner.push_back(i);
   }
-  const bool found = optim::unscale_gradients(work, scaler_.inverse_scale());
+  bool found = optim::unscale_gradients(work, scaler_.inverse_scale());
+  if (vote != nullptr) {
+    ASSIGN_OR_RETURN(found, vote(found));
+  }
   absl::StatusOr<bool> take = scaler_.update(found);
   if (!take.ok()) {
     // Only now, at the end of the run, is each gradient read to name one.
     const int64_t bad = first_non_finite(grads);
     const std::string culprit =
-        bad >= 0 ? absl::StrCat("the gradient of \"", masters_[grad_owner[bad]].first, "\" is not finite")
-                 : std::string("a gradient is not finite");
+        bad >= 0          ? absl::StrCat("the gradient of \"", masters_[grad_owner[bad]].first, "\" is not finite")
+        : vote != nullptr ? std::string("a gradient of another rank is not finite")
+                          : std::string("a gradient is not finite");
     return absl::Status(take.status().code(),
                         absl::StrCat("step ", step, ": ", culprit, ", and ", take.status().message()));
   }

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -41,13 +42,20 @@ class MixedPrecision {
   // loss * scale.
   autograd::Variable scale_loss(const autograd::Variable& loss) const;
 
+  // Whether any rank found a gradient that is not finite, given this rank's
+  // finding: for ranks whose gradients differ (decentralized training), so
+  // that all skip or all step. Without it, one rank could skip a step its
+  // neighbours take, and their collectives would part ways. DDP's ranks hold
+  // the same averaged gradients and need none.
+  using OverflowVote = std::function<absl::StatusOr<bool>(bool found_here)>;
+
   // After the backward (and DDP's averaging of the model's gradients): each
   // model gradient times 1/scale into its master's gradient, checked for inf
-  // and NaN; then the loss scaler's update. Returns whether to take the step:
-  // on false the masters have no gradients and the scale has dropped. When it
-  // can drop no further, an error naming `step` and the first parameter whose
-  // gradient is not finite.
-  absl::StatusOr<bool> unscale_gradients(int64_t step);
+  // and NaN (and put to `vote` when given); then the loss scaler's update.
+  // Returns whether to take the step: on false the masters have no gradients
+  // and the scale has dropped. When it can drop no further, an error naming
+  // `step` and the first parameter whose gradient is not finite.
+  absl::StatusOr<bool> unscale_gradients(int64_t step, const OverflowVote& vote = nullptr);
 
   // After the optimizer's step: every master rounded into its model
   // parameter (one launch per device on CUDA).

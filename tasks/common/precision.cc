@@ -53,8 +53,9 @@ void Precision::cast(nn::Module& model) const {
   if (mixed()) nn::cast_for_mixed_precision(model, dtype);
 }
 
-PrecisionStep::PrecisionStep(std::shared_ptr<nn::Module> model, const Precision& precision)
-    : model_(std::move(model)), precision_(precision) {
+PrecisionStep::PrecisionStep(std::shared_ptr<nn::Module> model, const Precision& precision,
+                             optim::MixedPrecision::OverflowVote vote)
+    : model_(std::move(model)), precision_(precision), vote_(std::move(vote)) {
   set_allow_tf32(precision_.tf32);
   if (precision_.mixed()) {
     precision_.cast(*model_);
@@ -72,7 +73,7 @@ absl::StatusOr<bool> PrecisionStep::backward(const autograd::Variable& loss, int
     return true;
   }
   mixed_->scale_loss(loss).backward();
-  absl::StatusOr<bool> take = mixed_->unscale_gradients(step);
+  absl::StatusOr<bool> take = mixed_->unscale_gradients(step, vote_);
   // The masters hold the gradients now; the model's would add to the next.
   if (!take.ok() || !*take) model_->zero_grad();
   return take;

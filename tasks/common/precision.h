@@ -74,8 +74,11 @@ class PrecisionStep {
   using NamedParameters = std::vector<std::pair<std::string, autograd::Variable>>;
 
   // `model` on its device. Casts it if that was not done (Precision::cast),
-  // then takes its weights as the masters'.
-  PrecisionStep(std::shared_ptr<nn::Module> model, const Precision& precision);
+  // then takes its weights as the masters'. `vote` makes the ranks agree on
+  // skipping a step where their gradients differ (see
+  // MixedPrecision::OverflowVote).
+  PrecisionStep(std::shared_ptr<nn::Module> model, const Precision& precision,
+                optim::MixedPrecision::OverflowVote vote = nullptr);
 
   // What the optimizer steps: the model's parameters, or their f32 masters.
   const NamedParameters& optimized() const { return optimized_; }
@@ -98,6 +101,7 @@ class PrecisionStep {
   std::shared_ptr<nn::Module> model_;
   Precision precision_;
   std::unique_ptr<optim::MixedPrecision> mixed_;
+  optim::MixedPrecision::OverflowVote vote_;
   NamedParameters optimized_;
 };
 

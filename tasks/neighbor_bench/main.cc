@@ -140,7 +140,7 @@ class Bench {
         break;
       }
       case DistOptimizer::kHierarchicalNeighborAllreduce: {
-        ASSIGN_OR_RETURN(const int machine, collectives::machine_index(world));
+        ASSIGN_OR_RETURN(const int machine, collectives::machine_index(world, device));
         ASSIGN_OR_RETURN(b->machines_, collectives::split_by_machine(world, machine));
         // The virtual topology joins machines here, one rank of each.
         const int machines = b->machines_.cross->world_size();
@@ -155,7 +155,7 @@ class Bench {
     // Bluefog broadcasts rank 0's parameters first (DDP does it itself).
     if (b->ddp_ == nullptr) RETURN_IF_ERROR(b->broadcast_parameters());
     // The masters (under mixed precision) start from rank 0's weights.
-    RETURN_IF_ERROR(capture([&] { b->make_optimizer(); }));
+    RETURN_IF_ERROR(capture([&] { b->make_optimizer(device); }));
     return b;
   }
 
@@ -199,8 +199,21 @@ class Bench {
     targets_ = to(from_vector<int64_t>(classes, {n}), device);
   }
 
-  void make_optimizer() {
-    precision_ = std::make_unique<PrecisionStep>(model_, options_.precision);
+  // Without DDP each rank's gradients are its own: under mixed precision the
+  // ranks vote on skipping a step (any overflow skips it on all), so that no
+  // rank skips a combine its neighbours run.
+  void make_optimizer(const Device& device) {
+    optim::MixedPrecision::OverflowVote vote;
+    if (ddp_ == nullptr) {
+      vote = [this, device](bool found_here) -> absl::StatusOr<bool> {
+        ASSIGN_OR_RETURN(const Tensor flag, capture([&] {
+                           return full({1}, found_here ? 1.0 : 0.0, {DType::kF32, device});
+                         }));
+        RETURN_IF_ERROR(world_.allreduce(flag, collectives::ReduceOp::kMax).wait());
+        return capture([&] { return item<float>(flag) > 0; });
+      };
+    }
+    precision_ = std::make_unique<PrecisionStep>(model_, options_.precision, std::move(vote));
     optim::SgdOptions sgd;
     sgd.lr = kLearningRate;
     sgd_ = std::make_unique<optim::Sgd>(precision_->optimized(), sgd);

@@ -100,7 +100,7 @@ TEST(HierarchicalNeighborAllreduce, AveragesMachinesThenMixesThem) {
     for (int i = 0; i < 99; ++i) expected.v[i] += w * r.v[i];
   }
   expect_close(out, expected, 1e-12, 1.0, "hierarchical");
-  ASSERT_OK_AND_ASSIGN(int machine, machine_index(world()));
+  ASSERT_OK_AND_ASSIGN(int machine, machine_index(world(), Device::cpu()));
   EXPECT_EQ(machine, 0);  // every rank runs on this machine
 }
 

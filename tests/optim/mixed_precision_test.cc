@@ -5,7 +5,8 @@
 // model; CUDA against the CPU), and f32 master
 // weights for an f16 model: an injected inf skips the step leaving the
 // parameters and the optimizer's state bitwise unchanged, the masters carry
-// what f16 cannot hold, and a resume from saved state is bit-exact.
+// what f16 cannot hold, ranks that vote skip a step any of them overflowed
+// in, and a resume from saved state is bit-exact.
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -197,13 +198,13 @@ class MasterWeightsTest : public ::ts::testing::SeededTest {
   }
   // One step with the gradients of `step` times the current scale (what the
   // backward of the scaled loss gives); returns whether it was taken.
-  bool step(Run& r, int step, int poisoned = -1) const {
+  bool step(Run& r, int step, int poisoned = -1, const MixedPrecision::OverflowVote& vote = nullptr) const {
     for (size_t i = 0; i < r.params.size(); ++i) {
       Tensor g = to(to(grads_[step][i], DType::kF32) * r.mp->scaler().scale(), r.params[i].second.dtype());
       if (static_cast<int>(i) == poisoned) copy_(g.view({-1}).narrow(0, 1, 1), scalar_tensor(kInf, {g.dtype()}));
       r.params[i].second.set_grad(g);
     }
-    const bool take = value_or_die(r.mp->unscale_gradients(step));
+    const bool take = value_or_die(r.mp->unscale_gradients(step, vote));
     if (take) {
       r.sgd->step();
       r.mp->copy_masters_to_model();
@@ -270,6 +271,45 @@ TEST_F(MasterWeightsTest, AnInfSkipsTheStepAndChangesNothingButTheScale) {
   // The next clean step is taken.
   EXPECT_TRUE(step(r, 2));
   EXPECT_NE(bits(values(r)), params_before);
+}
+
+TEST_F(MasterWeightsTest, TheRanksVoteOnSkippingAStep) {
+  Run r = fresh();
+  ASSERT_TRUE(step(r, 0));
+  const auto params_before = bits(values(r)), optimizer_before = bits(r.sgd->state());
+  const double scale = r.mp->scaler().scale();
+  std::vector<bool> heard;
+  // Clean here, but another rank overflowed: skipped here too, nothing
+  // changed but the scale.
+  const MixedPrecision::OverflowVote elsewhere = [&](bool found_here) {
+    heard.push_back(found_here);
+    return true;
+  };
+  EXPECT_FALSE(step(r, 1, -1, elsewhere));
+  EXPECT_EQ(r.mp->scaler().scale(), scale / 2);
+  EXPECT_EQ(bits(values(r)), params_before);
+  EXPECT_EQ(bits(r.sgd->state()), optimizer_before);
+  // The vote hears this rank's own overflow, and a world that is clean
+  // everywhere steps.
+  const MixedPrecision::OverflowVote only_here = [&](bool found_here) {
+    heard.push_back(found_here);
+    return found_here;
+  };
+  EXPECT_FALSE(step(r, 2, /*poisoned=*/1, only_here));
+  EXPECT_TRUE(step(r, 3, -1, only_here));
+  EXPECT_EQ(heard, (std::vector<bool>{false, true, false}));
+  EXPECT_NE(bits(values(r)), params_before);
+}
+
+TEST_F(MasterWeightsTest, TheMinimumScaleErrorSaysWhenTheOverflowWasOnAnotherRank) {
+  std::vector<std::pair<std::string, Variable>> params = {{"w", Variable(zeros({2}, {DType::kF16}), true)}};
+  MixedPrecision mp(params, LossScalerOptions{.initial = 2, .max = 2, .min = 1});
+  const MixedPrecision::OverflowVote elsewhere = [](bool) { return true; };
+  params[0].second.set_grad(zeros({2}, {DType::kF16}));
+  EXPECT_FALSE(value_or_die(mp.unscale_gradients(7, elsewhere)));
+  params[0].second.set_grad(zeros({2}, {DType::kF16}));
+  expect_error(mp.unscale_gradients(8, elsewhere).status(), absl::StatusCode::kFailedPrecondition,
+               {"step 8", "a gradient of another rank is not finite", "minimum 1"});
 }
 
 TEST_F(MasterWeightsTest, TheMinimumScaleErrorNamesTheStepAndParameter) {

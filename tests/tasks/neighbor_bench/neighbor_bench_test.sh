@@ -38,6 +38,11 @@ mpirun --oversubscribe -np 2 "$bench" "${tiny[@]}" --virtual_topology=ring --ena
   --json=dynamic.json >dynamic.log 2>&1 || fail "dynamic ring exited with $?"
 cat dynamic.log
 
+echo "== 2 ranks, f16 mixed precision, each rank voting on skipped steps"
+mpirun --oversubscribe -np 2 "$bench" "${tiny[@]}" --dtype=f16 --json=f16.json >f16.log 2>&1 || fail "f16 exited with $?"
+cat f16.log
+grep -q "^Total img/sec on 2 CPU(s): [0-9.]* +-[0-9.]*$" f16.log || fail "f16: no total line"
+
 echo "== 2 ranks, bf16 mixed precision, channels-last"
 mpirun --oversubscribe -np 2 "$bench" "${tiny[@]}" --dtype=bf16 --channels_last --json=bf16.json \
   >bf16.log 2>&1 || fail "bf16 exited with $?"
