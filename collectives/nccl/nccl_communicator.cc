@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/error.h"
@@ -311,12 +312,13 @@ Work NcclCommunicator::launch(std::string description, std::vector<Tensor> tenso
     return Work::failed(
         absl::Status(cuda::status_code_of(r), absl::StrCat(description, ": ", cuda::describe_error(r))));
   }
-  if (absl::Status s = wait_ready(description); !s.ok()) return Work::failed(s);
   // The caching allocator must not hand this memory to the caller's stream
-  // until the NCCL stream is done with it.
+  // until the NCCL stream is done with it: recorded before anything can
+  // return, since the kernels may be queued even when the wait below fails.
   for (const Tensor& t : tensors) {
     if (t.numel() > 0) cuda::caching_allocator(device_).record_stream(t.storage()->data(), stream_.get());
   }
+  if (absl::Status s = wait_ready(description); !s.ok()) return Work::failed(s);
   absl::StatusOr<cuda::Event> done = cuda::Event::create();
   if (!done.ok()) return Work::failed(done.status());
   if (absl::Status s = done->record(stream_.get()); !s.ok()) return Work::failed(s);
@@ -414,6 +416,10 @@ absl::StatusOr<std::unique_ptr<Communicator>> NcclCommunicator::split(int color,
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
   config.blocking = 0;
   ncclComm_t out = nullptr;
+  // Until the child communicator is handed over, every way out aborts it.
+  auto abort_child = absl::MakeCleanup([&out] {
+    if (out != nullptr) ncclCommAbort(out);
+  });
   ASSIGN_OR_RETURN(const ncclResult_t r, call_nccl([&] { return ncclCommSplit(comm_, color, key, &out, &config); }));
   if (!in_progress_or_ok(r)) RETURN_IF_CUDA_ERROR(r);
   RETURN_IF_ERROR(wait_ready(absl::StrCat("ncclCommSplit on rank ", rank_)));
@@ -425,7 +431,6 @@ absl::StatusOr<std::unique_ptr<Communicator>> NcclCommunicator::split(int color,
     RETURN_IF_CUDA_ERROR(ncclCommGetAsyncError(out, &state));
     if (!in_progress_or_ok(state)) RETURN_IF_CUDA_ERROR(state);
     if (absl::Now() > deadline) {
-      ncclCommAbort(out);
       return absl::DeadlineExceededError(absl::StrCat("ncclCommSplit on rank ", rank_, " timed out"));
     }
     std::this_thread::sleep_for(std::chrono::microseconds(20));
@@ -438,6 +443,7 @@ absl::StatusOr<std::unique_ptr<Communicator>> NcclCommunicator::split(int color,
   const bool one_machine = local_size_ == world_size_;
   std::unique_ptr<NcclCommunicator> child(new NcclCommunicator(options_, device_, std::move(stream), out, rank, size,
                                                                one_machine ? rank : 0, one_machine ? size : 1));
+  std::move(abort_child).Cancel();
   child->barrier_scratch_ = zeros({1}, {DType::kI32, Device::cuda(device_)});
   return std::unique_ptr<Communicator>(std::move(child));
 }

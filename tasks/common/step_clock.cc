@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "base/status_macros.h"
+#include "tensor/cuda/device.h"
 
 namespace ts::tasks {
 
@@ -13,6 +14,9 @@ absl::StatusOr<StepClock::Boundary> StepClock::mark() {
   Boundary b;
   b.host_seconds = host_clock_();
   if (device_.is_cuda()) {
+    // An event belongs to the device current when it is created, and must
+    // be recorded on a stream of that device.
+    cuda::DeviceGuard guard(device_.index);
     ASSIGN_OR_RETURN(cuda::Event event, cuda::Event::create(/*enable_timing=*/true));
     RETURN_IF_ERROR(event.record(cuda::current_stream(device_.index)));
     b.event = std::make_shared<cuda::Event>(std::move(event));
