@@ -196,8 +196,11 @@ void CudaKernels::conv_forward(const ConvGeometry& g, const Tensor& x, const Ten
                                               s.zero(), d.y.get(), out.raw_data()));
       });
   if (!bias.defined()) return;
-  const cudnn::TensorDescriptor bd = cudnn::packed(x.dtype(), with_batch_and_channels(1, g.c_out, spatial(g, 1, 1, 1)));
-  TS_CUDA_CHECK(cudnnAddTensor(h, s.one(), bd.get(), bias.raw_data(), s.one(), d.y.get(), out.raw_data()));
+  // Through our broadcasting add, not cuDNN's deprecated cudnnAddTensor,
+  // whose dtypes (bf16 among them) and 5-D support nothing documents.
+  Shape bias_shape(out.dim(), 1);
+  bias_shape[1] = g.c_out;
+  copy_(out, out + reshape(bias, bias_shape));
 }
 
 void CudaKernels::conv_backward(const ConvGeometry& g, const Tensor& x, const Tensor& weight, const Tensor& grad_out,
