@@ -21,19 +21,41 @@ struct ConvGeometry {
   int64_t out_d = 1, out_h, out_w;
   int64_t stride_d = 1, stride_h, stride_w, pad_d = 0, pad_h, pad_w, dil_d = 1, dil_h, dil_w;
   int64_t groups;
-  // x, weight, the output and their gradients are channels-last
+  // x, the output and their gradients are channels-last
   // (MemoryFormat::kChannelsLast: [n, (d,) h, w, c] in memory) rather than
-  // row-major.
+  // row-major; so are the weight and its gradient when weight_channels_last
+  // ([c_out, (kd,) kh, kw, c_in / groups]), the layout the device's kernels
+  // want them in (LayerKernels::conv_weight_format).
   bool channels_last = false;
+  bool weight_channels_last = false;
 };
 
 // Everything but the output size (which follows from the rest): the key of
 // the caches of per-shape choices (cuDNN's algorithms, oneDNN's primitives).
-using ConvShapeKey = std::array<int64_t, 21>;
+using ConvShapeKey = std::array<int64_t, 22>;
 inline ConvShapeKey shape_key(const ConvGeometry& g) {
-  return {g.spatial_dims, g.n,     g.c_in,  g.d,        g.h,        g.w,        g.c_out,
-          g.kd,           g.kh,    g.kw,    g.stride_d, g.stride_h, g.stride_w, g.pad_d,
-          g.pad_h,        g.pad_w, g.dil_d, g.dil_h,    g.dil_w,    g.groups,   g.channels_last};
+  return {g.spatial_dims,
+          g.n,
+          g.c_in,
+          g.d,
+          g.h,
+          g.w,
+          g.c_out,
+          g.kd,
+          g.kh,
+          g.kw,
+          g.stride_d,
+          g.stride_h,
+          g.stride_w,
+          g.pad_d,
+          g.pad_h,
+          g.pad_w,
+          g.dil_d,
+          g.dil_h,
+          g.dil_w,
+          g.groups,
+          g.channels_last,
+          g.weight_channels_last};
 }
 
 // Pooling over `planes` (= images * channels) independent [h, w] planes.

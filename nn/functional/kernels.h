@@ -23,6 +23,11 @@ class LayerKernels {
   // out_w]; bias [c_out] or undefined.
   virtual void conv_forward(const ConvGeometry& g, const Tensor& x, const Tensor& weight, const Tensor& bias,
                             const Tensor& out) const = 0;
+  // The layout a convolution's weight (and its gradient) takes for
+  // activations in `activations`: cuDNN's NHWC kernels want NHWC filters,
+  // while oneDNN reorders whatever it is given into its own blocked layout,
+  // so the CPU reads the parameter as it is.
+  virtual MemoryFormat conv_weight_format(MemoryFormat activations) const = 0;
   // Writes grad_x and grad_weight, each only when defined.
   virtual void conv_backward(const ConvGeometry& g, const Tensor& x, const Tensor& weight, const Tensor& grad_out,
                              const Tensor& grad_x, const Tensor& grad_weight) const = 0;

@@ -253,7 +253,7 @@ class ConvCpu {
 bool use_onednn(DType dtype) { return dtype == DType::kF32 && !cpu_reference_path(); }
 
 ConvGeometry row_major_geometry(ConvGeometry g) {
-  g.channels_last = false;
+  g.channels_last = g.weight_channels_last = false;
   return g;
 }
 

@@ -70,7 +70,7 @@ memory::desc plain_y(const ConvGeometry& g) {
 }
 memory::desc plain_weight(const ConvGeometry& g) {
   const memory::dims kernel = spatial(g, g.kd, g.kh, g.kw);
-  const bool volume = g.spatial_dims == 3, last = g.channels_last;
+  const bool volume = g.spatial_dims == 3, last = g.weight_channels_last;
   if (g.groups == 1) {
     const Tag tag = volume ? (last ? Tag::odhwi : Tag::oidhw) : (last ? Tag::ohwi : Tag::oihw);
     return memory::desc(concat({g.c_out, g.c_in}, kernel), memory::data_type::f32, tag);

@@ -59,7 +59,7 @@ ConvDescriptors describe(const ConvGeometry& g, DType dtype) {
   const std::vector<int> filter_dims(filter.begin(), filter.end());
   cudnn::FilterDescriptor w;
   TS_CUDA_CHECK(cudnnSetFilterNdDescriptor(w.get(), cudnn::data_type(dtype),
-                                           g.channels_last ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW,
+                                           g.weight_channels_last ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW,
                                            static_cast<int>(filter_dims.size()), filter_dims.data()));
   const std::vector<int> pad = spatial(g, g.pad_d, g.pad_h, g.pad_w),
                          stride = spatial(g, g.stride_d, g.stride_h, g.stride_w),
@@ -158,7 +158,7 @@ void choose_and_run(int device, const CacheKey& key, const ConvDescriptors& d, c
 // into the channels-last outputs.
 bool runs_row_major(const ConvGeometry& g, DType dtype) { return g.channels_last && dtype == DType::kF64; }
 ConvGeometry row_major(ConvGeometry g) {
-  g.channels_last = false;
+  g.channels_last = g.weight_channels_last = false;
   return g;
 }
 Tensor row_major_like(const Tensor& t) { return t.defined() ? empty(t.shape(), {t.dtype(), t.device()}) : Tensor(); }
