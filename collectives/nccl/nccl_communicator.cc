@@ -1,5 +1,6 @@
 #include "collectives/nccl/nccl_communicator.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 
@@ -19,6 +20,11 @@ namespace ts::collectives::nccl {
 namespace {
 
 constexpr auto kWatchdogPeriod = std::chrono::milliseconds(50);
+// Finalizing waits until every rank's communicator is quiescent. A rank that
+// leaves on an error while its peers wait in a collective would wait the
+// whole collective timeout (10 minutes by default) before exiting; past
+// this, it aborts instead, which frees the same resources.
+constexpr absl::Duration kFinalizeTimeout = absl::Seconds(30);
 // synchronize() spins this long before it sleeps between polls: a small
 // collective ends in microseconds, and a sleep's granularity (50-100 us)
 // would be all that comm_bench measures.
@@ -160,7 +166,8 @@ NcclCommunicator::~NcclCommunicator() {
   // Finalize flushes outstanding work (nonblocking: it returns
   // ncclInProgress, and wait_ready bounds the wait); abort if it fails.
   const absl::StatusOr<ncclResult_t> finalize = call_nccl([this] { return ncclCommFinalize(comm_); });
-  if (finalize.ok() && in_progress_or_ok(*finalize) && wait_ready("ncclCommFinalize").ok()) {
+  if (finalize.ok() && in_progress_or_ok(*finalize) &&
+      wait_ready("ncclCommFinalize", std::min(options_.timeout, kFinalizeTimeout)).ok()) {
     ncclCommDestroy(comm_);
     return;
   }
@@ -179,7 +186,9 @@ absl::StatusOr<ncclResult_t> NcclCommunicator::call_nccl(const std::function<ncc
   return call();
 }
 
-absl::Status NcclCommunicator::wait_ready(absl::string_view what) {
+absl::Status NcclCommunicator::wait_ready(absl::string_view what) { return wait_ready(what, options_.timeout); }
+
+absl::Status NcclCommunicator::wait_ready(absl::string_view what, absl::Duration timeout) {
   const absl::Time start = absl::Now();
   while (true) {
     ncclResult_t state = ncclSuccess;
@@ -190,7 +199,7 @@ absl::Status NcclCommunicator::wait_ready(absl::string_view what) {
       fail_and_abort(absl::UnavailableError(absl::StrCat(what, ": ", cuda::describe_error(state))));
       return broken();
     }
-    if (absl::Now() - start > options_.timeout) {
+    if (absl::Now() - start > timeout) {
       fail_and_abort(absl::DeadlineExceededError(absl::StrCat(
           what, " timed out after ", absl::FormatDuration(absl::Now() - start), ": a rank did not join or hangs")));
       return broken();

@@ -73,8 +73,10 @@ class NcclCommunicator final : public Communicator {
   Work launch(std::string description, std::vector<Tensor> tensors,
               const std::function<ncclResult_t(cudaStream_t)>& enqueue);
   // With a nonblocking communicator, calls may return before NCCL is done
-  // with them: polls until the communicator is ready or the deadline.
+  // with them: polls until the communicator is ready or `timeout` (the
+  // options' by default) has passed, then aborts it.
   absl::Status wait_ready(absl::string_view what);
+  absl::Status wait_ready(absl::string_view what, absl::Duration timeout);
   void watchdog();
   // Runs an NCCL call on comm_ unless the communicator has failed, under
   // comm_mu_, so that an abort (which frees comm_) never runs during one.
