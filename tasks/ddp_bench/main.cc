@@ -11,6 +11,7 @@
 //   tools/launch //tasks/ddp_bench -- --json=ddp.json      (one rank per GPU, NCCL)
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -116,8 +117,13 @@ absl::StatusOr<Settings> settings_from_flags() {
 // broadcasts when `ddp_comm` is given, and the same batch every iteration;
 // in s.precision (f32 in PyTorch's script). An iteration ends when its loss
 // is on the host (the device has finished).
-std::vector<double> time_training(const Settings& s, const std::string& model_name, const Device& device,
-                                  Communicator* ddp_comm, int seed) {
+struct Timing {
+  std::vector<double> seconds;  // of the timed iterations
+  int64_t skipped_steps = 0;    // of those, the loss scaler's skipped ones (mixed precision)
+};
+
+Timing time_training(const Settings& s, const std::string& model_name, const Device& device, Communicator* ddp_comm,
+                     int seed) {
   manual_seed(static_cast<uint64_t>(seed));
   const std::shared_ptr<nn::models::ResNet> model = nn::models::resnet(model_name, s.num_classes);
   model->to(device);
@@ -138,8 +144,10 @@ std::vector<double> time_training(const Settings& s, const std::string& model_na
   optim::Sgd sgd(precision.optimized(), options);
   const Tensor images = precision.input(rand({s.batch_size, 3, s.image_size, s.image_size}, {DType::kF32, device}));
   const Tensor targets = ones({s.batch_size}, {DType::kI64, device});
-  std::vector<double> times;
+  Timing timing;
+  int64_t skipped_in_warmup = 0;
   for (int i = 0; i < s.warmup_iterations + s.iterations; ++i) {
+    if (i == s.warmup_iterations) skipped_in_warmup = precision.skipped_steps();
     const absl::Time start = absl::Now();
     if (ddp != nullptr) throw_if_error(ddp->begin_step());
     sgd.zero_grad();
@@ -149,31 +157,36 @@ std::vector<double> time_training(const Settings& s, const std::string& model_na
       precision.after_step();
     }
     to(loss.data(), Device::cpu());
-    if (i >= s.warmup_iterations) times.push_back(absl::ToDoubleSeconds(absl::Now() - start));
+    if (i >= s.warmup_iterations) timing.seconds.push_back(absl::ToDoubleSeconds(absl::Now() - start));
   }
-  return times;
+  timing.skipped_steps = precision.skipped_steps() - skipped_in_warmup;
+  return timing;
 }
 
 // Runs one row on the ranks it names while the others wait, and returns the
-// pooled measurements of every rank that trained (on every rank).
-absl::StatusOr<std::vector<double>> run_row(Communicator& world, const Device& device, const Settings& s,
-                                            const std::string& model_name, const SweepRow& row) {
+// pooled measurements of every rank that trained, and the most timed
+// iterations any of them skipped (on every rank).
+absl::StatusOr<Timing> run_row(Communicator& world, const Device& device, const Settings& s,
+                               const std::string& model_name, const SweepRow& row) {
   const int rank = world.rank();
   const bool trains = row.every_rank_alone || rank < row.world_size;
   std::unique_ptr<Communicator> group;
   if (row.ddp) {
     ASSIGN_OR_RETURN(group, world.split(trains ? 0 : 1, rank));
   }
-  std::vector<double> mine(s.iterations, 0.0);
+  Timing mine{std::vector<double>(s.iterations, 0.0), 0};
   if (trains) {
     const int seed = group != nullptr ? group->rank() : 0;
     ASSIGN_OR_RETURN(mine, capture([&] { return time_training(s, model_name, device, group.get(), seed); }));
   }
   group.reset();
   // The ranks that waited contribute zeros.
-  ASSIGN_OR_RETURN(const std::vector<double> all, collectives::allgather_values(world, device, mine));
+  ASSIGN_OR_RETURN(const std::vector<double> all, collectives::allgather_values(world, device, mine.seconds));
+  ASSIGN_OR_RETURN(const std::vector<double> skipped,
+                   collectives::allgather_values(world, device, {static_cast<double>(mine.skipped_steps)}));
   const int trained = row.every_rank_alone ? world.world_size() : row.world_size;
-  return std::vector<double>(all.begin(), all.begin() + static_cast<ptrdiff_t>(trained) * s.iterations);
+  return Timing{std::vector<double>(all.begin(), all.begin() + static_cast<ptrdiff_t>(trained) * s.iterations),
+                static_cast<int64_t>(*std::max_element(skipped.begin(), skipped.end()))};
 }
 
 std::string unit_name(const Device& device) { return device.is_cuda() ? "GPUs" : "CPUs"; }
@@ -306,12 +319,17 @@ absl::StatusOr<Json> benchmark_model(Communicator& world, const Device& device, 
   }
   Json rows = Json::array();
   double no_ddp_p50 = 0;
-  std::string overheads;
+  std::string overheads, skipped;
   for (const SweepRow& row : plan_sweep(world.world_size(), world.local_size(), s.use_ddp_for_single_rank)) {
-    ASSIGN_OR_RETURN(const std::vector<double> measurements, run_row(world, device, s, model_name, row));
+    ASSIGN_OR_RETURN(const Timing timing, run_row(world, device, s, model_name, row));
     if (!row.reported) continue;
+    const std::vector<double>& measurements = timing.seconds;
     const RowStats stats = row_stats(measurements, s.batch_size);
     Json j = row_json(row, measurements, stats);
+    // A skipped step skips the optimizer too: a mixed-precision row's times
+    // say how many of its iterations were such.
+    j["skipped_steps"] = timing.skipped_steps;
+    absl::StrAppendFormat(&skipped, "%s%s %d", skipped.empty() ? "" : ", ", row.label, timing.skipped_steps);
     const double p50 = stats.sec_per_iter[0];
     if (!row.ddp && row.label == "no ddp") no_ddp_p50 = p50;
     if (row.ddp) {
@@ -323,6 +341,9 @@ absl::StatusOr<Json> benchmark_model(Communicator& world, const Device& device, 
     rows.push_back(std::move(j));
   }
   if (leader && !overheads.empty()) std::printf("\nDDP against no ddp, p50 sec/iter: %s\n", overheads.c_str());
+  if (leader && s.precision.mixed()) {
+    std::printf("Loss scaler, timed iterations skipped of %d: %s\n", s.iterations, skipped.c_str());
+  }
   Json result = Json::object();
   result["model"] = model_name;
   result["batch_size"] = s.batch_size;

@@ -162,6 +162,10 @@ class Bench {
   // One batch: forward, cross-entropy, backward, and the distributed update
   // (of the f32 masters under mixed precision). Returns the loss (on the
   // device: reading it waits for the batch).
+  // Batches the loss scaler skipped so far (mixed precision); the ranks
+  // agree on them (DDP's averaged gradients, or their vote).
+  int64_t skipped_steps() const { return precision_->skipped_steps(); }
+
   Tensor step(int64_t batch) {
     if (ddp_ != nullptr) throw_if_error(ddp_->begin_step());
     sgd_->zero_grad();
@@ -330,6 +334,7 @@ absl::Status run() {
   };
   RETURN_IF_ERROR(run_batches(o.num_warmup_batches));
   log("Running benchmark...");
+  const int64_t skipped_in_warmup = bench->skipped_steps();
   std::vector<double> img_secs;
   for (int k = 0; k < o.num_iters; ++k) {
     const absl::Time start = absl::Now();
@@ -354,6 +359,12 @@ absl::Status run() {
   }
   const Spread total = spread(totals);
   log(absl::StrFormat("Total img/sec on %d %s(s): %.1f +-%.1f", world->world_size(), unit, total.mean, total.conf));
+  // A skipped step skips the update too, so a mixed-precision run says how
+  // many of its timed batches were such.
+  const int64_t skipped = bench->skipped_steps() - skipped_in_warmup;
+  if (o.precision.mixed()) {
+    log(absl::StrFormat("Loss scaler: %d of %d timed batches skipped", skipped, o.num_iters * o.num_batches_per_iter));
+  }
   Json scaling;
   if (baseline.has_value()) {
     const double efficiency = total.mean / (world->world_size() * *baseline);
@@ -384,6 +395,7 @@ absl::Status run() {
   report["iterations"] = std::move(iterations);
   report["per_rank"] = std::move(per_rank_json);
   report["total"] = spread_json(total);
+  report["skipped_steps"] = skipped;
   report["scaling"] = std::move(scaling);
   RETURN_IF_ERROR(write_file_atomically(path, report.dump(2) + "\n"));
   log(absl::StrCat("report: ", path));

@@ -61,10 +61,14 @@ mpirun --oversubscribe -np 2 "$bench" "${tiny[@]}" --dtype=f16 --channels_last -
 cat f16.log
 grep -q "^\* Precision: f16/channels_last$" f16.log || fail "f16: no precision line in the header"
 grep -q -- "2 CPUs --    1M/2G:  p50:" f16.log || fail "f16: no 1M/2G row"
+grep -q "^Loss scaler, timed iterations skipped of 3: no ddp [0-3], 1M/1G [0-3], 1M/2G [0-3]$" f16.log ||
+  fail "f16: no line of skipped steps"
 python3 -c "
 import json
-c = json.load(open('f16.json'))['config']
+r = json.load(open('f16.json'))
+c = r['config']
 assert (c['dtype'], c['tf32'], c['channels_last']) == ('f16', False, True), c
+assert all(0 <= row['skipped_steps'] <= 3 for row in r['benchmarks'][0]['rows']), r['benchmarks'][0]['rows']
 c = json.load(open('two.json'))['config']
 assert (c['dtype'], c['tf32'], c['channels_last']) == ('f32', False, False), c
 " || fail "the reports do not say their precision"

@@ -42,6 +42,7 @@ echo "== 2 ranks, f16 mixed precision, each rank voting on skipped steps"
 mpirun --oversubscribe -np 2 "$bench" "${tiny[@]}" --dtype=f16 --json=f16.json >f16.log 2>&1 || fail "f16 exited with $?"
 cat f16.log
 grep -q "^Total img/sec on 2 CPU(s): [0-9.]* +-[0-9.]*$" f16.log || fail "f16: no total line"
+grep -q "^Loss scaler: [0-6] of 6 timed batches skipped$" f16.log || fail "f16: no line of skipped batches"
 
 echo "== 2 ranks, bf16 mixed precision, channels-last"
 mpirun --oversubscribe -np 2 "$bench" "${tiny[@]}" --dtype=bf16 --channels_last --json=bf16.json \
@@ -69,6 +70,7 @@ for name, optimizer in [("neighbor_allreduce", "neighbor_allreduce"), ("horovod"
     assert [p["rank"] for p in r["per_rank"]] == [0, 1]
 b = json.load(open("bf16.json"))["config"]
 assert (b["dtype"], b["tf32"], b["channels_last"]) == ("bf16", False, True), b
+assert 0 <= json.load(open("f16.json"))["skipped_steps"] <= 6
 d = json.load(open("dynamic.json"))["config"]
 assert d["dtype"] == "f32" and not d["channels_last"], d
 assert d["dynamic_topology"] and d["virtual_topology"] == "ring" and d["style"] == "atc", d
