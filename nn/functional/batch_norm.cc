@@ -85,7 +85,8 @@ autograd::Variable batch_norm_training(const autograd::Variable& x, const Tensor
   const Tensor save_mean = Tensor::allocate({channels}, pt, xd.device());
   const Tensor save_invstd = Tensor::allocate({channels}, pt, xd.device());
   const LayerKernels* kernels = &kernels_for(xd.device());
-  kernels->batch_norm_forward_training(xc, wc, bc, rm, rv, momentum, eps, y, save_mean, save_invstd);
+  const Tensor reserve =
+      kernels->batch_norm_forward_training(xc, wc, bc, rm, rv, momentum, eps, y, save_mean, save_invstd);
   // The kernel updated converted copies when the buffers were not dense in pt.
   if (running_mean.defined() && !rm.shares_storage_with(running_mean)) ts::copy_(running_mean, rm);
   if (running_var.defined() && !rv.shares_storage_with(running_var)) ts::copy_(running_var, rv);
@@ -93,13 +94,14 @@ autograd::Variable batch_norm_training(const autograd::Variable& x, const Tensor
                                      bias.defined() ? bias.dtype() : pt};
   return autograd::record(
       "batch_norm", {x, weight, bias}, ts::to(y, xd.dtype()),
-      [xc, wc, save_mean, save_invstd, eps, ct, pt, format, dtypes, kernels](const autograd::GradContext& ctx) {
+      [xc, wc, save_mean, save_invstd, reserve, eps, ct, pt, format, dtypes,
+       kernels](const autograd::GradContext& ctx) {
         const Tensor gy = as_dense(ctx.grad(), ct, format);
         const int64_t channels = xc.size(1);
         const Tensor gx = Tensor::allocate(xc.shape(), ct, xc.device(), format);
         const Tensor gw = Tensor::allocate({channels}, pt, xc.device());
         const Tensor gb = Tensor::allocate({channels}, pt, xc.device());
-        kernels->batch_norm_backward_training(xc, gy, wc, save_mean, save_invstd, eps, gx, gw, gb);
+        kernels->batch_norm_backward_training(xc, gy, wc, save_mean, save_invstd, reserve, eps, gx, gw, gb);
         return in_input_dtypes(
             {ctx.needs(0) ? gx : Tensor(), ctx.needs(1) ? gw : Tensor(), ctx.needs(2) ? gb : Tensor()}, dtypes);
       });

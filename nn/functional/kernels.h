@@ -35,16 +35,18 @@ class LayerKernels {
   // Normalizes x [n, c, h, w] with its batch statistics, saving the batch
   // mean and 1 / sqrt(var + eps) per channel, and moves the running
   // statistics towards the batch's (momentum; unbiased variance). weight and
-  // bias may be undefined (identity affine).
-  virtual void batch_norm_forward_training(const Tensor& x, const Tensor& weight, const Tensor& bias,
-                                           const Tensor& running_mean, const Tensor& running_var, double momentum,
-                                           double eps, const Tensor& y, const Tensor& save_mean,
-                                           const Tensor& save_invstd) const = 0;
+  // bias may be undefined (identity affine). Returns what else the backward
+  // needs: cuDNN's reserve space on CUDA, undefined on the CPU.
+  virtual Tensor batch_norm_forward_training(const Tensor& x, const Tensor& weight, const Tensor& bias,
+                                             const Tensor& running_mean, const Tensor& running_var, double momentum,
+                                             double eps, const Tensor& y, const Tensor& save_mean,
+                                             const Tensor& save_invstd) const = 0;
   // The gradients through the batch statistics: grad_x always, grad_weight
   // and grad_bias ([c]) always written too (cheap, and cuDNN computes them).
+  // `reserve`: what the forward returned.
   virtual void batch_norm_backward_training(const Tensor& x, const Tensor& grad_y, const Tensor& weight,
-                                            const Tensor& save_mean, const Tensor& save_invstd, double eps,
-                                            const Tensor& grad_x, const Tensor& grad_weight,
+                                            const Tensor& save_mean, const Tensor& save_invstd, const Tensor& reserve,
+                                            double eps, const Tensor& grad_x, const Tensor& grad_weight,
                                             const Tensor& grad_bias) const = 0;
 
   // Max pooling saves the argmax of each window (i32, flat index into the

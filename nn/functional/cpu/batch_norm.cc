@@ -343,10 +343,10 @@ bool channels_last(const Tensor& x) { return x.suggest_memory_format() == Memory
 
 }  // namespace
 
-void CpuKernels::batch_norm_forward_training(const Tensor& x, const Tensor& weight, const Tensor& bias,
-                                             const Tensor& running_mean, const Tensor& running_var, double momentum,
-                                             double eps, const Tensor& y, const Tensor& save_mean,
-                                             const Tensor& save_invstd) const {
+Tensor CpuKernels::batch_norm_forward_training(const Tensor& x, const Tensor& weight, const Tensor& bias,
+                                               const Tensor& running_mean, const Tensor& running_var, double momentum,
+                                               double eps, const Tensor& y, const Tensor& save_mean,
+                                               const Tensor& save_invstd) const {
   dispatch_f32_f64("batch_norm", x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     if (channels_last(x)) {
@@ -356,12 +356,13 @@ void CpuKernels::batch_norm_forward_training(const Tensor& x, const Tensor& weig
       forward_training<T>(x, weight, bias, running_mean, running_var, momentum, eps, y, save_mean, save_invstd);
     }
   });
+  return Tensor();  // the backward needs nothing more
 }
 
 void CpuKernels::batch_norm_backward_training(const Tensor& x, const Tensor& grad_y, const Tensor& weight,
-                                              const Tensor& /*save_mean*/, const Tensor& save_invstd, double /*eps*/,
-                                              const Tensor& grad_x, const Tensor& grad_weight,
-                                              const Tensor& grad_bias) const {
+                                              const Tensor& /*save_mean*/, const Tensor& save_invstd,
+                                              const Tensor& /*reserve*/, double /*eps*/, const Tensor& grad_x,
+                                              const Tensor& grad_weight, const Tensor& grad_bias) const {
   dispatch_f32_f64("batch_norm backward", x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     if (channels_last(x)) {

@@ -32,12 +32,13 @@ class CpuKernels final : public LayerKernels {
   MemoryFormat conv_weight_format(MemoryFormat) const override { return MemoryFormat::kContiguous; }
   void conv_backward(const ConvGeometry& g, const Tensor& x, const Tensor& weight, const Tensor& grad_out,
                      const Tensor& grad_x, const Tensor& grad_weight) const override;
-  void batch_norm_forward_training(const Tensor& x, const Tensor& weight, const Tensor& bias,
-                                   const Tensor& running_mean, const Tensor& running_var, double momentum, double eps,
-                                   const Tensor& y, const Tensor& save_mean, const Tensor& save_invstd) const override;
+  Tensor batch_norm_forward_training(const Tensor& x, const Tensor& weight, const Tensor& bias,
+                                     const Tensor& running_mean, const Tensor& running_var, double momentum, double eps,
+                                     const Tensor& y, const Tensor& save_mean,
+                                     const Tensor& save_invstd) const override;
   void batch_norm_backward_training(const Tensor& x, const Tensor& grad_y, const Tensor& weight,
-                                    const Tensor& save_mean, const Tensor& save_invstd, double eps,
-                                    const Tensor& grad_x, const Tensor& grad_weight,
+                                    const Tensor& save_mean, const Tensor& save_invstd, const Tensor& reserve,
+                                    double eps, const Tensor& grad_x, const Tensor& grad_weight,
                                     const Tensor& grad_bias) const override;
   void max_pool2d_forward(const Pool2dGeometry& g, const Tensor& x, const Tensor& out,
                           const Tensor& indices) const override;
