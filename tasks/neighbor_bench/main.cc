@@ -159,13 +159,13 @@ class Bench {
     return b;
   }
 
-  // One batch: forward, cross-entropy, backward, and the distributed update
-  // (of the f32 masters under mixed precision). Returns the loss (on the
-  // device: reading it waits for the batch).
   // Batches the loss scaler skipped so far (mixed precision); the ranks
   // agree on them (DDP's averaged gradients, or their vote).
   int64_t skipped_steps() const { return precision_->skipped_steps(); }
 
+  // One batch: forward, cross-entropy, backward, and the distributed update
+  // (of the f32 masters under mixed precision). Returns the loss (on the
+  // device: reading it waits for the batch).
   Tensor step(int64_t batch) {
     if (ddp_ != nullptr) throw_if_error(ddp_->begin_step());
     sgd_->zero_grad();
