@@ -112,16 +112,17 @@ absl::StatusOr<Settings> settings_from_flags() {
   return s;
 }
 
-// PyTorch's benchmark_process_group: a fresh model seeded by the rank in its
-// group, SGD(lr 0.001, momentum 0.9, weight decay 1e-4), DDP without buffer
-// broadcasts when `ddp_comm` is given, and the same batch every iteration;
-// in s.precision (f32 in PyTorch's script). An iteration ends when its loss
-// is on the host (the device has finished).
+// One row's timed iterations on a rank.
 struct Timing {
   std::vector<double> seconds;  // of the timed iterations
   int64_t skipped_steps = 0;    // of those, the loss scaler's skipped ones (mixed precision)
 };
 
+// PyTorch's benchmark_process_group: a fresh model seeded by the rank in its
+// group, SGD(lr 0.001, momentum 0.9, weight decay 1e-4), DDP without buffer
+// broadcasts when `ddp_comm` is given, and the same batch every iteration;
+// in s.precision (f32 in PyTorch's script). An iteration ends when its loss
+// is on the host (the device has finished).
 Timing time_training(const Settings& s, const std::string& model_name, const Device& device, Communicator* ddp_comm,
                      int seed) {
   manual_seed(static_cast<uint64_t>(seed));
