@@ -91,36 +91,35 @@ autograd::Variable conv(const autograd::Variable& x, const autograd::Variable& w
   TS_CHECK(x.defined() && weight.defined(), op_name<N>(), ": input and weight must be defined");
   const Tensor b = bias.defined() ? bias.data() : Tensor();
   ConvGeometry g = conv_geometry<N>(x.data(), weight.data(), b, options);
-  // A channels-last input gives a channels-last output. The kernels read
-  // the weight in the layout their device wants for it (on CUDA a
-  // channels-last copy, whose gradient goes back in the weight's own layout,
-  // so parameters, optimizers and checkpoints never see the difference).
+  // A channels-last input gives a channels-last output, and the gradients
+  // come back in the input's and the weight's own layouts, whatever layouts
+  // the device's kernels compute in (conv_layouts): parameters, optimizers
+  // and checkpoints never see the difference.
   const LayerKernels* kernels = &kernels_for(x.device());
   const MemoryFormat format = x.data().suggest_memory_format();
-  const MemoryFormat kernel_weight_format = kernels->conv_weight_format(format);
-  g.channels_last = format == MemoryFormat::kChannelsLast;
-  g.weight_channels_last = kernel_weight_format == MemoryFormat::kChannelsLast;
   const MemoryFormat weight_format = weight.data().suggest_memory_format();
   const DType dtype = x.dtype(), ct = compute_dtype(x.data());
-  const Tensor xc = as_dense(x.data(), ct, format);
-  const Tensor wc = as_dense(weight.data(), ct, kernel_weight_format);
+  const ConvLayouts layouts = kernels->conv_layouts(format, ct);
+  g.channels_last = layouts.activations == MemoryFormat::kChannelsLast;
+  g.weight_channels_last = layouts.weight == MemoryFormat::kChannelsLast;
+  const Tensor xc = as_dense(x.data(), ct, layouts.activations);
+  const Tensor wc = as_dense(weight.data(), ct, layouts.weight);
   const Tensor bc = b.defined() ? as_dense(b, ct) : Tensor();
   Shape out_shape = {g.n, g.c_out, g.out_h, g.out_w};
   if (N == 3) out_shape.insert(out_shape.begin() + 2, g.out_d);
-  const Tensor out = Tensor::allocate(out_shape, ct, x.device(), format);
+  const Tensor out = Tensor::allocate(out_shape, ct, x.device(), layouts.activations);
   kernels->conv_forward(g, xc, wc, bc, out);
   // The bias gradient sums over the batch and every spatial dim.
   std::vector<int64_t> bias_dims(N + 1);
   std::iota(bias_dims.begin() + 1, bias_dims.end(), 2);
   return autograd::record(
-      op_name<N>(), {x, weight, bias}, ts::to(out, dtype),
-      [g, xc, wc, format, kernel_weight_format, weight_format, dtype, ct, kernels,
-       bias_dims](const autograd::GradContext& ctx) {
-        const Tensor gy = as_dense(ctx.grad(), ct, format);
-        const Tensor gx = ctx.needs(0) ? Tensor::allocate(xc.shape(), ct, xc.device(), format) : Tensor();
-        const Tensor gw = ctx.needs(1) ? Tensor::allocate(wc.shape(), ct, wc.device(), kernel_weight_format) : Tensor();
+      op_name<N>(), {x, weight, bias}, as_dense(out, dtype, format),
+      [g, xc, wc, layouts, format, weight_format, dtype, ct, kernels, bias_dims](const autograd::GradContext& ctx) {
+        const Tensor gy = as_dense(ctx.grad(), ct, layouts.activations);
+        const Tensor gx = ctx.needs(0) ? Tensor::allocate(xc.shape(), ct, xc.device(), layouts.activations) : Tensor();
+        const Tensor gw = ctx.needs(1) ? Tensor::allocate(wc.shape(), ct, wc.device(), layouts.weight) : Tensor();
         if (gx.defined() || gw.defined()) kernels->conv_backward(g, xc, wc, gy, gx, gw);
-        return std::vector<Tensor>{gx.defined() ? ts::to(gx, dtype) : Tensor(),
+        return std::vector<Tensor>{gx.defined() ? as_dense(gx, dtype, format) : Tensor(),
                                    gw.defined() ? as_dense(gw, dtype, weight_format) : Tensor(),
                                    ctx.needs(2) ? ts::to(ts::sum(gy, bias_dims), dtype) : Tensor()};
       });

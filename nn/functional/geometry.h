@@ -24,8 +24,8 @@ struct ConvGeometry {
   // x, the output and their gradients are channels-last
   // (MemoryFormat::kChannelsLast: [n, (d,) h, w, c] in memory) rather than
   // row-major; so are the weight and its gradient when weight_channels_last
-  // ([c_out, (kd,) kh, kw, c_in / groups]), the layout the device's kernels
-  // want them in (LayerKernels::conv_weight_format).
+  // ([c_out, (kd,) kh, kw, c_in / groups]). The device's kernels choose
+  // (LayerKernels::conv_layouts).
   bool channels_last = false;
   bool weight_channels_last = false;
 };

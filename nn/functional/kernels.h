@@ -3,7 +3,8 @@
 // computes. Tensors handed in are dense and of the compute dtype (f32 or f64
 // on the CPU; f16, bf16, f32 or f64 on CUDA): row-major, or channels-last
 // when the layer's input was (the geometry's channels_last says so for
-// convolution and pooling, whose every 4-D/5-D operand then is; batch norm
+// pooling, whose every 4-D/5-D operand then is; a convolution's operands are
+// in the layouts its geometry gives, which conv_layouts chose; batch norm
 // takes x, y and their gradients in x's layout). Per-channel statistics and
 // batch-norm parameters are f32, or f64 when the data is f64. A failed device
 // call (cuDNN, a kernel launch, out of memory) throws ts::Error.
@@ -15,6 +16,12 @@
 
 namespace ts::nn::functional {
 
+// The layouts a convolution computes in: of its activations and its weight.
+struct ConvLayouts {
+  MemoryFormat activations = MemoryFormat::kContiguous;
+  MemoryFormat weight = MemoryFormat::kContiguous;
+};
+
 class LayerKernels {
  public:
   virtual ~LayerKernels() = default;
@@ -23,11 +30,14 @@ class LayerKernels {
   // out_w]; bias [c_out] or undefined.
   virtual void conv_forward(const ConvGeometry& g, const Tensor& x, const Tensor& weight, const Tensor& bias,
                             const Tensor& out) const = 0;
-  // The layout a convolution's weight (and its gradient) takes for
-  // activations in `activations`: cuDNN's NHWC kernels want NHWC filters,
-  // while oneDNN reorders whatever it is given into its own blocked layout,
-  // so the CPU reads the parameter as it is.
-  virtual MemoryFormat conv_weight_format(MemoryFormat activations) const = 0;
+  // The layouts a convolution of `dtype` computes in on this device for an
+  // input in `input`'s layout: its activations (x, the output, their
+  // gradients) and its weight. The frontend hands the kernels their operands
+  // so and returns the results in the input's layout. oneDNN and cuDNN
+  // compute channels-last, cuDNN with an NHWC filter, oneDNN reordering
+  // whatever weight it is given; the CPU's reference loops and cuDNN's f64
+  // kernels are row-major only.
+  virtual ConvLayouts conv_layouts(MemoryFormat input, DType dtype) const = 0;
   // Writes grad_x and grad_weight, each only when defined.
   virtual void conv_backward(const ConvGeometry& g, const Tensor& x, const Tensor& weight, const Tensor& grad_out,
                              const Tensor& grad_x, const Tensor& grad_weight) const = 0;

@@ -252,22 +252,19 @@ class ConvCpu {
 
 bool use_onednn(DType dtype) { return dtype == DType::kF32 && !cpu_reference_path(); }
 
-ConvGeometry row_major_geometry(ConvGeometry g) {
-  g.channels_last = g.weight_channels_last = false;
-  return g;
-}
-
 }  // namespace
+
+ConvLayouts CpuKernels::conv_layouts(MemoryFormat input, DType dtype) const {
+  // oneDNN reads either activation layout, and reorders the weight into its
+  // own blocked layout from whichever it is given: the parameter's own.
+  if (use_onednn(dtype)) return {input, MemoryFormat::kContiguous};
+  return {};
+}
 
 void CpuKernels::conv_forward(const ConvGeometry& g, const Tensor& x, const Tensor& weight, const Tensor& bias,
                               const Tensor& out) const {
   if (use_onednn(x.dtype())) return onednn_conv_forward(g, x, weight, bias, out);
-  if (g.channels_last) {
-    const Tensor row_major = ts::empty(out.shape(), {out.dtype(), out.device()});
-    conv_forward(row_major_geometry(g), ts::contiguous(x), ts::contiguous(weight), bias, row_major);
-    ts::copy_(out, row_major);
-    return;
-  }
+  TS_CHECK(!g.channels_last && !g.weight_channels_last, "conv: the reference loops are row-major only");
   dispatch_f32_f64(g.spatial_dims == 2 ? "conv2d" : "conv3d", x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     ConvCpu<T>(g).forward(x.data<T>(), weight.data<T>(), bias.defined() ? bias.data<T>() : nullptr, out.data<T>());
@@ -277,16 +274,7 @@ void CpuKernels::conv_forward(const ConvGeometry& g, const Tensor& x, const Tens
 void CpuKernels::conv_backward(const ConvGeometry& g, const Tensor& x, const Tensor& weight, const Tensor& grad_out,
                                const Tensor& grad_x, const Tensor& grad_weight) const {
   if (use_onednn(x.dtype())) return onednn_conv_backward(g, x, weight, grad_out, grad_x, grad_weight);
-  if (g.channels_last) {
-    const auto row_major = [](const Tensor& t) {
-      return t.defined() ? ts::empty(t.shape(), {t.dtype(), t.device()}) : Tensor();
-    };
-    const Tensor gx = row_major(grad_x), gw = row_major(grad_weight);
-    conv_backward(row_major_geometry(g), ts::contiguous(x), ts::contiguous(weight), ts::contiguous(grad_out), gx, gw);
-    if (gx.defined()) ts::copy_(grad_x, gx);
-    if (gw.defined()) ts::copy_(grad_weight, gw);
-    return;
-  }
+  TS_CHECK(!g.channels_last && !g.weight_channels_last, "conv backward: the reference loops are row-major only");
   dispatch_f32_f64(g.spatial_dims == 2 ? "conv2d backward" : "conv3d backward", x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     ConvCpu<T>(g).backward(x.data<T>(), weight.data<T>(), grad_out.data<T>(),

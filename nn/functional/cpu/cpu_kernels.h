@@ -29,7 +29,7 @@ class CpuKernels final : public LayerKernels {
  public:
   void conv_forward(const ConvGeometry& g, const Tensor& x, const Tensor& weight, const Tensor& bias,
                     const Tensor& out) const override;
-  MemoryFormat conv_weight_format(MemoryFormat) const override { return MemoryFormat::kContiguous; }
+  ConvLayouts conv_layouts(MemoryFormat input, DType dtype) const override;
   void conv_backward(const ConvGeometry& g, const Tensor& x, const Tensor& weight, const Tensor& grad_out,
                      const Tensor& grad_x, const Tensor& grad_weight) const override;
   Tensor batch_norm_forward_training(const Tensor& x, const Tensor& weight, const Tensor& bias,

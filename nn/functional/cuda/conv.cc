@@ -152,27 +152,18 @@ void choose_and_run(int device, const CacheKey& key, const ConvDescriptors& d, c
   run(algorithm.algo, ws.get(), ws.size());
 }
 
-// cuDNN's NHWC convolutions are for f16, bf16 and f32 (PyTorch runs f64
-// ones in NCHW for that reason): a channels-last f64 convolution, which only
-// tests and gradchecks run, computes on row-major copies, its results copied
-// into the channels-last outputs.
-bool runs_row_major(const ConvGeometry& g, DType dtype) { return g.channels_last && dtype == DType::kF64; }
-ConvGeometry row_major(ConvGeometry g) {
-  g.channels_last = g.weight_channels_last = false;
-  return g;
-}
-Tensor row_major_like(const Tensor& t) { return t.defined() ? empty(t.shape(), {t.dtype(), t.device()}) : Tensor(); }
-
 }  // namespace
+
+ConvLayouts CudaKernels::conv_layouts(MemoryFormat input, DType dtype) const {
+  // cuDNN's NHWC convolutions are for f16, bf16 and f32, and want an NHWC
+  // filter; PyTorch runs f64 ones in NCHW, as here (only tests and
+  // gradchecks run f64).
+  if (dtype == DType::kF64) return {};
+  return {input, input};
+}
 
 void CudaKernels::conv_forward(const ConvGeometry& g, const Tensor& x, const Tensor& weight, const Tensor& bias,
                                const Tensor& out) const {
-  if (runs_row_major(g, x.dtype())) {
-    const Tensor row_major_out = row_major_like(out);
-    conv_forward(row_major(g), contiguous(x), contiguous(weight), bias, row_major_out);
-    copy_(out, row_major_out);
-    return;
-  }
   const int device = x.device().index;
   // cuDNN runs on the current device, which must be the handle's.
   ts::cuda::DeviceGuard guard(device);
@@ -205,13 +196,6 @@ void CudaKernels::conv_forward(const ConvGeometry& g, const Tensor& x, const Ten
 
 void CudaKernels::conv_backward(const ConvGeometry& g, const Tensor& x, const Tensor& weight, const Tensor& grad_out,
                                 const Tensor& grad_x, const Tensor& grad_weight) const {
-  if (runs_row_major(g, x.dtype())) {
-    const Tensor gx = row_major_like(grad_x), gw = row_major_like(grad_weight);
-    conv_backward(row_major(g), contiguous(x), contiguous(weight), contiguous(grad_out), gx, gw);
-    if (gx.defined()) copy_(grad_x, gx);
-    if (gw.defined()) copy_(grad_weight, gw);
-    return;
-  }
   const int device = x.device().index;
   // cuDNN runs on the current device, which must be the handle's.
   ts::cuda::DeviceGuard guard(device);

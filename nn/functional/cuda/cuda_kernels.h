@@ -10,7 +10,7 @@ class CudaKernels final : public LayerKernels {
  public:
   void conv_forward(const ConvGeometry& g, const Tensor& x, const Tensor& weight, const Tensor& bias,
                     const Tensor& out) const override;
-  MemoryFormat conv_weight_format(MemoryFormat activations) const override { return activations; }
+  ConvLayouts conv_layouts(MemoryFormat input, DType dtype) const override;
   void conv_backward(const ConvGeometry& g, const Tensor& x, const Tensor& weight, const Tensor& grad_out,
                      const Tensor& grad_x, const Tensor& grad_weight) const override;
   Tensor batch_norm_forward_training(const Tensor& x, const Tensor& weight, const Tensor& bias,
