@@ -54,25 +54,24 @@ void Precision::cast(nn::Module& model) const {
 }
 
 PrecisionStep::PrecisionStep(std::shared_ptr<nn::Module> model, const Precision& precision,
-                             optim::MixedPrecision::OverflowVote vote)
+                             const optim::LossScalerOptions& scaler, optim::MixedPrecision::OverflowVote vote)
     : model_(std::move(model)), precision_(precision), vote_(std::move(vote)) {
   set_allow_tf32(precision_.tf32);
   if (precision_.mixed()) {
     precision_.cast(*model_);
-    mixed_ = std::make_unique<optim::MixedPrecision>(model_->named_parameters(),
-                                                     optim::LossScalerOptions::pytorch_grad_scaler());
+    mixed_ = std::make_unique<optim::MixedPrecision>(model_->named_parameters(), scaler);
     optimized_ = mixed_->masters();
   } else {
     optimized_ = model_->named_parameters();
   }
 }
 
-absl::StatusOr<bool> PrecisionStep::backward(const autograd::Variable& loss, int64_t step) {
-  if (mixed_ == nullptr) {
-    loss.backward();
-    return true;
-  }
-  mixed_->scale_loss(loss).backward();
+void PrecisionStep::backward(const autograd::Variable& loss) {
+  (mixed_ != nullptr ? mixed_->scale_loss(loss) : loss).backward();
+}
+
+absl::StatusOr<bool> PrecisionStep::unscale(int64_t step) {
+  if (mixed_ == nullptr) return true;
   absl::StatusOr<bool> take = mixed_->unscale_gradients(step, vote_);
   // The masters hold the gradients now; the model's would add to the next.
   if (!take.ok() || !*take) model_->zero_grad();

@@ -7,7 +7,7 @@
 //                loss scaling (nn/mixed_precision.h, optim/mixed_precision.h)
 //   channels_last  4-D and 5-D inputs laid out [N, H, W, C] in memory; the
 //                layers keep that layout through the model
-// The Trainer reads these from the config; PrecisionStep is the same step
+// PrecisionStep is the training step in a Precision, for the Trainer and
 // for the loops that time their own steps (ddp_bench, neighbor_bench,
 // resnet50_step_benchmark).
 #pragma once
@@ -53,7 +53,7 @@ struct Precision {
   Json to_json() const;
 };
 
-// One model's training step in a Precision, as the Trainer takes it:
+// One model's training step in a Precision:
 //
 //   model->to(device);
 //   p.cast(*model);                      // before DDP takes rank 0's weights
@@ -62,40 +62,58 @@ struct Precision {
 //   optim::Sgd sgd(precision.optimized(), options);
 //   each step:
 //     loss = cross_entropy(model->forward(precision.input(images)), labels)
-//     if (precision.backward(loss, step)) { sgd.step(); precision.after_step(); }
+//     precision.backward(loss);          // once per micro-batch
+//     if (precision.unscale(step)) {     // (clip precision.optimized()'s gradients)
+//       sgd.step(); precision.after_step();
+//     }
 //     sgd.zero_grad();
 //
-// Under mixed precision the backward is of the scaled loss, and the
-// gradients are unscaled into the masters'; a step whose gradients
-// overflowed is skipped (backward returns false, the scale drops). Also sets
-// TF32 for the process, as set_allow_tf32 does.
+// Under mixed precision the backward is of the scaled loss, and unscale
+// moves the gradients, divided by the scale, into the masters'; a step whose
+// gradients overflowed is skipped (unscale says false, the scale drops).
+// Also sets TF32 for the process, as set_allow_tf32 does.
 class PrecisionStep {
  public:
   using NamedParameters = std::vector<std::pair<std::string, autograd::Variable>>;
 
   // `model` on its device. Casts it if that was not done (Precision::cast),
-  // then takes its weights as the masters'. `vote` makes the ranks agree on
-  // skipping a step where their gradients differ (see
+  // then takes its weights as the masters'. `scaler` is the dynamic loss
+  // scaler's under mixed precision (valid: optim::validate). `vote` makes
+  // the ranks agree on skipping a step where their gradients differ (see
   // MixedPrecision::OverflowVote).
   PrecisionStep(std::shared_ptr<nn::Module> model, const Precision& precision,
+                const optim::LossScalerOptions& scaler = optim::LossScalerOptions::pytorch_grad_scaler(),
                 optim::MixedPrecision::OverflowVote vote = nullptr);
 
-  // What the optimizer steps: the model's parameters, or their f32 masters.
+  const Precision& precision() const { return precision_; }
+
+  // What the optimizer steps (and gradient clipping clips): the model's
+  // parameters, or their f32 masters.
   const NamedParameters& optimized() const { return optimized_; }
 
   Tensor input(const Tensor& t) const { return precision_.input(t); }
 
-  // loss.backward() (of the scaled loss under mixed precision) and, under
-  // mixed precision, the gradients unscaled into the masters'. Whether to
-  // take the optimizer step; an error when the loss scale cannot drop
-  // further (it names `step` and the parameter).
-  absl::StatusOr<bool> backward(const autograd::Variable& loss, int64_t step);
+  // loss.backward(), of the scaled loss under mixed precision. The model's
+  // gradients add up over calls, one per micro-batch.
+  void backward(const autograd::Variable& loss);
+
+  // After the backwards of a step (and DDP's averaging): whether to take the
+  // optimizer step. Under mixed precision the model's gradients are first
+  // unscaled into the masters' and the loss scaler updated; on false the
+  // step overflowed and nothing is to be stepped. An error when the loss
+  // scale cannot drop further (it names `step` and the parameter).
+  absl::StatusOr<bool> unscale(int64_t step);
 
   // After the optimizer's step: the masters rounded into the model.
   void after_step();
 
   // Steps the loss scaler skipped (0 in f32).
   int64_t skipped_steps() const;
+
+  // The masters and the loss scaler (for checkpoints and reports); null in
+  // f32.
+  const optim::MixedPrecision* mixed() const { return mixed_.get(); }
+  optim::MixedPrecision* mixed() { return mixed_.get(); }
 
  private:
   std::shared_ptr<nn::Module> model_;

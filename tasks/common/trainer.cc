@@ -35,7 +35,6 @@
 #include "tasks/common/step_times.h"
 #include "tasks/common/time_to_target.h"
 #include "tensor/ops.h"
-#include "tensor/precision.h"
 #include "tensor/random.h"
 
 namespace ts::tasks {
@@ -179,10 +178,10 @@ struct Trainer::Parts {
         step_clock(device, std::move(clock)) {}
 
   std::shared_ptr<nn::Module> model;
-  Precision precision;                           // the model's dtype, how batches reach it
-  std::unique_ptr<optim::MixedPrecision> mixed;  // its masters and loss scaler
-  NamedParameters optimized;                     // the model's, or their masters
-  std::vector<autograd::Variable> parameters;    // the same, for gradient clipping
+  // The model's dtype and layout, how batches reach it, and under mixed
+  // precision its masters and loss scaler.
+  std::unique_ptr<PrecisionStep> precision;
+  std::vector<autograd::Variable> optimized;  // what the optimizer steps, for gradient clipping
   std::unique_ptr<collectives::ddp::DistributedDataParallel> ddp;
   std::unique_ptr<optim::Optimizer> optimizer;
   optim::Asgd* asgd = nullptr;  // the optimizer, once NT-ASGD has switched to it
@@ -250,13 +249,12 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::create(TaskConfig config, Devi
   // Before training, so that a bad baseline does not end a long run at its
   // report.
   if (!c.baseline_report().empty()) RETURN_IF_ERROR(t->read_baseline());
-  p.precision = precision_of(c);
-  set_allow_tf32(p.precision.tf32);
-  if (p.precision.mixed()) RETURN_IF_ERROR(optim::validate(loss_scaler_options(c)));
+  const Precision precision = precision_of(c);
+  if (precision.mixed()) RETURN_IF_ERROR(optim::validate(loss_scaler_options(c)));
   RETURN_IF_ERROR(capture([&] {
     p.model = recipe.model();
     TS_CHECK(p.model != nullptr, "the recipe gave no model");
-    p.precision.cast(*p.model);
+    precision.cast(*p.model);
     p.model->to(device);
     p.model->train();
   }));
@@ -265,20 +263,16 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::create(TaskConfig config, Devi
       ASSIGN_OR_RETURN(p.nodes, count_nodes(*t->options_.comm, device));
     }
     collectives::ddp::DdpOptions ddp_options;
-    if (p.precision.mixed() && c.reduce_gradients_in_f32()) ddp_options.reducer.wire_dtype = DType::kF32;
+    if (precision.mixed() && c.reduce_gradients_in_f32()) ddp_options.reducer.wire_dtype = DType::kF32;
     ASSIGN_OR_RETURN(p.ddp, collectives::ddp::DistributedDataParallel::create(p.model, t->options_.comm, ddp_options));
     t->report_.extra("ddp")["backend"] = Json(std::string(t->options_.comm->backend_name()));
   }
   // After DDP has given every rank rank 0's weights: the masters start from
   // them.
   RETURN_IF_ERROR(capture([&] {
-    p.optimized = p.model->named_parameters();
-    if (p.precision.mixed()) {
-      p.mixed = std::make_unique<optim::MixedPrecision>(p.optimized, loss_scaler_options(c));
-      p.optimized = p.mixed->masters();
-    }
-    for (const auto& [name, param] : p.optimized) p.parameters.push_back(param);
-    p.optimizer = make_optimizer(c, p.optimized);
+    p.precision = std::make_unique<PrecisionStep>(p.model, precision, loss_scaler_options(c));
+    for (const auto& [name, param] : p.precision->optimized()) p.optimized.push_back(param);
+    p.optimizer = make_optimizer(c, p.precision->optimized());
     p.lr.emplace(lr_options(c, t->options_.world_size, recipe.lr_scaling()));
   }));
   const TrainingData& data = recipe.data();
@@ -317,12 +311,12 @@ absl::Status Trainer::train_step(int64_t& samples, Tensor& loss) {
     if (p.ddp != nullptr) RETURN_IF_ERROR(p.ddp->begin_step());
     const auto forward_backward = [&] {
       return capture([&] {
-        const std::vector<Tensor> fields = fields_on(*batch, device_, p.precision);
+        const std::vector<Tensor> fields = fields_on(*batch, device_, p.precision->precision());
         const autograd::Variable micro_loss = recipe_.loss(fields);
         TS_CHECK(micro_loss.numel() == 1, "the recipe's loss is ", micro_loss.data().describe(), ", not one value");
         const autograd::Variable averaged =
             micro_steps > 1 ? micro_loss / static_cast<double>(micro_steps) : micro_loss;
-        (p.mixed != nullptr ? p.mixed->scale_loss(averaged) : averaged).backward();
+        p.precision->backward(averaged);
         loss_sum = loss_sum.defined() ? loss_sum + micro_loss.data() : micro_loss.data();
       });
     };
@@ -337,19 +331,13 @@ absl::Status Trainer::train_step(int64_t& samples, Tensor& loss) {
     samples += batch_samples;
     lr_factor_sum += recipe_.lr_factor(batch->fields);
   }
-  if (p.mixed != nullptr) {
-    // Unscaled into the masters' gradients; a step that overflowed is
-    // skipped (the scaler has lowered the scale).
-    ASSIGN_OR_RETURN(const bool take, p.mixed->unscale_gradients(state_.global_step() + 1));
-    if (!take) {
-      return capture([&] {
-        p.model->zero_grad();
-        loss = micro_steps > 1 ? loss_sum / static_cast<double>(micro_steps) : loss_sum;
-      });
-    }
-  }
+  // Under mixed precision a step that overflowed is skipped (the scaler has
+  // lowered the scale).
+  ASSIGN_OR_RETURN(const bool take, p.precision->unscale(state_.global_step() + 1));
   return capture([&] {
-    if (config_.grad_clip_norm() > 0) optim::clip_grad_norm_(p.parameters, config_.grad_clip_norm());
+    loss = micro_steps > 1 ? loss_sum / static_cast<double>(micro_steps) : loss_sum;
+    if (!take) return;
+    if (config_.grad_clip_norm() > 0) optim::clip_grad_norm_(p.optimized, config_.grad_clip_norm());
     // The step's lr times the recipe's factor (AWD-LSTM's window length over
     // bptt), for this step only.
     const double lr_factor = lr_factor_sum / micro_steps;
@@ -363,11 +351,7 @@ absl::Status Trainer::train_step(int64_t& samples, Tensor& loss) {
     p.optimizer->step();
     for (int g = 0; g < static_cast<int>(lrs.size()); ++g) p.optimizer->set_lr(g, lrs[g]);
     p.optimizer->zero_grad();
-    if (p.mixed != nullptr) {
-      p.mixed->copy_masters_to_model();
-      p.model->zero_grad();
-    }
-    loss = micro_steps > 1 ? loss_sum / static_cast<double>(micro_steps) : loss_sum;
+    p.precision->after_step();
   });
 }
 
@@ -383,7 +367,7 @@ absl::Status Trainer::absorb() {
     if (!std::isfinite(s.value)) {
       // Under mixed precision a forward that overflowed is a step the loss
       // scaler skipped (and stops the run if it keeps happening).
-      if (p.mixed != nullptr) continue;
+      if (p.precision->mixed() != nullptr) continue;
       return absl::InternalError(absl::StrCat("step ", s.global_step, ": the training loss is ", s.value));
     }
     state_.set_epoch_loss_sum(state_.epoch_loss_sum() + s.value * static_cast<double>(s.samples));
@@ -455,7 +439,7 @@ absl::StatusOr<Metrics> Trainer::evaluate(int epoch) {
     }
     if (!batch->has_value()) break;
     status = capture([&] {
-      for (auto& [name, value] : recipe_.evaluate(fields_on(**batch, device_, p.precision))) {
+      for (auto& [name, value] : recipe_.evaluate(fields_on(**batch, device_, p.precision->precision()))) {
         const Tensor v = to(value, DType::kF64);
         sums[name] = sums.contains(name) ? sums[name] + v : v;
       }
@@ -576,7 +560,8 @@ absl::Status Trainer::maybe_switch_to_asgd(const EpochRecord& record) {
 
 absl::Status Trainer::switch_to_asgd(int epoch) {
   Parts& p = *parts_;
-  ASSIGN_OR_RETURN(std::unique_ptr<optim::Asgd> asgd, capture([&] { return make_nt_asgd(config_, p.optimized); }));
+  ASSIGN_OR_RETURN(std::unique_ptr<optim::Asgd> asgd,
+                   capture([&] { return make_nt_asgd(config_, p.precision->optimized()); }));
   asgd->set_lr(p.optimizer->lr(0));
   p.asgd = asgd.get();
   p.optimizer = std::move(asgd);
@@ -599,8 +584,8 @@ absl::Status Trainer::save_checkpoint() {
   ASSIGN_OR_RETURN(blobs["lr"], nn::encode_tensors(p.lr->state()));
   ASSIGN_OR_RETURN(const nn::NamedTensors recipe_state, capture([&] { return recipe_.state(); }));
   ASSIGN_OR_RETURN(blobs["recipe"], nn::encode_tensors(recipe_state));
-  if (p.mixed != nullptr) {
-    ASSIGN_OR_RETURN(blobs["mixed_precision"], nn::encode_tensors(p.mixed->state()));
+  if (const optim::MixedPrecision* mixed = p.precision->mixed()) {
+    ASSIGN_OR_RETURN(blobs["mixed_precision"], nn::encode_tensors(mixed->state()));
   }
   RETURN_IF_ERROR(make_dirs(config_.checkpoint_dir()));
   const absl::Status saved = save_run_state(checkpoint_path(), state_);
@@ -628,9 +613,9 @@ absl::Status Trainer::restore() {
   };
   ASSIGN_OR_RETURN(const nn::NamedTensors model_state, blob("model"));
   if (absl::Status s = p.model->load_state_dict(model_state); !s.ok()) return in_context(s);
-  if (p.mixed != nullptr) {
+  if (optim::MixedPrecision* mixed = p.precision->mixed()) {
     ASSIGN_OR_RETURN(const nn::NamedTensors mixed_state, blob("mixed_precision"));
-    if (absl::Status s = p.mixed->load_state(mixed_state); !s.ok()) return in_context(s);
+    if (absl::Status s = mixed->load_state(mixed_state); !s.ok()) return in_context(s);
   }
   // A run saved after NT-ASGD's switch resumes averaging.
   if (state_.asgd_switch_epoch() > 0) RETURN_IF_ERROR(switch_to_asgd(state_.asgd_switch_epoch()));
@@ -698,11 +683,11 @@ absl::Status Trainer::write_report() {
               p.baseline ? scaling_json(*p.baseline, options_.world_size, p.step_times->samples_per_second()) : Json());
   report_.set("price", config_.price_per_hour() > 0 ? price_figures(elapsed_seconds) : Json());
   if (const TrainingData& data = recipe_.data(); data.statistics) report_.extra("data") = data.statistics();
-  if (p.mixed != nullptr) {
-    Json& mixed = report_.extra("mixed_precision");
-    mixed["dtype"] = std::string(dtype_name(p.precision.dtype));
-    mixed["loss_scale"] = p.mixed->scaler().scale();
-    mixed["skipped_steps"] = p.mixed->scaler().skipped_steps();
+  if (const optim::MixedPrecision* mixed = p.precision->mixed()) {
+    Json& json = report_.extra("mixed_precision");
+    json["dtype"] = std::string(dtype_name(p.precision->precision().dtype));
+    json["loss_scale"] = mixed->scaler().scale();
+    json["skipped_steps"] = mixed->scaler().skipped_steps();
   }
   Json curves = Json::object();
   curves["train_loss"] = p.loss_curve->to_json();

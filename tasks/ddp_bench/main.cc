@@ -153,7 +153,8 @@ Timing time_training(const Settings& s, const std::string& model_name, const Dev
     if (ddp != nullptr) throw_if_error(ddp->begin_step());
     sgd.zero_grad();
     const autograd::Variable loss = nn::cross_entropy(model->forward(autograd::Variable(images)), targets);
-    if (value_or_throw(precision.backward(loss, i + 1))) {
+    precision.backward(loss);
+    if (value_or_throw(precision.unscale(i + 1))) {
       sgd.step();
       precision.after_step();
     }

@@ -170,7 +170,8 @@ class Bench {
     if (ddp_ != nullptr) throw_if_error(ddp_->begin_step());
     sgd_->zero_grad();
     const autograd::Variable loss = nn::cross_entropy(model_->forward(autograd::Variable(images_)), targets_);
-    if (!value_or_throw(precision_->backward(loss, batch + 1))) return loss.data();
+    precision_->backward(loss);
+    if (!value_or_throw(precision_->unscale(batch + 1))) return loss.data();
     if (ddp_ != nullptr) {
       sgd_->step();
     } else {
@@ -217,7 +218,8 @@ class Bench {
         return capture([&] { return item<float>(flag) > 0; });
       };
     }
-    precision_ = std::make_unique<PrecisionStep>(model_, options_.precision, std::move(vote));
+    precision_ = std::make_unique<PrecisionStep>(model_, options_.precision,
+                                                 optim::LossScalerOptions::pytorch_grad_scaler(), std::move(vote));
     optim::SgdOptions sgd;
     sgd.lr = kLearningRate;
     sgd_ = std::make_unique<optim::Sgd>(precision_->optimized(), sgd);

@@ -89,7 +89,8 @@ Timed time_steps(const Settings& s) {
     const auto start = std::chrono::steady_clock::now();
     sgd.zero_grad();
     const autograd::Variable loss = cross_entropy(model->forward(autograd::Variable(images)), labels);
-    if (value_or_throw(precision.backward(loss, i + 1))) {
+    precision.backward(loss);
+    if (value_or_throw(precision.unscale(i + 1))) {
       sgd.step();
       precision.after_step();
     }

@@ -3,7 +3,7 @@
 // own parameters; in f16 apex O2 (batch norm in f32, f32 masters rounded back
 // into the model, an overflowed step skipped with nothing changed); masters
 // taken from the weights the model holds when the step is made (those DDP
-// broadcast).
+// broadcast); gradients adding up over backwards until one unscale.
 #include "tasks/common/precision.h"
 
 #include <array>
@@ -115,8 +115,8 @@ TEST(PrecisionTest, F32StepsTheModelsOwnParameters) {
   const Batch b;
   const Tensor before = clone(named.front().second.data());
   optim::Sgd sgd(step.optimized(), {.lr = 0.1});
-  ASSERT_TRUE(
-      value_or_die(step.backward(nn::cross_entropy(model->forward(autograd::Variable(b.images)), b.labels), 1)));
+  step.backward(nn::cross_entropy(model->forward(autograd::Variable(b.images)), b.labels));
+  ASSERT_TRUE(value_or_die(step.unscale(1)));
   EXPECT_TRUE(named.front().second.grad().defined());
   sgd.step();
   step.after_step();
@@ -143,7 +143,8 @@ TEST(PrecisionTest, F16StepsMastersAndRoundsThemIntoTheModel) {
   optim::Sgd sgd(step.optimized(), {.lr = 0.1});
   const Tensor master_before = clone(conv_master.data());
   const autograd::Variable loss = nn::cross_entropy(model->forward(autograd::Variable(step.input(b.images))), b.labels);
-  ASSERT_TRUE(value_or_die(step.backward(loss, 1)));
+  step.backward(loss);
+  ASSERT_TRUE(value_or_die(step.unscale(1)));
   // The masters hold the unscaled gradients; the model's are read once more
   // by nothing and cleared after the step.
   ASSERT_TRUE(conv_master.grad().defined());
@@ -165,11 +166,43 @@ TEST(PrecisionTest, F16SkipsAnOverflowedStepChangingNothing) {
   const autograd::Variable loss =
       nn::cross_entropy(model->forward(autograd::Variable(step.input(b.images))), b.labels) *
       std::numeric_limits<double>::infinity();
-  EXPECT_FALSE(value_or_die(step.backward(loss, 1)));
+  step.backward(loss);
+  EXPECT_FALSE(value_or_die(step.unscale(1)));
   EXPECT_EQ(step.skipped_steps(), 1);
   EXPECT_EQ(values(conv_master.data()), values(master_before));
   EXPECT_FALSE(conv_master.grad().defined());
   EXPECT_FALSE(parameter(model->named_parameters(), "0.weight").grad().defined());
+}
+
+TEST(PrecisionTest, F16GradientsAddUpOverBackwardsUntilUnscaled) {
+  // The Trainer's gradient accumulation: a backward per micro-batch, then one
+  // unscale. Twice the same loss gives twice the gradients, exactly (the
+  // scale, from the scaler options given, is a power of two).
+  const Precision p{DType::kF16, false, false};
+  const optim::LossScalerOptions scaler = optim::LossScalerOptions::mlbench_gnmt();
+  const Batch b;
+  const auto loss_of = [&](const PrecisionStep& step, nn::Sequential& model) {
+    return nn::cross_entropy(model.forward(autograd::Variable(step.input(b.images))), b.labels);
+  };
+  const auto once_model = small_cnn();
+  PrecisionStep once(once_model, p, scaler);
+  once.backward(loss_of(once, *once_model));
+  ASSERT_TRUE(value_or_die(once.unscale(1)));
+  const auto twice_model = small_cnn();
+  PrecisionStep twice(twice_model, p, scaler);
+  twice.backward(loss_of(twice, *twice_model));
+  twice.backward(loss_of(twice, *twice_model));
+  ASSERT_TRUE(value_or_die(twice.unscale(1)));
+  ASSERT_NE(twice.mixed(), nullptr);
+  EXPECT_EQ(twice.mixed()->scaler().scale(), 1024);
+  ASSERT_EQ(once.optimized().size(), twice.optimized().size());
+  for (size_t i = 0; i < once.optimized().size(); ++i) {
+    const auto& [name, master] = once.optimized()[i];
+    SCOPED_TRACE(name);
+    std::vector<double> doubled = values(master.grad());
+    for (double& v : doubled) v *= 2;
+    EXPECT_EQ(values(twice.optimized()[i].second.grad()), doubled);
+  }
 }
 
 TEST(PrecisionTest, MastersStartFromTheWeightsTheModelHoldsThen) {
