@@ -18,7 +18,7 @@ def mpi_test(name, binary, ranks, expected_ranks = None, mpirun_args = [], env =
         expected = (expected_ranks or {}).get(n, "0-%d" % (n - 1))
         native.sh_test(
             name = "%s_np%d" % (name, n),
-            srcs = ["mpi_test.sh"],
+            srcs = ["//tests/collectives:mpi_test.sh"],
             args = [str(n), "$(location %s)" % binary, expected, "--"] + mpirun_args,
             data = [binary],
             env = env,
