@@ -11,6 +11,7 @@
 
 #include "tensor/dtype.h"
 #include "tensor/dtype_dispatch.h"
+#include "tensor/float_to_int.h"
 #include "tensor/half.h"
 
 namespace ts::cpu {
@@ -41,6 +42,8 @@ template <typename T, typename V>
 inline T store(V v) {
   if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
     return T(static_cast<float>(v));
+  } else if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool> && std::is_floating_point_v<V>) {
+    return float_to_int<T>(v);
   } else {
     return static_cast<T>(v);
   }

@@ -14,6 +14,7 @@
 
 #include "tensor/dtype.h"
 #include "tensor/dtype_dispatch.h"
+#include "tensor/float_to_int.h"
 #include "tensor/half.h"
 #include "tensor/scalar.h"
 
@@ -67,6 +68,8 @@ __device__ __forceinline__ T store(V v) {
     return __float2half_rn(static_cast<float>(v));
   } else if constexpr (std::is_same_v<T, __nv_bfloat16>) {
     return __float2bfloat16_rn(static_cast<float>(v));
+  } else if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool> && std::is_floating_point_v<V>) {
+    return float_to_int<T>(v);
   } else {
     return static_cast<T>(v);
   }

@@ -86,6 +86,16 @@ TEST_F(CudaOpsTest, CopiesBetweenEveryDtypeAndLayout) {
              [to_dtype](const std::vector<Tensor>& x) { return to(x[0], to_dtype); }});
     }
   }
+  // Out of the integer's range, infinite and NaN: both clamp, NaN to 0.
+  for (DType from : {DType::kF64, DType::kF32, DType::kF16, DType::kBF16}) {
+    const Tensor extremes =
+        to(from_vector<double>({2.7, -2.7, 300, -1, 3e9, -3e9, 1e20, -1e20, INFINITY, -INFINITY, NAN}, {11}), from);
+    for (DType to_dtype : {DType::kI32, DType::kI64, DType::kU8}) {
+      check({absl::StrCat("to ", dtype_name(from), "->", dtype_name(to_dtype), " out of range"),
+             {extremes},
+             [to_dtype](const std::vector<Tensor>& x) { return to(x[0], to_dtype); }});
+    }
+  }
   check({"contiguous of a strided view",
          {input({5, 8, 3}, DType::kF32, -1, 1, Layout::kStrided)},
          [](const std::vector<Tensor>& x) { return contiguous(x[0]); }});

@@ -1,8 +1,12 @@
 // What the OpInfo table (tests/op_info: every elementwise op against float64
 // in every dtype, layout and broadcasting shape) does not express: type
 // promotion, u8 arithmetic, the arithmetic operators, NaN and bool special
-// cases, where/masked_fill/clamp corners, and the errors of misuse.
+// cases, float-to-integer conversion out of range, where/masked_fill/clamp
+// corners, and the errors of misuse.
 #include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
 
 #include "tests/tensor/testing.h"
 
@@ -39,6 +43,30 @@ TEST_F(ElementwiseTest, U8ArithmeticStaysU8) {
   expect_equal(s, testing::ref_zip(ref_of(a), ref_of(b), [](double x, double y) { return x + y; }));
   Tensor p = mul(a, b);
   expect_equal(p, testing::ref_zip(ref_of(a), ref_of(b), [](double x, double y) { return x * y; }));
+}
+
+TEST_F(ElementwiseTest, FloatToIntegerGoesTowardZeroClampsAndTakesNanToZero) {
+  // As CUDA converts (tensor/float_to_int.h); C++ leaves the out-of-range
+  // and NaN cases undefined, and x86 would give the lowest value.
+  const Tensor x =
+      from_vector<float>({2.7f, -2.7f, 300, -1, 3e9f, -3e9f, 1e20f, -1e20f, INFINITY, -INFINITY, NAN}, {11});
+  constexpr int32_t kMin32 = std::numeric_limits<int32_t>::lowest(), kMax32 = std::numeric_limits<int32_t>::max();
+  constexpr int64_t kMin64 = std::numeric_limits<int64_t>::lowest(), kMax64 = std::numeric_limits<int64_t>::max();
+  EXPECT_EQ(to_vector<int32_t>(to(x, DType::kI32)),
+            (std::vector<int32_t>{2, -2, 300, -1, kMax32, kMin32, kMax32, kMin32, kMax32, kMin32, 0}));
+  EXPECT_EQ(to_vector<int64_t>(to(x, DType::kI64)),
+            (std::vector<int64_t>{2, -2, 300, -1, 3000000000, -3000000000, kMax64, kMin64, kMax64, kMin64, 0}));
+  EXPECT_EQ(to_vector<uint8_t>(to(x, DType::kU8)), (std::vector<uint8_t>{2, 0, 255, 0, 255, 0, 255, 0, 255, 0, 0}));
+  // 2^31 and 2^63 themselves are one past the range; the values just below
+  // them that f64 holds are in it.
+  const Tensor edges = from_vector<double>({2147483648.0, 2147483647.0, -2147483648.0, -2147483649.0}, {4});
+  EXPECT_EQ(to_vector<int32_t>(to(edges, DType::kI32)), (std::vector<int32_t>{kMax32, kMax32, kMin32, kMin32}));
+  const Tensor edges64 = from_vector<double>({9223372036854775808.0, 9223372036854774784.0}, {2});
+  EXPECT_EQ(to_vector<int64_t>(to(edges64, DType::kI64)), (std::vector<int64_t>{kMax64, 9223372036854774784}));
+  // The 16-bit floats convert through the same rule (f16's range ends at
+  // 65504, so 1e20 is already infinite there).
+  EXPECT_EQ(to_vector<int32_t>(to(to(x, DType::kF16), DType::kI32)),
+            (std::vector<int32_t>{2, -2, 300, -1, kMax32, kMin32, kMax32, kMin32, kMax32, kMin32, 0}));
 }
 
 TEST_F(ElementwiseTest, TypePromotion) {
