@@ -81,17 +81,30 @@ TS_HOST_DEVICE PoolPlane pool_plane(const Pool2dGeometry& g, int64_t p, int64_t 
   return {p / g.channels * rows * cols * g.channels + p % g.channels, g.channels};
 }
 
-// The plane and pixel of the output element at memory position o: the
-// kernels walk the output in memory order, so neighbouring threads or
+// The plane and pixel of the element at memory position `position` of a
+// pooling input (rows, cols = h, w) or output (out_h, out_w) in g's layout:
+// the kernels walk their result in memory order, so neighbouring threads or
 // iterations write neighbouring elements in either layout.
-struct PoolOutput {
+struct PoolElement {
   int64_t plane, pixel;
 };
-TS_HOST_DEVICE PoolOutput pool_output_at(const Pool2dGeometry& g, int64_t o) {
-  const int64_t per_plane = g.out_h * g.out_w;
-  if (!g.channels_last) return {o / per_plane, o % per_plane};
-  const int64_t c = o % g.channels, rest = o / g.channels;
+TS_HOST_DEVICE PoolElement pool_element_at(const Pool2dGeometry& g, int64_t position, int64_t rows, int64_t cols) {
+  const int64_t per_plane = rows * cols;
+  if (!g.channels_last) return {position / per_plane, position % per_plane};
+  const int64_t c = position % g.channels, rest = position / g.channels;
   return {rest / per_plane * g.channels + c, rest % per_plane};
+}
+
+// The outputs [begin, end) along one dim whose windows hold input index i
+// (max and average pooling; not adaptive): those starting at or before i,
+// o * stride - pad <= i, and ending after it, o * stride - pad + kernel > i.
+struct PoolCover {
+  int64_t begin, end;
+};
+TS_HOST_DEVICE PoolCover pool_cover(int64_t i, int64_t kernel, int64_t stride, int64_t pad, int64_t out) {
+  const int64_t begin = i + pad < kernel ? 0 : (i + pad - kernel) / stride + 1;
+  const int64_t end = (i + pad) / stride + 1;
+  return {begin, end < out ? end : out};
 }
 
 // The input rows [h0, h1) and columns [w0, w1) one output element reads,

@@ -1,9 +1,12 @@
-// CUDA pooling: one thread per output element (grid-stride), taken in the
-// output's memory order, so neighbouring threads write neighbouring elements
-// and, channels-last, read neighbouring channels. Backward kernels scatter
-// each output's gradient into its window with atomicAdd, into f32 (f64 for
-// f64 data) so f16/bf16 need no half-precision atomics; the result is then
-// converted into grad_x.
+// CUDA pooling: one thread per result element (grid-stride), taken in the
+// result's memory order, so neighbouring threads write neighbouring elements
+// and, channels-last, read neighbouring channels. Max pooling's backward
+// gathers: each input element sums, in f32, the gradients of the outputs
+// whose maximum it is, and is written once in its own dtype (as PyTorch's
+// kernel does; no atomics, no buffer, the same sum every run). Average
+// pooling's backward scatters each output's share into its window with
+// atomicAdd, into f32 (f64 for f64 data) so f16/bf16 need no half-precision
+// atomics; the result is then converted into grad_x.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -50,7 +53,7 @@ __device__ __forceinline__ T store(Acc<T> v) {
 template <typename T>
 __global__ void max_forward(Pool2dGeometry g, const T* x, T* out, int32_t* indices) {
   TS_GRID_STRIDE(o, g.planes * g.out_h * g.out_w) {
-    const PoolOutput at = pool_output_at(g, o);
+    const PoolElement at = pool_element_at(g, o, g.out_h, g.out_w);
     const PoolWindow win = pool_window(g, at.pixel / g.out_w, at.pixel % g.out_w);
     const PoolPlane in = pool_plane(g, at.plane, g.h, g.w);
     int64_t best_at = win.h0 * g.w + win.w0;
@@ -75,17 +78,27 @@ __global__ void max_forward(Pool2dGeometry g, const T* x, T* out, int32_t* indic
 }
 
 template <typename T>
-__global__ void max_backward(Pool2dGeometry g, const T* grad_out, const int32_t* indices, Acc<T>* grad_x) {
-  TS_GRID_STRIDE(o, g.planes * g.out_h * g.out_w) {
-    const PoolPlane in = pool_plane(g, pool_output_at(g, o).plane, g.h, g.w);
-    atomicAdd(grad_x + in.at(indices[o]), load(grad_out[o]));
+__global__ void max_backward(Pool2dGeometry g, const T* grad_out, const int32_t* indices, T* grad_x) {
+  TS_GRID_STRIDE(i, g.planes * g.h * g.w) {
+    const PoolElement at = pool_element_at(g, i, g.h, g.w);
+    const PoolCover rows = pool_cover(at.pixel / g.w, g.kh, g.stride_h, g.pad_h, g.out_h);
+    const PoolCover cols = pool_cover(at.pixel % g.w, g.kw, g.stride_w, g.pad_w, g.out_w);
+    const PoolPlane out = pool_plane(g, at.plane, g.out_h, g.out_w);
+    Acc<T> sum = 0;
+    for (int64_t oh = rows.begin; oh < rows.end; ++oh) {
+      for (int64_t ow = cols.begin; ow < cols.end; ++ow) {
+        const int64_t o = out.at(oh * g.out_w + ow);
+        if (indices[o] == at.pixel) sum += load(grad_out[o]);
+      }
+    }
+    grad_x[i] = store<T>(sum);
   }
 }
 
 template <typename T>
 __global__ void avg_forward(Pool2dGeometry g, const T* x, T* out) {
   TS_GRID_STRIDE(o, g.planes * g.out_h * g.out_w) {
-    const PoolOutput at = pool_output_at(g, o);
+    const PoolElement at = pool_element_at(g, o, g.out_h, g.out_w);
     const PoolWindow win = pool_window(g, at.pixel / g.out_w, at.pixel % g.out_w);
     const PoolPlane in = pool_plane(g, at.plane, g.h, g.w);
     Acc<T> sum = 0;
@@ -99,7 +112,7 @@ __global__ void avg_forward(Pool2dGeometry g, const T* x, T* out) {
 template <typename T>
 __global__ void avg_backward(Pool2dGeometry g, const T* grad_out, Acc<T>* grad_x) {
   TS_GRID_STRIDE(o, g.planes * g.out_h * g.out_w) {
-    const PoolOutput at = pool_output_at(g, o);
+    const PoolElement at = pool_element_at(g, o, g.out_h, g.out_w);
     const PoolWindow win = pool_window(g, at.pixel / g.out_w, at.pixel % g.out_w);
     const PoolPlane in = pool_plane(g, at.plane, g.h, g.w);
     const Acc<T> share = load(grad_out[o]) / static_cast<Acc<T>>(win.divisor);
@@ -133,7 +146,7 @@ void visit_float(DType dtype, F f) {
   }
 }
 
-// Runs a scatter-style backward: `launch(acc_ptr, stream)` accumulates into
+// Runs average pooling's scatter backward: `launch(acc_ptr, stream)` accumulates into
 // a zeroed buffer of the accumulation type, which then becomes grad_x.
 template <typename T, typename Launch>
 void scatter_backward(const Tensor& grad_x, Launch launch) {
@@ -167,10 +180,9 @@ void CudaKernels::max_pool2d_backward(const Pool2dGeometry& g, const Tensor& gra
   visit_float(grad_x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     ts::cuda::DeviceGuard guard(grad_x.device().index);
-    scatter_backward<T>(grad_x, [&](Acc<T>* acc, cudaStream_t stream) {
-      max_backward<T><<<blocks_for(grad_out.numel()), kThreads, 0, stream>>>(
-          g, static_cast<const T*>(grad_out.raw_data()), indices.data<int32_t>(), acc);
-    });
+    max_backward<T><<<blocks_for(grad_x.numel()), kThreads, 0, ts::cuda::current_stream(grad_x.device().index)>>>(
+        g, static_cast<const T*>(grad_out.raw_data()), indices.data<int32_t>(), static_cast<T*>(grad_x.raw_data()));
+    TS_CUDA_CHECK(cudaGetLastError());
   });
 }
 

@@ -1,11 +1,13 @@
 // max_pool2d, avg_pool2d and adaptive_avg_pool2d against float64 references
 // written from PyTorch's definitions (padding, ceil_mode, count_include_pad,
 // adaptive windows), f32 on both CPU paths (oneDNN and the reference
-// kernels), gradcheck, errors, and CUDA against CPU.
+// kernels), gradcheck, errors, the outputs whose windows hold an input pixel
+// (CUDA's max-pooling backward gathers through them), and CUDA against CPU.
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -13,6 +15,7 @@
 #include "gtest/gtest.h"
 #include "nn/functional.h"
 #include "nn/functional/cpu_reference_path.h"
+#include "nn/functional/geometry.h"
 #include "tests/nn/functional/layer_testing.h"
 #include "tests/tensor/testing.h"
 
@@ -295,6 +298,41 @@ TEST_F(PoolingTest, BadInputsAreErrors) {
   expect_throws(kInvalid, {"adaptive_avg_pool2d", "[0, 2]", "[2, 3, 4, 4]"}, [&] { adaptive_avg_pool2d(x, {0, 2}); });
   const Variable ints(zeros({1, 1, 2, 2}, {DType::kI64}));
   expect_throws(kInvalid, {"max_pool2d", "floating-point", "i64"}, [&] { max_pool2d(ints, {}); });
+}
+
+TEST_F(PoolingTest, CoverIsTheOutputsWhoseWindowsHoldAnInputPixel) {
+  for (const PoolCase& c : cases()) {
+    SCOPED_TRACE(c.name);
+    const Pool2dOptions& o = c.options;
+    Pool2dGeometry g{};
+    g.h = c.x[c.x.size() - 2], g.w = c.x.back();
+    g.kh = o.kernel[0], g.kw = o.kernel[1], g.stride_h = o.stride[0], g.stride_w = o.stride[1];
+    g.pad_h = o.padding[0], g.pad_w = o.padding[1];
+    g.out_h = out_size(g.h, g.kh, g.stride_h, g.pad_h, o.ceil_mode);
+    g.out_w = out_size(g.w, g.kw, g.stride_w, g.pad_w, o.ceil_mode);
+    // Along one dim: `window(o)` is output o's input range [begin, end).
+    const auto expect_cover = [](const char* dim, int64_t in, int64_t kernel, int64_t stride, int64_t pad, int64_t out,
+                                 auto window) {
+      for (int64_t i = 0; i < in; ++i) {
+        std::vector<int64_t> holding, covered;
+        for (int64_t o = 0; o < out; ++o) {
+          const auto [begin, end] = window(o);
+          if (begin <= i && i < end) holding.push_back(o);
+        }
+        const PoolCover cover = pool_cover(i, kernel, stride, pad, out);
+        for (int64_t o = cover.begin; o < cover.end; ++o) covered.push_back(o);
+        EXPECT_EQ(covered, holding) << dim << " " << i;
+      }
+    };
+    expect_cover("row", g.h, g.kh, g.stride_h, g.pad_h, g.out_h, [&](int64_t oh) {
+      const PoolWindow win = pool_window(g, oh, 0);
+      return std::pair(win.h0, win.h1);
+    });
+    expect_cover("column", g.w, g.kw, g.stride_w, g.pad_w, g.out_w, [&](int64_t ow) {
+      const PoolWindow win = pool_window(g, 0, ow);
+      return std::pair(win.w0, win.w1);
+    });
+  }
 }
 
 TEST_F(PoolingTest, CudaMatchesCpu) {
