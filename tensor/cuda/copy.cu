@@ -54,8 +54,12 @@ void CudaBackend::transfer(const Tensor& src, const Tensor& dst) {
   // the stream has caught up, which the caller relies on. So is one between
   // GPUs: the source GPU's streams know nothing of the destination's. For
   // the same reason the copy runs only once the source GPU's stream has
-  // written `src` (the caller has just filled it there).
-  if (between_gpus) TS_CUDA_CHECK(cudaStreamSynchronize(current_stream(src.device().index)));
+  // written `src` (the caller has just filled it there); under the source's
+  // device, since the legacy default stream is each device's own.
+  if (between_gpus) {
+    DeviceGuard source(src.device().index);
+    TS_CUDA_CHECK(cudaStreamSynchronize(current_stream(src.device().index)));
+  }
   TS_CUDA_CHECK(cudaMemcpyAsync(dst.raw_data(), src.raw_data(), bytes, kind, stream));
   if (to_host || between_gpus) TS_CUDA_CHECK(cudaStreamSynchronize(stream));
 }
