@@ -14,15 +14,16 @@
 
 namespace ts::data {
 
-absl::StatusOr<std::unique_ptr<DevicePrefetcher>> DevicePrefetcher::create(DataLoader* loader, Device device) {
-  if (loader == nullptr) return absl::InvalidArgumentError("DevicePrefetcher: no loader given");
+absl::StatusOr<std::unique_ptr<DevicePrefetcher>> DevicePrefetcher::create(std::shared_ptr<BatchSource> source,
+                                                                           Device device) {
+  if (source == nullptr) return absl::InvalidArgumentError("DevicePrefetcher: no batch source given");
   if (!device.is_cuda()) {
     return absl::InvalidArgumentError(
         absl::StrCat("DevicePrefetcher: device must be a CUDA device, got ", device.to_string()));
   }
   RETURN_IF_ERROR(cuda::check_device(device.index));
   ASSIGN_OR_RETURN(cuda::Stream stream, cuda::Stream::create(device.index));
-  return std::unique_ptr<DevicePrefetcher>(new DevicePrefetcher(loader, device, std::move(stream)));
+  return std::unique_ptr<DevicePrefetcher>(new DevicePrefetcher(std::move(source), device, std::move(stream)));
 }
 
 DevicePrefetcher::~DevicePrefetcher() {
@@ -40,9 +41,9 @@ absl::Status DevicePrefetcher::drain() {
   return absl::OkStatus();
 }
 
-absl::Status DevicePrefetcher::start_epoch(int64_t epoch) {
+absl::Status DevicePrefetcher::start_epoch(int64_t epoch, int64_t first_batch) {
   RETURN_IF_ERROR(drain());
-  return loader_->start_epoch(epoch);
+  return source_->start_epoch(epoch, first_batch);
 }
 
 absl::Status DevicePrefetcher::enqueue_copies(Staged& staged) {
@@ -62,12 +63,15 @@ absl::Status DevicePrefetcher::enqueue_copies(Staged& staged) {
 }
 
 absl::StatusOr<std::optional<DevicePrefetcher::Staged>> DevicePrefetcher::stage() {
-  ASSIGN_OR_RETURN(std::optional<Batch> host, loader_->next());
+  ASSIGN_OR_RETURN(std::optional<Batch> host, source_->next());
   if (!host.has_value()) return std::nullopt;
   cuda::DeviceGuard device_guard(device_.index);
   // Device memory comes from the caching allocator on the copy stream; the
   // consumer's stream is recorded on it in next() before it is handed out.
   cuda::StreamGuard stream_guard(stream_);
+  // The copies move bytes: a field that is a strided view (a window of a
+  // longer stream, say) is made dense here first.
+  for (Tensor& field : host->fields) field = contiguous(field);
   Staged staged{Batch{host->index, host->sample_indices, {}}, std::move(host->fields), std::nullopt};
   // Device allocation throws when the device is out of memory; captured, the
   // error waits in staged_ for the next() it belongs to, like a loader error.

@@ -14,6 +14,7 @@
 #include "base/files.h"
 #include "base/status_macros.h"
 #include "collectives/ddp/distributed_data_parallel.h"
+#include "data/loader/device_prefetcher.h"
 #include "data/loader/loader.h"
 #include "data/loader/sampler.h"
 #include "nn/checkpoint.h"
@@ -277,6 +278,13 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::create(TaskConfig config, Devi
   }));
   const TrainingData& data = recipe.data();
   RETURN_IF_ERROR(make_sources(data, c, t->options_, p.train_batches, p.eval_batches));
+  if (device.is_cuda()) {
+    // Batches reach the GPU one ahead, from the loader's pinned buffers on a
+    // copy stream of their own, rather than staged through pageable memory
+    // at the start of each step.
+    ASSIGN_OR_RETURN(p.train_batches, data::DevicePrefetcher::create(std::move(p.train_batches), device));
+    ASSIGN_OR_RETURN(p.eval_batches, data::DevicePrefetcher::create(std::move(p.eval_batches), device));
+  }
   if (t->steps_per_epoch() < 1) {
     return absl::InvalidArgumentError(absl::StrCat("trainer: ", p.train_batches->num_batches(), " training batches of ",
                                                    c.batch_size(), " make no step of ", c.gradient_accumulation_steps(),

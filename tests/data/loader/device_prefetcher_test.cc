@@ -1,7 +1,10 @@
 // DevicePrefetcher: batches arrive on the GPU in order, with pinned host
-// memory; argument errors are reported without a GPU too.
+// memory, from a loader and from a source of strided views, resuming
+// mid-epoch as the source does; argument errors are reported without a GPU
+// too.
 #include "data/loader/device_prefetcher.h"
 
+#include "data/loader/loader.h"
 #include "gtest/gtest.h"
 #include "tensor/cuda/stream.h"
 #include "tensor/ops.h"
@@ -22,19 +25,19 @@ class CountingDataset : public Dataset {
   }
 };
 
-std::unique_ptr<DataLoader> make_loader() {
+std::shared_ptr<DataLoader> make_loader() {
   return value_or_die(DataLoader::create(std::make_shared<CountingDataset>(), std::make_unique<ShuffledSampler>(37, 4),
                                          {.batch_size = 8, .num_workers = 2}));
 }
 
-TEST(DevicePrefetcherTest, RejectsNonCudaDevicesAndMissingLoaders) {
+TEST(DevicePrefetcherTest, RejectsNonCudaDevicesAndMissingSources) {
   auto loader = make_loader();
-  expect_error(DevicePrefetcher::create(loader.get(), Device::cpu()).status(), absl::StatusCode::kInvalidArgument,
+  expect_error(DevicePrefetcher::create(loader, Device::cpu()).status(), absl::StatusCode::kInvalidArgument,
                {"CUDA device", "cpu"});
   expect_error(DevicePrefetcher::create(nullptr, Device::cuda(0)).status(), absl::StatusCode::kInvalidArgument,
-               {"loader"});
+               {"batch source"});
   if (!cuda::is_available()) {
-    EXPECT_FALSE(DevicePrefetcher::create(loader.get(), Device::cuda(0)).ok());
+    EXPECT_FALSE(DevicePrefetcher::create(loader, Device::cuda(0)).ok());
   }
 }
 
@@ -42,7 +45,7 @@ TEST(DevicePrefetcherTest, BatchesArriveOnTheDeviceInOrder) {
   TS_SKIP_WITHOUT_CUDA();
   auto loader = make_loader();
   EXPECT_TRUE(loader->pinned());
-  ASSERT_OK_AND_ASSIGN(auto prefetcher, DevicePrefetcher::create(loader.get(), Device::cuda(0)));
+  ASSERT_OK_AND_ASSIGN(auto prefetcher, DevicePrefetcher::create(loader, Device::cuda(0)));
   // The caller's compute stream: the copies must be ordered before it.
   ASSERT_OK_AND_ASSIGN(cuda::Stream compute, cuda::Stream::create(0));
   cuda::StreamGuard guard(compute);
@@ -64,6 +67,44 @@ TEST(DevicePrefetcherTest, BatchesArriveOnTheDeviceInOrder) {
     }
     EXPECT_EQ(seen, 37);
   }
+}
+
+// Batch k of an epoch: {the rows [k, k + 2) of a [10, 3] i64 stream, viewed
+// transposed (strided, with an offset)}, in pageable memory.
+class StridedWindows final : public BatchSource {
+ public:
+  absl::Status start_epoch(int64_t /*epoch*/, int64_t first_batch) override {
+    next_ = first_batch;
+    return absl::OkStatus();
+  }
+  absl::StatusOr<std::optional<Batch>> next() override {
+    if (next_ == num_batches()) return std::nullopt;
+    const int64_t k = next_++;
+    return Batch{k, {}, {stream_.narrow(0, k, 2).transpose(0, 1)}};
+  }
+  int64_t num_batches() const override { return 9; }
+
+ private:
+  Tensor stream_ = reshape(arange(0, 30, 1, {DType::kI64}), {10, 3});
+  int64_t next_ = 0;
+};
+
+TEST(DevicePrefetcherTest, StridedViewsArriveAsTheyReadAndResumeMidEpoch) {
+  TS_SKIP_WITHOUT_CUDA();
+  auto source = std::make_shared<StridedWindows>();
+  ASSERT_OK_AND_ASSIGN(auto prefetcher, DevicePrefetcher::create(source, Device::cuda(0)));
+  EXPECT_EQ(prefetcher->num_batches(), 9);
+  ASSERT_OK(prefetcher->start_epoch(0, /*first_batch=*/4));
+  for (int64_t k = 4; k < 9; ++k) {
+    ASSERT_OK_AND_ASSIGN(std::optional<Batch> batch, prefetcher->next());
+    ASSERT_TRUE(batch.has_value());
+    EXPECT_EQ(batch->index, k);
+    ASSERT_TRUE(batch->fields[0].device().is_cuda());
+    const Tensor want = contiguous(reshape(arange(0, 30, 1, {DType::kI64}), {10, 3}).narrow(0, k, 2).transpose(0, 1));
+    EXPECT_EQ(to_vector<int64_t>(to(batch->fields[0], Device::cpu())), to_vector<int64_t>(want));
+  }
+  ASSERT_OK_AND_ASSIGN(std::optional<Batch> end, prefetcher->next());
+  EXPECT_FALSE(end.has_value());
 }
 
 }  // namespace
