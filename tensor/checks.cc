@@ -1,5 +1,7 @@
 #include "tensor/checks.h"
 
+#include <vector>
+
 #include "base/error.h"
 #include "tensor/ops.h"
 
@@ -30,8 +32,9 @@ Tensor as_index(absl::string_view op, const Tensor& index) {
 
 void check_index_range(absl::string_view op, const Tensor& index, int64_t size, int64_t dim) {
   if (index.numel() == 0) return;
-  const int64_t lo = item<int64_t>(min(index));
-  const int64_t hi = item<int64_t>(max(index));
+  // One read of both bounds: on a GPU each read waits for the stream.
+  const std::vector<int64_t> bounds = to_vector<int64_t>(stack({min(index), max(index)}, 0));
+  const int64_t lo = bounds[0], hi = bounds[1];
   TS_CHECK_INDEX(lo >= 0 && hi < size, op, ": index ", lo < 0 ? lo : hi, " is out of range for dim ", dim, " of size ",
                  size);
 }
