@@ -1,6 +1,6 @@
 """The timed training step the PyTorch peers share: forward, cross-entropy,
 backward, SGD, with the device synchronized around each step so a step's time
-is its completion. Imported by resnet20_torch.py and resnet50_torch.py; the
+is its completion, and cuDNN's algorithm search on. Imported by resnet20_torch.py and resnet50_torch.py; the
 per-layer peers (conv_torch.py, batch_norm_torch.py) share median_ms."""
 import json
 import platform
@@ -32,6 +32,11 @@ def time_steps(model, opt, x, target, steps, warmup, amp_dtype=None):
     precision, autocast around the forward and the loss, GradScaler's
     defaults for float16."""
     cuda = x.device.type == "cuda"
+    # cuDNN times its convolution algorithms per shape and keeps the fastest,
+    # as torchvision's reference training script has it (cudnn.benchmark)
+    # and as our convolutions always do (cudnnFind); PyTorch's default picks
+    # by heuristics, which would make a weaker peer.
+    torch.backends.cudnn.benchmark = True
     sync = torch.cuda.synchronize if cuda else (lambda: None)
     scaler = torch.amp.GradScaler(x.device.type, enabled=amp_dtype == torch.float16)
     times = []
