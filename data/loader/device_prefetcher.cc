@@ -47,7 +47,12 @@ absl::Status DevicePrefetcher::start_epoch(int64_t epoch, int64_t first_batch) {
 }
 
 absl::Status DevicePrefetcher::enqueue_copies(Staged& staged) {
-  for (const Tensor& field : staged.host) {
+  for (Tensor& field : staged.host) {
+    TS_CHECK(field.device().is_cpu(), "DevicePrefetcher: batch ", staged.batch.index, " has a field on ",
+             field.device().to_string(), "; its source must give host tensors");
+    // The copies move bytes: a field that is a strided view (a window of a
+    // longer stream, say) is made dense here first.
+    field = contiguous(field);
     Tensor on_device = empty(field.shape(), {field.dtype(), device_});
     const int64_t bytes = field.numel() * field.itemsize();
     if (bytes > 0) {
@@ -69,12 +74,10 @@ absl::StatusOr<std::optional<DevicePrefetcher::Staged>> DevicePrefetcher::stage(
   // Device memory comes from the caching allocator on the copy stream; the
   // consumer's stream is recorded on it in next() before it is handed out.
   cuda::StreamGuard stream_guard(stream_);
-  // The copies move bytes: a field that is a strided view (a window of a
-  // longer stream, say) is made dense here first.
-  for (Tensor& field : host->fields) field = contiguous(field);
   Staged staged{Batch{host->index, host->sample_indices, {}}, std::move(host->fields), std::nullopt};
-  // Device allocation throws when the device is out of memory; captured, the
-  // error waits in staged_ for the next() it belongs to, like a loader error.
+  // Device allocation throws when the device is out of memory (and making a
+  // field dense, when the host is); captured, the error waits in staged_ for
+  // the next() it belongs to, like a loader error.
   absl::Status enqueued = capture([&] { return enqueue_copies(staged); });
   if (!enqueued.ok()) {
     // Copies already queued still read the host buffers about to be freed.

@@ -8,8 +8,8 @@
 
 namespace ts::data {
 
-std::shared_ptr<HostBufferPool> HostBufferPool::create(bool pin, int64_t max_cached_bytes) {
-  return std::shared_ptr<HostBufferPool>(new HostBufferPool(pin && cuda::is_available(), max_cached_bytes));
+std::shared_ptr<HostBufferPool> HostBufferPool::create(bool pin, int device, int64_t max_cached_bytes) {
+  return std::shared_ptr<HostBufferPool>(new HostBufferPool(pin && cuda::is_available(), device, max_cached_bytes));
 }
 
 HostBufferPool::~HostBufferPool() {
@@ -22,12 +22,14 @@ HostBufferPool::~HostBufferPool() {
 absl::StatusOr<void*> HostBufferPool::fresh(size_t nbytes) {
   if (!pinned_) return cpu_allocator::allocate(nbytes);
   void* p = nullptr;
+  cuda::DeviceGuard guard(device_);
   RETURN_IF_CUDA_ERROR(cudaHostAlloc(&p, nbytes, cudaHostAllocDefault));
   return p;
 }
 
 void HostBufferPool::release_to_system(void* ptr, size_t nbytes) {
   if (pinned_) {
+    cuda::DeviceGuard guard(device_);
     CHECK_CUDA(cudaFreeHost(ptr));
   } else {
     cpu_allocator::deallocate(ptr, nbytes);

@@ -55,7 +55,7 @@ absl::StatusOr<std::unique_ptr<DataLoader>> DataLoader::create(std::shared_ptr<c
 DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset, BatchSampler batch_sampler, LoaderOptions options)
     : dataset_(std::move(dataset)),
       options_(std::move(options)),
-      pool_(HostBufferPool::create(options_.pin_memory)),
+      pool_(HostBufferPool::create(options_.pin_memory, options_.pin_device)),
       batch_sampler_(std::move(batch_sampler)) {}
 
 DataLoader::~DataLoader() {

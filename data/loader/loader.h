@@ -41,8 +41,10 @@ struct LoaderOptions {
   uint64_t seed = 0;
   Transform transform;  // empty: examples are collated as the dataset gives them
   CollateOptions collate;
-  // Collate into pinned memory when a CUDA device is present.
+  // Collate into pinned memory when a CUDA device is present, pinned through
+  // the context of CUDA device `pin_device` (the one the batches go to).
   bool pin_memory = true;
+  int pin_device = 0;
 };
 
 class DataLoader final : public BatchSource {

@@ -64,12 +64,15 @@ absl::StatusOr<std::unique_ptr<data::Sampler>> make_sampler(int64_t n, const Tra
 absl::StatusOr<std::shared_ptr<data::BatchSource>> make_loader(std::shared_ptr<const data::Dataset> dataset,
                                                                const data::Transform& transform,
                                                                const TaskConfig& config, const TrainerOptions& options,
-                                                               bool shuffle) {
+                                                               Device device, bool shuffle) {
   data::LoaderOptions loader;
   loader.batch_size = config.batch_size();
   loader.num_workers = config.num_workers();
   loader.seed = config.seed();
   loader.transform = transform;
+  // Pinned for the GPU the batches go to; on the CPU pinning buys nothing.
+  loader.pin_memory = device.is_cuda();
+  loader.pin_device = device.is_cuda() ? device.index : 0;
   ASSIGN_OR_RETURN(std::unique_ptr<data::Sampler> sampler,
                    make_sampler(dataset->size(), options, shuffle, config.seed()));
   ASSIGN_OR_RETURN(std::unique_ptr<data::DataLoader> made,
@@ -77,9 +80,13 @@ absl::StatusOr<std::shared_ptr<data::BatchSource>> make_loader(std::shared_ptr<c
   return std::shared_ptr<data::BatchSource>(std::move(made));
 }
 
-// The recipe's batch sources, or loaders over its datasets.
+// The recipe's batch sources, or loaders over its datasets; on a GPU behind
+// a DevicePrefetcher, so that batches reach it one ahead, from the loader's
+// pinned buffers on a copy stream of their own, rather than staged through
+// pageable memory at the start of each step.
 absl::Status make_sources(const TrainingData& data, const TaskConfig& config, const TrainerOptions& options,
-                          std::shared_ptr<data::BatchSource>& train, std::shared_ptr<data::BatchSource>& eval) {
+                          Device device, std::shared_ptr<data::BatchSource>& train,
+                          std::shared_ptr<data::BatchSource>& eval) {
   const bool no_datasets = data.train == nullptr && data.eval == nullptr;
   const bool no_sources = data.train_batches == nullptr && data.eval_batches == nullptr;
   const bool datasets = data.train != nullptr && data.eval != nullptr && no_sources;
@@ -92,10 +99,14 @@ absl::Status make_sources(const TrainingData& data, const TaskConfig& config, co
   if (sources) {
     train = data.train_batches;
     eval = data.eval_batches;
-    return absl::OkStatus();
+  } else {
+    ASSIGN_OR_RETURN(train, make_loader(data.train, data.train_transform, config, options, device, /*shuffle=*/true));
+    ASSIGN_OR_RETURN(eval, make_loader(data.eval, data.eval_transform, config, options, device, /*shuffle=*/false));
   }
-  ASSIGN_OR_RETURN(train, make_loader(data.train, data.train_transform, config, options, /*shuffle=*/true));
-  ASSIGN_OR_RETURN(eval, make_loader(data.eval, data.eval_transform, config, options, /*shuffle=*/false));
+  if (device.is_cuda()) {
+    ASSIGN_OR_RETURN(train, data::DevicePrefetcher::create(std::move(train), device));
+    ASSIGN_OR_RETURN(eval, data::DevicePrefetcher::create(std::move(eval), device));
+  }
   return absl::OkStatus();
 }
 
@@ -277,14 +288,7 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::create(TaskConfig config, Devi
     p.lr.emplace(lr_options(c, t->options_.world_size, recipe.lr_scaling()));
   }));
   const TrainingData& data = recipe.data();
-  RETURN_IF_ERROR(make_sources(data, c, t->options_, p.train_batches, p.eval_batches));
-  if (device.is_cuda()) {
-    // Batches reach the GPU one ahead, from the loader's pinned buffers on a
-    // copy stream of their own, rather than staged through pageable memory
-    // at the start of each step.
-    ASSIGN_OR_RETURN(p.train_batches, data::DevicePrefetcher::create(std::move(p.train_batches), device));
-    ASSIGN_OR_RETURN(p.eval_batches, data::DevicePrefetcher::create(std::move(p.eval_batches), device));
-  }
+  RETURN_IF_ERROR(make_sources(data, c, t->options_, device, p.train_batches, p.eval_batches));
   if (t->steps_per_epoch() < 1) {
     return absl::InvalidArgumentError(absl::StrCat("trainer: ", p.train_batches->num_batches(), " training batches of ",
                                                    c.batch_size(), " make no step of ", c.gradient_accumulation_steps(),

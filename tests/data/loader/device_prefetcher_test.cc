@@ -1,7 +1,7 @@
 // DevicePrefetcher: batches arrive on the GPU in order, with pinned host
-// memory, from a loader and from a source of strided views, resuming
-// mid-epoch as the source does; argument errors are reported without a GPU
-// too.
+// memory, from a loader and from a source of strided views, restarting at
+// any batch while copies are in flight; argument errors are reported without
+// a GPU too.
 #include "data/loader/device_prefetcher.h"
 
 #include "data/loader/loader.h"
@@ -89,22 +89,32 @@ class StridedWindows final : public BatchSource {
   int64_t next_ = 0;
 };
 
-TEST(DevicePrefetcherTest, StridedViewsArriveAsTheyReadAndResumeMidEpoch) {
+TEST(DevicePrefetcherTest, StridedViewsArriveAsTheyReadAndEpochsRestartAnywhere) {
   TS_SKIP_WITHOUT_CUDA();
   auto source = std::make_shared<StridedWindows>();
   ASSERT_OK_AND_ASSIGN(auto prefetcher, DevicePrefetcher::create(source, Device::cuda(0)));
   EXPECT_EQ(prefetcher->num_batches(), 9);
-  ASSERT_OK(prefetcher->start_epoch(0, /*first_batch=*/4));
-  for (int64_t k = 4; k < 9; ++k) {
+  const Tensor stream = reshape(arange(0, 30, 1, {DType::kI64}), {10, 3});
+  const auto expect_batch = [&](int64_t k) {
     ASSERT_OK_AND_ASSIGN(std::optional<Batch> batch, prefetcher->next());
     ASSERT_TRUE(batch.has_value());
     EXPECT_EQ(batch->index, k);
     ASSERT_TRUE(batch->fields[0].device().is_cuda());
-    const Tensor want = contiguous(reshape(arange(0, 30, 1, {DType::kI64}), {10, 3}).narrow(0, k, 2).transpose(0, 1));
-    EXPECT_EQ(to_vector<int64_t>(to(batch->fields[0], Device::cpu())), to_vector<int64_t>(want));
-  }
+    EXPECT_EQ(to_vector<int64_t>(to(batch->fields[0], Device::cpu())),
+              to_vector<int64_t>(contiguous(stream.narrow(0, k, 2).transpose(0, 1))));
+  };
+  // Restarted while one batch is handed out and the next is staged, as a
+  // resumed run and every evaluation do.
+  ASSERT_OK(prefetcher->start_epoch(0));
+  expect_batch(0);
+  expect_batch(1);
+  ASSERT_OK(prefetcher->start_epoch(1, /*first_batch=*/4));
+  for (int64_t k = 4; k < 9; ++k) expect_batch(k);
   ASSERT_OK_AND_ASSIGN(std::optional<Batch> end, prefetcher->next());
   EXPECT_FALSE(end.has_value());
+  ASSERT_OK(prefetcher->start_epoch(0));
+  ASSERT_OK(prefetcher->start_epoch(0));
+  expect_batch(0);
 }
 
 }  // namespace
