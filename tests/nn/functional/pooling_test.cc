@@ -44,6 +44,8 @@ std::vector<PoolCase> cases() {
       // part up to the padding's edge (oneDNN would count the whole kernel).
       {"ceil mode past the padding", {1, 2, 6, 6}, {{3, 3}, {2, 2}, {1, 1}, true, true}},
       {"overlapping, stride 1", {1, 3, 5, 5}, {{3, 2}, {1, 1}, {1, 1}, false, true}},
+      // Pixels no window holds: their gradient is 0.
+      {"stride past the kernel", {1, 2, 8, 7}, {{2, 2}, {3, 3}, {1, 1}, false, true}},
       {"3-D input", {3, 6, 5}, {{2, 3}, {2, 2}, {1, 1}, true, true}},
   };
 }
