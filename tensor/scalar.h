@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "tensor/dtype.h"
+#include "tensor/float_to_int.h"
 
 namespace ts {
 
@@ -24,7 +25,9 @@ class Scalar {
   Kind kind() const { return kind_; }
   bool is_floating() const { return kind_ == Kind::kFloat; }
   double to_double() const { return kind_ == Kind::kFloat ? d_ : static_cast<double>(i_); }
-  int64_t to_int64() const { return kind_ == Kind::kFloat ? static_cast<int64_t>(d_) : i_; }
+  // A floating value converts as tensors do (float_to_int.h): toward zero,
+  // clamped, NaN to 0.
+  int64_t to_int64() const { return kind_ == Kind::kFloat ? float_to_int<int64_t>(d_) : i_; }
   std::string to_string() const;
 
   // The value as element type T (Half, BFloat16, float, int32_t, bool, ...).
@@ -33,7 +36,7 @@ class Scalar {
     if constexpr (std::is_same_v<T, bool>) {
       return kind_ == Kind::kFloat ? d_ != 0.0 : i_ != 0;
     } else if constexpr (std::is_integral_v<T>) {
-      return static_cast<T>(to_int64());
+      return kind_ == Kind::kFloat ? float_to_int<T>(d_) : static_cast<T>(i_);
     } else if constexpr (std::is_same_v<T, double>) {
       return to_double();
     } else {

@@ -1,6 +1,10 @@
-// Creation ops and the Philox generator: known-answer vectors, determinism,
-// disjoint streams per op, and the statistics of each distribution.
+// Creation ops (a float fill of an integer tensor converting as tensors do)
+// and the Philox generator: known-answer vectors, determinism, disjoint
+// streams per op, and the statistics of each distribution.
 #include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
 
 #include "tensor/philox.h"
 #include "tests/tensor/testing.h"
@@ -27,6 +31,23 @@ TEST(CreationTest, FullZerosOnesArange) {
   EXPECT_EQ(e.numel(), 0);
   testing::expect_throws(absl::StatusCode::kInvalidArgument, {"arange"}, [&] { arange(0, 5, 0); });
   testing::expect_throws(absl::StatusCode::kInvalidArgument, {"arange"}, [&] { arange(0, 5, -1); });
+}
+
+TEST(CreationTest, AFloatFillOfAnIntegerTensorConvertsAsTensorsDo) {
+  // Toward zero, clamped to the range, NaN to 0 (tensor/float_to_int.h),
+  // the same as to(full(..., f64), integer dtype).
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  for (const double v : {2.7, -2.7, 300.0, -1.0, 3e9, -3e9, inf, -inf, nan}) {
+    SCOPED_TRACE(v);
+    for (const DType dtype : {DType::kI32, DType::kI64, DType::kU8}) {
+      SCOPED_TRACE(dtype_name(dtype));
+      EXPECT_EQ(to_vector<int64_t>(to(full({1}, v, {dtype}), DType::kI64)),
+                to_vector<int64_t>(to(to(full({1}, v, {DType::kF64}), dtype), DType::kI64)));
+    }
+  }
+  EXPECT_EQ(to_vector<uint8_t>(full({1}, 300.0, {DType::kU8})), std::vector<uint8_t>{255});
+  EXPECT_EQ(Scalar(nan).to_int64(), 0);
+  EXPECT_EQ(Scalar(-1e300).to_int64(), std::numeric_limits<int64_t>::lowest());
 }
 
 // Random123's known-answer vectors for Philox4x32-10.
