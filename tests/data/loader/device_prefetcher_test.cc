@@ -83,6 +83,7 @@ class StridedWindows final : public BatchSource {
     return Batch{k, {}, {stream_.narrow(0, k, 2).transpose(0, 1)}};
   }
   int64_t num_batches() const override { return 9; }
+  const Tensor& stream() const { return stream_; }
 
  private:
   Tensor stream_ = reshape(arange(0, 30, 1, {DType::kI64}), {10, 3});
@@ -94,14 +95,13 @@ TEST(DevicePrefetcherTest, StridedViewsArriveAsTheyReadAndEpochsRestartAnywhere)
   auto source = std::make_shared<StridedWindows>();
   ASSERT_OK_AND_ASSIGN(auto prefetcher, DevicePrefetcher::create(source, Device::cuda(0)));
   EXPECT_EQ(prefetcher->num_batches(), 9);
-  const Tensor stream = reshape(arange(0, 30, 1, {DType::kI64}), {10, 3});
   const auto expect_batch = [&](int64_t k) {
     ASSERT_OK_AND_ASSIGN(std::optional<Batch> batch, prefetcher->next());
     ASSERT_TRUE(batch.has_value());
     EXPECT_EQ(batch->index, k);
     ASSERT_TRUE(batch->fields[0].device().is_cuda());
     EXPECT_EQ(to_vector<int64_t>(to(batch->fields[0], Device::cpu())),
-              to_vector<int64_t>(contiguous(stream.narrow(0, k, 2).transpose(0, 1))));
+              to_vector<int64_t>(contiguous(source->stream().narrow(0, k, 2).transpose(0, 1))));
   };
   // Restarted while one batch is handed out and the next is staged, as a
   // resumed run and every evaluation do.
