@@ -1,7 +1,8 @@
 """The timed training step the PyTorch peers share: forward, cross-entropy,
 backward, SGD, with the device synchronized around each step so a step's time
-is its completion, and cuDNN's algorithm search on. Imported by resnet20_torch.py and resnet50_torch.py; the
-per-layer peers (conv_torch.py, batch_norm_torch.py) share median_ms."""
+is its completion, and cuDNN's algorithm search on. Imported by
+resnet20_torch.py and resnet50_torch.py; the per-layer peers (conv_torch.py,
+batch_norm_torch.py) share median_ms."""
 import json
 import platform
 import time
