@@ -9,6 +9,7 @@
 
 #include "tensor/cpu/cpu_backend.h"
 #include "tensor/cpu/dispatch.h"
+#include "tensor/cpu/f32_blocks.h"
 #include "tensor/cpu/half_convert.h"
 #include "tensor/cpu/parallel.h"
 #include "tensor/cpu/strided_loop.h"
@@ -46,49 +47,6 @@ struct Input {
   }
   Acc<T> at(int64_t offset) const { return scalar ? value : load(data[offset]); }
 };
-
-// 16-bit float runs that every operand walks with unit stride go through f32
-// blocks: the inputs converted (F16C for f16), the function applied to
-// floats (a loop that vectorizes), the result converted back, bit for bit
-// what the element-by-element loop gives. Converting one element at a time
-// was most of what 16-bit dtypes cost on the CPU. False (nothing done) for
-// f16 without F16C.
-constexpr int64_t kBlock16 = 512;
-
-template <typename T>
-inline constexpr bool is_16bit_float_v = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
-
-template <typename T, typename F, typename... In>
-bool in_f32_blocks(T* out, int64_t n, const F& f, const In*... in) {
-  static_assert(is_16bit_float_v<T>);
-  if constexpr (std::is_same_v<T, Half>) {
-    if (!has_f16c()) return false;
-  }
-  const auto widen = [](const T* from, float* to, int64_t m) {
-    if constexpr (std::is_same_v<T, Half>) {
-      f16_to_f32(from, to, m);
-    } else {
-      bf16_to_f32(from, to, m);
-    }
-  };
-  float inputs[sizeof...(In)][kBlock16];
-  float result[kBlock16];
-  for (int64_t begin = 0; begin < n; begin += kBlock16) {
-    const int64_t m = std::min(kBlock16, n - begin);
-    size_t k = 0;
-    (widen(in + begin, inputs[k++], m), ...);
-    [&]<size_t... J>(std::index_sequence<J...>) {
-      for (int64_t i = 0; i < m; ++i) result[i] = static_cast<float>(f(inputs[J][i]...));
-    }
-    (std::index_sequence_for<In...>{});
-    if constexpr (std::is_same_v<T, Half>) {
-      f32_to_f16(result, out + begin, m);
-    } else {
-      f32_to_bf16(result, out + begin, m);
-    }
-  }
-  return true;
-}
 
 template <typename T, typename R, typename F>
 void binary_kernel(const StridedLayout<3>& layout, R* out, Input<T> a, Input<T> b, F f) {
@@ -162,9 +120,9 @@ void convert_kernel(const StridedLayout<2>& layout, D* out, const S* in) {
     }
     if (st[0] == 1 && st[1] == 1) {
       if constexpr (std::is_same_v<S, Half> && std::is_same_v<D, float>) {
-        if (has_f16c()) return f16_to_f32(s, o, n);
+        return f16_to_f32(s, o, n);
       } else if constexpr (std::is_same_v<S, float> && std::is_same_v<D, Half>) {
-        if (has_f16c()) return f32_to_f16(s, o, n);
+        return f32_to_f16(s, o, n);
       } else if constexpr (std::is_same_v<S, BFloat16> && std::is_same_v<D, float>) {
         return bf16_to_f32(s, o, n);
       } else if constexpr (std::is_same_v<S, float> && std::is_same_v<D, BFloat16>) {
