@@ -3,7 +3,8 @@
 // L2 term of 2.5e-6, reduce-on-plateau). Reads any LIBSVM file pair with
 // --data_path=DIR (train.libsvm, test.libsvm; the epsilon set on a cluster);
 // by default Fashion-MNIST as the binary problem of fashion_libsvm.h,
-// written as LIBSVM under the output directory on first use.
+// written as LIBSVM under the output directory on first use; with
+// --synthetic a learnable set of epsilon's shapes.
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -14,6 +15,7 @@
 #include "base/status_macros.h"
 #include "data/readers/idx.h"
 #include "data/readers/libsvm.h"
+#include "data/synthetic/images.h"
 #include "nn/losses.h"
 #include "nn/models/logistic_regression.h"
 #include "tasks/common/classification.h"
@@ -64,6 +66,41 @@ absl::StatusOr<TrainingData> open_libsvm_data(const TaskContext& task, int64_t& 
   return data;
 }
 
+// --synthetic: epsilon's shapes (2000 features; 400,000 train and 100,000
+// test rows), each row scaled to unit L2 norm as epsilon's are (MLBench's lr
+// of 4 assumes it). The rows are synthetic images of one pixel's height and
+// two classes, each class a coarse template plus noise of 20 times its
+// amplitude, so that the classes overlap as real ones do: the default recipe
+// reaches 93.1% test accuracy in its first epoch and stays there while the
+// loss goes on falling (0.211, 0.189, 0.182 over three epochs); with noise
+// 1 it was at 100% within 25 steps.
+absl::StatusOr<TrainingData> synthetic_data(const TaskContext& task, int64_t& features) {
+  constexpr int64_t kFeatures = 2000, kTrainRows = 400'000, kTestRows = 100'000;
+  data::SyntheticImageOptions options;
+  options.height = 1;
+  options.width = kFeatures;
+  options.num_classes = 2;
+  options.noise = 20;
+  options.dtype = DType::kF32;
+  options.seed = task.config.seed();
+  options.size = kTrainRows;
+  TrainingData data;
+  ASSIGN_OR_RETURN(data.train, data::SyntheticImages::create(options));
+  options.first_sample = kTrainRows;  // the same templates, unseen rows
+  options.size = kTestRows;
+  ASSIGN_OR_RETURN(data.eval, data::SyntheticImages::create(options));
+  // [1, 1, features] images into unit-norm feature rows.
+  data.train_transform = data.eval_transform = [](data::Example example, data::RandomStream&) {
+    const Tensor row = flatten(example.fields[0]);
+    example.fields[0] = row / norm(row);
+    return absl::StatusOr<data::Example>(std::move(example));
+  };
+  data.description = absl::StrCat("synthetic: ", kTrainRows, " train and ", kTestRows, " test rows of ", kFeatures,
+                                  " features (seed ", options.seed, ")");
+  features = kFeatures;
+  return data;
+}
+
 // Binary cross-entropy of the logit against the {0, 1} label, plus the L2
 // term over the model's parameters; accuracy is the logit's sign.
 ClassificationObjective logistic_objective(std::shared_ptr<nn::Module> model, double l2) {
@@ -83,7 +120,8 @@ ClassificationObjective logistic_objective(std::shared_ptr<nn::Module> model, do
 
 absl::StatusOr<std::unique_ptr<Recipe>> make_recipe(const TaskContext& task) {
   int64_t features = 0;
-  ASSIGN_OR_RETURN(TrainingData data, open_libsvm_data(task, features));
+  ASSIGN_OR_RETURN(TrainingData data,
+                   task.config.synthetic() ? synthetic_data(task, features) : open_libsvm_data(task, features));
   const double l2 = task.config.GetExtension(logreg).l2();
   return capture([&]() -> std::unique_ptr<Recipe> {
     const auto model = nn::Handle(std::make_shared<nn::models::LogisticRegression>(features));

@@ -29,6 +29,11 @@ grep -q "epoch 1/1 done" logreg.log || fail "logreg.log has no epoch line"
 [ -s output/report.json ] || fail "no output/report.json"
 grep -q '"name": "logreg"' output/report.json || fail "the report's config is not logreg's default"
 
+echo "== logreg, synthetic data of epsilon's shapes, 5 steps"
+./logreg --synthetic --max_steps=5 --output_dir=outlr >logreg_synthetic.log 2>&1 || fail "logreg --synthetic exited with $?"
+grep -q '"data": "synthetic: 400000 train and 100000 test rows of 2000 features' outlr/report.json ||
+  fail "the logreg report does not name its synthetic data"
+
 echo "== resnet20, synthetic data, 2 steps"
 ./resnet20 --synthetic --max_steps=2 --batch_size=8 --output_dir=out20 >resnet20.log 2>&1 || fail "resnet20 exited with $?"
 cat resnet20.log
