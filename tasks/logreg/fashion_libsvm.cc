@@ -27,7 +27,7 @@ absl::Status write_upper_body_libsvm(const data::Dataset& images, const std::str
     text += is_upper_body(label) ? "+1" : "-1";
     const uint8_t* pixels = image.data<uint8_t>();
     double squares = 0;
-    for (int64_t j = 0; j < image.numel(); ++j) squares += double{pixels[j]} * pixels[j];
+    for (int64_t j = 0; j < image.numel(); ++j) squares += static_cast<double>(pixels[j]) * pixels[j];
     const double scale = squares > 0 ? 1 / std::sqrt(squares) : 0;
     for (int64_t j = 0; j < image.numel(); ++j) {
       if (pixels[j] == 0) continue;

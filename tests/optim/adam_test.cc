@@ -277,7 +277,9 @@ TEST(AdamTest, StateOfAScalarCudaParameterLoadsOnItsDevice) {
   Adam resumed({{"s", p}}, {.lr = 0.1});
   ASSERT_OK(resumed.load_state(adam.state()));
   for (const auto& [name, t] : resumed.state()) {
-    if (name == "state.s.exp_avg") EXPECT_TRUE(t.device().is_cuda()) << name;
+    if (name == "state.s.exp_avg") {
+      EXPECT_TRUE(t.device().is_cuda()) << name;
+    }
   }
   EXPECT_NO_THROW(resumed.step());
 }

@@ -114,7 +114,9 @@ TEST_P(ForceDdp, ReportSplitsTheStepAndCountsTheNode) {
   EXPECT_EQ(step, report.find("throughput")->find("mean_s")->as_double());
   // The host clock times each wait on the CPU; CUDA events may round a
   // one-rank wait down to 0 microseconds.
-  if (device == "cpu") EXPECT_GT(communication, 0);
+  if (device == "cpu") {
+    EXPECT_GT(communication, 0);
+  }
   EXPECT_GE(communication, 0);
   EXPECT_DOUBLE_EQ(per_step.find("compute_s")->as_double(), step - communication);
   // The 3 steps after the warm-up step waited for part of the run's
