@@ -328,6 +328,10 @@ absl::Status validate_config(const TaskConfig& c) {
     need(sgd.weight_decay() >= 0, "sgd.weight_decay", sgd.weight_decay(), "must be >= 0");
     need(sgd.dampening() >= 0 && sgd.dampening() <= 1, "sgd.dampening", sgd.dampening(), "must be in [0, 1]");
     need(sgd.nt_asgd_nonmono() >= 0, "sgd.nt_asgd_nonmono", sgd.nt_asgd_nonmono(), "must be >= 0; 0 means plain SGD");
+    // Averaged SGD, once NT-ASGD switches to it, has no momentum: a
+    // momentum set here would silently stop mid-run.
+    need(sgd.nt_asgd_nonmono() == 0 || sgd.momentum() == 0, "sgd.momentum", sgd.momentum(),
+         "must be 0 with nt_asgd_nonmono: the averaged SGD it switches to has none");
   }
   if (c.has_adam()) {
     const AdamConfig& adam = c.adam();
@@ -338,12 +342,28 @@ absl::Status validate_config(const TaskConfig& c) {
     need(std::isfinite(adam.weight_decay()) && adam.weight_decay() >= 0, "adam.weight_decay", adam.weight_decay(),
          "must be finite and >= 0");
   }
-  need(c.warmup_epochs() >= 0, "warmup_epochs", c.warmup_epochs(), "must be >= 0");
+  need(c.warmup_epochs() >= 0 && c.warmup_epochs() == std::floor(c.warmup_epochs()), "warmup_epochs", c.warmup_epochs(),
+       "must be a whole number of epochs >= 0");
   need(c.lr_decay_factor() > 0 && c.lr_decay_factor() <= 1, "lr_decay_factor", c.lr_decay_factor(),
        "must be in (0, 1]");
   need(c.lr_step_epochs() >= 1, "lr_step_epochs", c.lr_step_epochs(), "must be >= 1");
   need(c.lr_patience() >= 0, "lr_patience", c.lr_patience(), "must be >= 0");
   need(c.lr_min() >= 0 && c.lr_min() <= configured_lr(c), "lr_min", c.lr_min(), "must be in [0, lr]");
+  // A setting of a schedule other than the chosen one would do nothing.
+  const TaskConfig::LrSchedule schedule = c.lr_schedule();
+  const std::string chosen = absl::StrCat("not used by lr_schedule ", TaskConfig::LrSchedule_Name(schedule));
+  need(!c.has_lr_step_epochs() || schedule == TaskConfig::STEP, "lr_step_epochs", c.lr_step_epochs(),
+       absl::StrCat(chosen, "; only by STEP"));
+  need(c.lr_milestones_size() == 0 || schedule == TaskConfig::MULTISTEP, "lr_milestones",
+       absl::StrJoin(c.lr_milestones(), ","), absl::StrCat(chosen, "; only by MULTISTEP"));
+  need(c.lr_milestones_size() > 0 || schedule != TaskConfig::MULTISTEP, "lr_milestones", "[]",
+       "MULTISTEP needs at least one");
+  need(!c.has_lr_patience() || schedule == TaskConfig::PLATEAU, "lr_patience", c.lr_patience(),
+       absl::StrCat(chosen, "; only by PLATEAU"));
+  need(!c.has_lr_min() || schedule == TaskConfig::COSINE || schedule == TaskConfig::PLATEAU, "lr_min", c.lr_min(),
+       absl::StrCat(chosen, "; only by COSINE and PLATEAU"));
+  need(!c.has_lr_decay_factor() || (schedule != TaskConfig::CONSTANT && schedule != TaskConfig::COSINE),
+       "lr_decay_factor", c.lr_decay_factor(), absl::StrCat(chosen, "; only by STEP, MULTISTEP and PLATEAU"));
   for (int i = 1; i < c.lr_milestones_size(); ++i) {
     need(c.lr_milestones(i) > c.lr_milestones(i - 1), "lr_milestones", absl::StrJoin(c.lr_milestones(), ","),
          "must increase");
@@ -359,6 +379,15 @@ absl::Status validate_config(const TaskConfig& c) {
   need(c.checkpoint_interval_minutes() >= 0, "checkpoint_interval_minutes", c.checkpoint_interval_minutes(),
        "must be >= 0; 0 means epoch ends only");
   need(!c.resume() || !c.checkpoint_dir().empty(), "resume", "true", "needs checkpoint_dir");
+  need(!c.has_checkpoint_interval_minutes() || !c.checkpoint_dir().empty(), "checkpoint_interval_minutes",
+       c.checkpoint_interval_minutes(), "needs checkpoint_dir, without which no checkpoint is taken");
+  need(c.data_path().empty() || !c.synthetic(), "data_path", c.data_path(),
+       "not read with synthetic, which generates the data");
+  // Loss scaling and the gradients' reduction dtype are mixed precision's.
+  need(!c.has_loss_scaler() || c.dtype() != TaskConfig::F32, "loss_scaler", "{...}",
+       "needs dtype F16 or BF16; F32 scales no loss");
+  need(!c.reduce_gradients_in_f32() || c.dtype() != TaskConfig::F32, "reduce_gradients_in_f32", "true",
+       "needs dtype F16 or BF16; F32 gradients are reduced in f32 anyway");
   need(c.num_workers() >= 0, "num_workers", c.num_workers(), "must be >= 0");
   need(c.progress_interval_seconds() >= 0, "progress_interval_seconds", c.progress_interval_seconds(), "must be >= 0");
   need(c.warmup_steps() >= 0, "warmup_steps", c.warmup_steps(), "must be >= 0");

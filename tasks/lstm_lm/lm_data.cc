@@ -77,6 +77,11 @@ absl::StatusOr<std::shared_ptr<data::BatchSource>> rank_windows(const Tensor& st
 
 absl::StatusOr<LmData> open_lm_data(const TaskConfig& config, int rank, int world_size) {
   const LstmLmConfig& lm = config.GetExtension(lstm_lm);
+  if (config.has_num_workers()) {
+    return absl::InvalidArgumentError(
+        "lstm_lm: num_workers is not used: the BPTT windows are cut from the token stream in the training loop, "
+        "without loader threads");
+  }
   absl::StatusOr<Streams> streams = config.synthetic()                        ? synthetic(config, lm)
                                     : lm.dataset() == LstmLmConfig::WIKITEXT2 ? wikitext2(config, lm)
                                                                               : fortunes(config, lm);

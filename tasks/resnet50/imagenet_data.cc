@@ -59,6 +59,11 @@ absl::StatusOr<ImageNetData> open_imagenet_data(const TaskConfig& config) {
   if (config.synthetic()) return synthetic_data(config, r);
   std::string root = config.data_path();
   if (r.dataset() == ResNet50Config::FASHION_MNIST_JPEG) {
+    if (!root.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat("resnet50: data_path ", root,
+                                                     " is read only with dataset IMAGE_FOLDER; the default "
+                                                     "dataset FASHION_MNIST_JPEG is built in the cache"));
+    }
     corpus::JpegFolderOptions options;
     options.size = r.jpeg_size();
     options.limit_per_class = r.jpeg_limit_per_class();

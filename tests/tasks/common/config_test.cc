@@ -230,9 +230,60 @@ TEST(ConfigTest, ValidationChecksTheSgdSettings) {
   expect_error(validate_config(c), absl::StatusCode::kInvalidArgument, {"sgd.nesterov", "momentum > 0"});
   // lr_min is bounded by the configured lr.
   sgd.set_nesterov(false);
+  c.set_lr_schedule(TaskConfig::COSINE);
   c.set_lr_min(0.2);
   expect_error(validate_config(c), absl::StatusCode::kInvalidArgument, {"lr_min = 0.2", "[0, lr]"});
   sgd.set_lr(0.4);
+  EXPECT_OK(validate_config(c));
+}
+
+// A setting that the rest of the config makes meaningless is an error, not
+// silently ignored: another schedule's fields, loss scaling under F32, a
+// data path beside synthetic data, checkpoint timing without a folder,
+// momentum that NT-ASGD's switch would drop, a fractional warm-up.
+TEST(ConfigTest, SettingsThatWouldDoNothingAreErrors) {
+  TaskConfig c;
+  c.set_lr_step_epochs(10);
+  c.add_lr_milestones(5);
+  c.set_lr_patience(2);
+  c.set_lr_min(0.01);
+  c.set_lr_decay_factor(0.5);
+  expect_error(validate_config(c), absl::StatusCode::kInvalidArgument,
+               {"lr_step_epochs = 10 (not used by lr_schedule CONSTANT; only by STEP)",
+                "lr_milestones = 5 (not used by lr_schedule CONSTANT; only by MULTISTEP)",
+                "lr_patience = 2 (not used by lr_schedule CONSTANT; only by PLATEAU)",
+                "lr_min = 0.01 (not used by lr_schedule CONSTANT; only by COSINE and PLATEAU)",
+                "lr_decay_factor = 0.5 (not used by lr_schedule CONSTANT; only by STEP, MULTISTEP and PLATEAU)"});
+  c.set_lr_schedule(TaskConfig::PLATEAU);
+  c.clear_lr_step_epochs();
+  c.clear_lr_milestones();
+  EXPECT_OK(validate_config(c));
+  c.set_lr_schedule(TaskConfig::MULTISTEP);
+  c.clear_lr_patience();
+  c.clear_lr_min();
+  expect_error(validate_config(c), absl::StatusCode::kInvalidArgument,
+               {"lr_milestones = [] (MULTISTEP needs at least one)"});
+  c.add_lr_milestones(30);
+  EXPECT_OK(validate_config(c));
+
+  c.mutable_loss_scaler()->set_initial(1024);
+  c.set_reduce_gradients_in_f32(true);
+  c.set_data_path("/data/cifar");
+  c.set_synthetic(true);
+  c.set_checkpoint_interval_minutes(5);
+  c.set_warmup_epochs(0.5);
+  c.mutable_sgd()->set_momentum(0.9);
+  c.mutable_sgd()->set_nt_asgd_nonmono(5);
+  expect_error(
+      validate_config(c), absl::StatusCode::kInvalidArgument,
+      {"loss_scaler = {...} (needs dtype F16 or BF16", "reduce_gradients_in_f32 = true (needs dtype F16",
+       "data_path = /data/cifar (not read with synthetic", "checkpoint_interval_minutes = 5 (needs checkpoint_dir",
+       "warmup_epochs = 0.5 (must be a whole number", "sgd.momentum = 0.9 (must be 0 with nt_asgd_nonmono"});
+  c.set_dtype(TaskConfig::F16);
+  c.set_synthetic(false);
+  c.set_checkpoint_dir("/tmp/checkpoints");
+  c.set_warmup_epochs(2);
+  c.mutable_sgd()->set_momentum(0);
   EXPECT_OK(validate_config(c));
 }
 

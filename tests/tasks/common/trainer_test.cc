@@ -318,13 +318,15 @@ TEST_F(TrainerTest, AccumulatingMicroBatchesEqualsOneLargerBatch) {
   // batch of k*b, and the mean of their means is its mean.
   TaskConfig large = config("large");
   large.set_batch_size(2 * kBatch);
-  large.set_checkpoint_dir("");
+  large.set_checkpoint_dir("");  // no checkpoints
+  large.clear_checkpoint_interval_minutes();
   auto one = recipe();
   ASSERT_OK_AND_ASSIGN(RunSummary a, trainer(large, *one)->run());
 
   TaskConfig micro = config("micro");
   micro.set_gradient_accumulation_steps(2);
-  micro.set_checkpoint_dir("");
+  micro.set_checkpoint_dir("");  // no checkpoints
+  micro.clear_checkpoint_interval_minutes();
   auto accumulated = recipe();
   ASSERT_OK_AND_ASSIGN(RunSummary b, trainer(micro, *accumulated)->run());
 
@@ -450,7 +452,8 @@ TEST_F(TrainerTest, TargetNotReachedIsSaid) {
 TEST_F(TrainerTest, ScalingEfficiencyAndPriceAgainstABaselineRun) {
   TaskConfig base = config("scaling");
   base.set_output_dir(join_path(::testing::TempDir(), "scaling_baseline"));
-  base.set_checkpoint_dir("");
+  base.set_checkpoint_dir("");  // no checkpoints
+  base.clear_checkpoint_interval_minutes();
   auto base_line = recipe();
   auto baseline_trainer = trainer(base, *base_line);
   ASSERT_OK(baseline_trainer->run().status());
@@ -459,7 +462,8 @@ TEST_F(TrainerTest, ScalingEfficiencyAndPriceAgainstABaselineRun) {
   // Rank 0 of two (no communicator: it trains on its half of the data), so
   // its throughput and time to target differ from the baseline's.
   TaskConfig c = config("scaling");
-  c.set_checkpoint_dir("");
+  c.set_checkpoint_dir("");  // no checkpoints
+  c.clear_checkpoint_interval_minutes();
   c.set_baseline_report(baseline_trainer->report_path());
   c.set_price_per_hour(2.5);
   TrainerOptions o = options();
@@ -521,7 +525,8 @@ TEST_F(TrainerTest, ABadBaselineIsNamedAtStartUp) {
   ASSERT_OK(make_dirs(dir));
   TaskConfig good = config("baseline");
   good.set_output_dir(dir);
-  good.set_checkpoint_dir("");
+  good.set_checkpoint_dir("");  // no checkpoints
+  good.clear_checkpoint_interval_minutes();
   good.set_epochs(1);
   auto line = recipe();
   auto baseline_trainer = trainer(good, *line);
@@ -563,7 +568,8 @@ TEST_F(TrainerTest, ABadBaselineIsNamedAtStartUp) {
 
 TEST_F(TrainerTest, ANonFiniteLossNamesItsStep) {
   TaskConfig c = config("nan");
-  c.set_checkpoint_dir("");
+  c.set_checkpoint_dir("");  // no checkpoints
+  c.clear_checkpoint_interval_minutes();
   auto line = recipe();
   line->nan_at_step = 14;
   expect_error(trainer(c, *line)->run().status(), absl::StatusCode::kInternal, {"step 15: the training loss is nan"});
@@ -657,6 +663,7 @@ TEST_F(TrainerTest, ClippingAndTheRecipesLrFactorShapeTheSteps) {
     line->lr_factor_value = factor;
     TaskConfig c = config("steps");
     c.clear_checkpoint_dir();
+    c.clear_checkpoint_interval_minutes();
     c.set_max_steps(count);
     c.mutable_sgd()->set_lr(lr);
     c.set_grad_clip_norm(clip);

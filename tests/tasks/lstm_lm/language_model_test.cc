@@ -131,6 +131,9 @@ TEST(LanguageModelTest, RanksReadTheirOwnRowsAndTakeTheSameSteps) {
   c.set_synthetic(false);
   lm.set_dataset(LstmLmConfig::WIKITEXT2);
   expect_error(open_lm_data(c, 0, 1).status(), absl::StatusCode::kInvalidArgument, {"WIKITEXT2", "--data_path"});
+  c.set_num_workers(2);
+  expect_error(open_lm_data(c, 0, 1).status(), absl::StatusCode::kInvalidArgument,
+               {"num_workers is not used", "without loader threads"});
 }
 
 TEST(LanguageModelTest, StoppedMidEpochResumesBitIdentically) {

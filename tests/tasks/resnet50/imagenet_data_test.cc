@@ -107,6 +107,8 @@ TEST(ImageNetDataTest, SyntheticImagesHaveTheDatasetsShapes) {
 TEST(ImageNetDataTest, ErrorsNameWhatIsWrong) {
   expect_error(open_imagenet_data(config(ResNet50Config::IMAGE_FOLDER)).status(), absl::StatusCode::kInvalidArgument,
                {"IMAGE_FOLDER", "--data_path"});
+  expect_error(open_imagenet_data(config(ResNet50Config::FASHION_MNIST_JPEG, "/data/imagenet")).status(),
+               absl::StatusCode::kInvalidArgument, {"data_path /data/imagenet", "only with dataset IMAGE_FOLDER"});
   TaskConfig c = config(ResNet50Config::FASHION_MNIST_JPEG);
   c.MutableExtension(resnet50)->set_eval_resize(16);
   expect_error(open_imagenet_data(c).status(), absl::StatusCode::kInvalidArgument, {"eval_resize 16", "image_size"});
