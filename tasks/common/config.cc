@@ -349,21 +349,8 @@ absl::Status validate_config(const TaskConfig& c) {
   need(c.lr_step_epochs() >= 1, "lr_step_epochs", c.lr_step_epochs(), "must be >= 1");
   need(c.lr_patience() >= 0, "lr_patience", c.lr_patience(), "must be >= 0");
   need(c.lr_min() >= 0 && c.lr_min() <= configured_lr(c), "lr_min", c.lr_min(), "must be in [0, lr]");
-  // A setting of a schedule other than the chosen one would do nothing.
-  const TaskConfig::LrSchedule schedule = c.lr_schedule();
-  const std::string chosen = absl::StrCat("not used by lr_schedule ", TaskConfig::LrSchedule_Name(schedule));
-  need(!c.has_lr_step_epochs() || schedule == TaskConfig::STEP, "lr_step_epochs", c.lr_step_epochs(),
-       absl::StrCat(chosen, "; only by STEP"));
-  need(c.lr_milestones_size() == 0 || schedule == TaskConfig::MULTISTEP, "lr_milestones",
-       absl::StrJoin(c.lr_milestones(), ","), absl::StrCat(chosen, "; only by MULTISTEP"));
-  need(c.lr_milestones_size() > 0 || schedule != TaskConfig::MULTISTEP, "lr_milestones", "[]",
+  need(c.lr_milestones_size() > 0 || c.lr_schedule() != TaskConfig::MULTISTEP, "lr_milestones", "[]",
        "MULTISTEP needs at least one");
-  need(!c.has_lr_patience() || schedule == TaskConfig::PLATEAU, "lr_patience", c.lr_patience(),
-       absl::StrCat(chosen, "; only by PLATEAU"));
-  need(!c.has_lr_min() || schedule == TaskConfig::COSINE || schedule == TaskConfig::PLATEAU, "lr_min", c.lr_min(),
-       absl::StrCat(chosen, "; only by COSINE and PLATEAU"));
-  need(!c.has_lr_decay_factor() || (schedule != TaskConfig::CONSTANT && schedule != TaskConfig::COSINE),
-       "lr_decay_factor", c.lr_decay_factor(), absl::StrCat(chosen, "; only by STEP, MULTISTEP and PLATEAU"));
   for (int i = 1; i < c.lr_milestones_size(); ++i) {
     need(c.lr_milestones(i) > c.lr_milestones(i - 1), "lr_milestones", absl::StrJoin(c.lr_milestones(), ","),
          "must increase");

@@ -82,6 +82,12 @@ absl::StatusOr<LmData> open_lm_data(const TaskConfig& config, int rank, int worl
         "lstm_lm: num_workers is not used: the BPTT windows are cut from the token stream in the training loop, "
         "without loader threads");
   }
+  if (!config.synthetic() &&
+      (lm.has_synthetic_vocabulary() || lm.has_synthetic_train_tokens() || lm.has_synthetic_valid_tokens())) {
+    return absl::InvalidArgumentError(
+        "lstm_lm: synthetic_vocabulary, synthetic_train_tokens and synthetic_valid_tokens size the --synthetic "
+        "token stream; without --synthetic they are not used");
+  }
   absl::StatusOr<Streams> streams = config.synthetic()                        ? synthetic(config, lm)
                                     : lm.dataset() == LstmLmConfig::WIKITEXT2 ? wikitext2(config, lm)
                                                                               : fortunes(config, lm);

@@ -129,6 +129,11 @@ TEST(LanguageModelTest, RanksReadTheirOwnRowsAndTakeTheSameSteps) {
                {"validation split's 10 tokens", "3 rows on each of 2 ranks"});
   lm.set_synthetic_valid_tokens(300);
   c.set_synthetic(false);
+  expect_error(open_lm_data(c, 0, 1).status(), absl::StatusCode::kInvalidArgument,
+               {"synthetic_valid_tokens", "without --synthetic they are not used"});
+  lm.clear_synthetic_vocabulary();
+  lm.clear_synthetic_train_tokens();
+  lm.clear_synthetic_valid_tokens();
   lm.set_dataset(LstmLmConfig::WIKITEXT2);
   expect_error(open_lm_data(c, 0, 1).status(), absl::StatusCode::kInvalidArgument, {"WIKITEXT2", "--data_path"});
   c.set_num_workers(2);
