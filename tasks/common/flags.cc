@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/flags/flag.h"
 #include "absl/flags/marshalling.h"
 #include "absl/flags/parse.h"
@@ -23,8 +24,8 @@ ABSL_FLAG(std::string, set, "",
 
 // Typed shortcuts, one per common TaskConfig field of the same name. They
 // are valueless unless given, so only flags on the command line override the
-// file. The bool flags can only turn their field on (--resume, --synthetic);
-// --set=synthetic=false turns one off.
+// file; a bool flag sets its field either way when it is on the command line
+// (--synthetic, --synthetic=false, --nosynthetic).
 ABSL_FLAG(std::optional<uint64_t>, seed, std::nullopt, "Random seed.");
 ABSL_FLAG(std::optional<int32_t>, epochs, std::nullopt, "Training epochs.");
 ABSL_FLAG(std::optional<int64_t>, max_steps, std::nullopt, "Stop after this many steps in total; 0: no limit.");
@@ -81,9 +82,17 @@ absl::Status apply_upper_case(TaskConfig& config, absl::string_view name,
   return absl::OkStatus();
 }
 
+// The bool flags on the last command line parse_task_command_line read:
+// absl says what a bool flag's value is but not whether it was given, and
+// false given must override a config file's true.
+absl::flat_hash_set<std::string>& bool_flags_given() {
+  static auto* const given = new absl::flat_hash_set<std::string>();  // never destroyed
+  return *given;
+}
+
 absl::Status apply(TaskConfig& config, absl::string_view name, const absl::Flag<bool>& flag) {
-  if (!absl::GetFlag(flag)) return absl::OkStatus();
-  return set_config_field(config, name, "true");
+  if (!bool_flags_given().contains(name)) return absl::OkStatus();
+  return set_config_field(config, name, absl::GetFlag(flag) ? "true" : "false");
 }
 
 absl::Status apply_typed_flags(TaskConfig& c) {
@@ -146,10 +155,29 @@ std::vector<std::string> values_of_flag(int argc, char** argv, absl::string_view
   return values;
 }
 
+// Whether the bool flag `name` is on the command line, in absl's forms
+// (--name, --name=v, --noname, each also with one dash), up to a "--".
+bool bool_flag_given(int argc, char** argv, absl::string_view name) {
+  for (int i = 1; i < argc; ++i) {
+    absl::string_view arg = argv[i];
+    if (arg == "--") break;
+    if (!absl::ConsumePrefix(&arg, "--") && !absl::ConsumePrefix(&arg, "-")) continue;
+    if (!absl::ConsumePrefix(&arg, name) && !(absl::ConsumePrefix(&arg, "no") && absl::ConsumePrefix(&arg, name))) {
+      continue;
+    }
+    if (arg.empty() || arg[0] == '=') return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 void parse_task_command_line(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
+  bool_flags_given().clear();
+  for (const absl::string_view name : {"synthetic", "tf32", "channels_last", "resume"}) {
+    if (bool_flag_given(argc, argv, name)) bool_flags_given().emplace(name);
+  }
   const std::vector<std::string> sets = values_of_flag(argc, argv, "set");
   if (sets.size() > 1) absl::SetFlag(&FLAGS_set, absl::StrJoin(sets, ","));
 }

@@ -4,8 +4,8 @@
 // optimizer's field, --dataset the task's), --set for any field
 // ("--set=momentum=0.9,lr_schedule=COSINE", may be repeated) and --resume.
 // Typed flags apply first, then --set; both override the config. Typed flags
-// apply only when given (--lr=0.4); --resume and --synthetic can only switch
-// on.
+// apply only when given (--lr=0.4); a bool one (--resume, --synthetic) given
+// false (--synthetic=false, --nosynthetic) turns its field off.
 #pragma once
 
 #include <string>
