@@ -107,7 +107,11 @@ absl::StatusOr<std::optional<Batch>> DevicePrefetcher::next() {
 
   Staged& ready = **current;
   const cudaStream_t compute = cuda::current_stream(device_.index);
-  RETURN_IF_ERROR(ready.copied->block(compute));
+  if (absl::Status blocked = ready.copied->block(compute); !blocked.ok()) {
+    // Its copies may still read the host buffers that `current` frees.
+    (void)stream_.synchronize();
+    return blocked;
+  }
   for (const Tensor& field : ready.batch.fields) {
     if (field.numel() > 0) cuda::caching_allocator(device_.index).record_stream(field.storage()->data(), compute);
   }
