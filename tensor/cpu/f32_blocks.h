@@ -10,7 +10,9 @@
 // core of the AMD EPYC VM: 0.071 ms (f16) and 0.175 ms (bf16) so; 0.206 and
 // 0.599 ms with 512-element blocks converted by separate functions and the
 // function applied in SSE; 0.19 ms (f16) with 256-element blocks, which go
-// through the stack.
+// through the stack. Likewise an f16 multiply, 0.248 -> 0.076 ms, the bf16
+// tanh gradient, 0.666 -> 0.211 ms, and f16 exp (libm's, one call per
+// element), 2.82 -> 2.38 ms.
 #pragma once
 
 #include <cstdint>
