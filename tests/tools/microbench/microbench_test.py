@@ -147,10 +147,12 @@ class CompareRatiosTest(unittest.TestCase):
             return any(pairs.covers(pair) for pairs in mb.SUBSETS["ci"])
 
         self.assertTrue(covered(MATMUL_1024))
-        self.assertTrue(covered("//tests/tensor:ops_benchmark BM_CpuAddVsMemcpy/16777216/manual_time"))
+        self.assertTrue(covered("//tests/tensor:ops_benchmark BM_CpuAddVsMemcpy/1048576/manual_time"))
+        self.assertTrue(covered("//tests/tensor:ops_benchmark BM_CpuBf16ReluVsMemcpy/1048576/manual_time"))
         self.assertTrue(covered("//tasks/comm_bench allreduce_f32/943373"))
         self.assertFalse(covered(MATMUL_4096))
         self.assertFalse(covered("//tests/tensor:ops_benchmark BM_CpuSumVsMemcpy/16777216/manual_time"))
+        self.assertFalse(covered("//tests/tensor:ops_benchmark BM_CpuAddVsMemcpy/16777216/manual_time"))
         self.assertFalse(covered("//tests/tensor:ops_benchmark BM_CudaAddVsMemcpy/16777216/manual_time"))
         self.assertFalse(covered("//tasks/comm_bench allreduce_f16/943373"))
         self.assertFalse(covered("//tasks/comm_bench allreduce_f32/11236"))
