@@ -60,8 +60,8 @@ TEST_F(IndexingTest, StackAddsADim) {
     Shape shape = {3, 2};
     shape.insert(shape.begin() + d, 2);
     EXPECT_EQ(y.shape(), shape);
-    Tensor second = y.select(d, 1);
-    expect_equal(second, ref_of(b), absl::StrCat("stack dim ", dim));
+    expect_equal(y.select(d, 0), ref_of(a), absl::StrCat("stack dim ", dim, ", first"));
+    expect_equal(y.select(d, 1), ref_of(b), absl::StrCat("stack dim ", dim, ", second"));
   }
   const Tensor c = testing::random_tensor(rng(), {2, 3}, DType::kF32);
   testing::expect_throws(absl::StatusCode::kInvalidArgument, {"stack", "[2, 3]"}, [&] { stack({a, c}, 0); });

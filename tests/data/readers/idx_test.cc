@@ -31,12 +31,19 @@ class IdxTest : public ::ts::testing::SeededTest {
 };
 
 TEST_F(IdxTest, ParsesHeaderOfEveryType) {
-  const std::string data(2 * 3 * 4, '\x01');
-  const std::string file = idx_bytes(0x0C, {2, 3}, data);  // outlives the views into it
-  ASSERT_OK_AND_ASSIGN(IdxArray a, parse_idx(file, "f"));
-  EXPECT_EQ(a.type, IdxType::kI32);
-  EXPECT_EQ(a.dims, (std::vector<int64_t>{2, 3}));
-  EXPECT_EQ(a.data, data);
+  const std::pair<IdxType, int> types[] = {{IdxType::kU8, 1},  {IdxType::kI8, 1},  {IdxType::kI16, 2},
+                                           {IdxType::kI32, 4}, {IdxType::kF32, 4}, {IdxType::kF64, 8}};
+  for (const auto& [type, size] : types) {
+    SCOPED_TRACE(static_cast<int>(type));
+    const std::string data(2 * 3 * size, '\x01');
+    const std::string file = idx_bytes(static_cast<uint8_t>(type), {2, 3}, data);  // outlives the views into it
+    ASSERT_OK_AND_ASSIGN(IdxArray a, parse_idx(file, "f"));
+    EXPECT_EQ(a.type, type);
+    EXPECT_EQ(a.dims, (std::vector<int64_t>{2, 3}));
+    EXPECT_EQ(a.data, data);
+    // One element short is an error: the element size is the type's.
+    EXPECT_FALSE(parse_idx(file.substr(0, file.size() - size), "f").ok());
+  }
   ASSERT_OK_AND_ASSIGN(IdxArray e, parse_idx(idx_bytes(0x0E, {0, 7}, ""), "f"));
   EXPECT_EQ(e.dims, (std::vector<int64_t>{0, 7}));
 }
