@@ -67,10 +67,10 @@ Variable cross_entropy(const Variable& logits, const Tensor& target, const Cross
                          return std::vector<Tensor>{cross_entropy_rows_grad(ctx.grad(), x, target, weight, logsumexp,
                                                                             ignore_index, smoothing)};
                        });
-  if (options.reduction != Reduction::kMean) return reduce(in_f32(loss), options.reduction);
-  // The mean divides by the kept rows' weights (in the rows' compute dtype,
-  // f32 for f16/bf16 logits), not N.
-  return autograd::sum(in_f32(loss)) / Variable(sum(rows.row_weight));
+  // The rows are f32 for f16/bf16 logits (ts::cross_entropy_rows).
+  if (options.reduction != Reduction::kMean) return reduce(loss, options.reduction);
+  // The mean divides by the kept rows' weights, not N.
+  return autograd::sum(loss) / Variable(sum(rows.row_weight));
 }
 
 Variable nll_loss(const Variable& log_probs, const Tensor& target, Reduction reduction) {

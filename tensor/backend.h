@@ -81,8 +81,8 @@ class Backend {
   // Cross-entropy of each row of contiguous logits [n, c] against contiguous
   // i64 target [n] (ts::cross_entropy_rows). weight [c] and its 0-dim sum
   // weight_sum are undefined for unweighted classes (weight_sum also when
-  // label_smoothing is 0); they, row_weight, logsumexp and grad are of the
-  // compute dtype (f32, or f64 for f64 logits), loss and out of the logits'.
+  // label_smoothing is 0); they, loss, row_weight, logsumexp and grad are of
+  // the compute dtype (f32, or f64 for f64 logits), out of the logits'.
   virtual void cross_entropy(const Tensor& logits, const Tensor& target, const Tensor& weight, const Tensor& weight_sum,
                              int64_t ignore_index, double label_smoothing, const Tensor& loss, const Tensor& row_weight,
                              const Tensor& logsumexp) = 0;

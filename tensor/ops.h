@@ -183,10 +183,10 @@ Tensor log_softmax(const Tensor& x, int64_t dim);
 //             + s / C * sum_c w_c * (lse_i - x[i, c]),
 //   row_weight[i] = w[t_i],
 // both 0 where t_i == ignore_index, lse_i the row's log-sum-exp (kept for the
-// gradient). loss has the logits' dtype, row_weight and logsumexp f32 (f64
-// for f64 logits). A target outside [0, C) is an error on the CPU; on CUDA,
-// where checking it would stall the host on the device every step, its row's
-// loss is NaN instead (and the trainer stops at a non-finite loss).
+// gradient). loss, row_weight and logsumexp are f32 (f64 for f64 logits):
+// rounding each row's loss to f16 would be off by up to 1e-3 of it. A target outside [0, C) is an error on the CPU; on
+// CUDA, where checking it would stall the host on the device every step, its row's loss is NaN instead (and the trainer
+// stops at a non-finite loss).
 struct CrossEntropyRows {
   Tensor loss;
   Tensor row_weight;

@@ -58,7 +58,7 @@ void CpuBackend::cross_entropy(const Tensor& logits, const Tensor& target, const
       using W = std::conditional_t<std::is_same_v<T, double>, double, float>;
       const Classes<W> k = classes_of<W>(logits, target, weight, weight_sum, ignore_index, label_smoothing);
       const T* x = static_cast<const T*>(logits.raw_data());
-      T* out = static_cast<T*>(loss.raw_data());
+      W* out = static_cast<W*>(loss.raw_data());
       W* out_weight = static_cast<W*>(row_weight.raw_data());
       W* out_lse = static_cast<W*>(logsumexp.raw_data());
       const int64_t c = k.count;
@@ -73,7 +73,7 @@ void CpuBackend::cross_entropy(const Tensor& logits, const Tensor& target, const
           out_lse[r] = static_cast<W>(lse);
           const int64_t t = k.target[r];
           if (t == k.ignore_index) {
-            out[r] = store<T>(0.0);
+            out[r] = 0;
             out_weight[r] = 0;
             continue;
           }
@@ -84,7 +84,7 @@ void CpuBackend::cross_entropy(const Tensor& logits, const Tensor& target, const
             for (int64_t j = 0; j < c; ++j) weighted_x += k.w(j) * static_cast<double>(load(row[j]));
             value += k.smoothing / static_cast<double>(c) * (k.weight_sum * lse - weighted_x);
           }
-          out[r] = store<T>(value);
+          out[r] = static_cast<W>(value);
           out_weight[r] = static_cast<W>(wt);
         }
       });

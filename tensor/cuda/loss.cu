@@ -35,7 +35,7 @@ struct Classes {
 
 template <typename T, typename A>
 __global__ void __launch_bounds__(kMaxRowThreads)
-    cross_entropy_kernel(const T* logits, Classes<A> k, int64_t rows, T* loss, A* row_weight, A* logsumexp) {
+    cross_entropy_kernel(const T* logits, Classes<A> k, int64_t rows, A* loss, A* row_weight, A* logsumexp) {
   __shared__ A scratch[kMaxRowThreads / 32];
   const int64_t c = k.count;
   const int64_t row_blocks = ceil_div(rows, blockDim.y);
@@ -62,19 +62,19 @@ __global__ void __launch_bounds__(kMaxRowThreads)
     logsumexp[r] = lse;
     const int64_t t = k.target[r];
     if (t == k.ignore_index) {
-      loss[r] = store<T>(A(0));
+      loss[r] = A(0);
       row_weight[r] = A(0);
       continue;
     }
     if (t < 0 || t >= c) {
-      loss[r] = store<T>(A(NAN));
+      loss[r] = A(NAN);
       row_weight[r] = A(NAN);
       continue;
     }
     const A wt = k.w(t);
     A value = (A(1) - k.smoothing) * wt * (lse - static_cast<A>(load(x[t])));
     if (k.smoothing > A(0)) value += k.smoothing / A(c) * (k.total_weight() * lse - weighted_x);
-    loss[r] = store<T>(value);
+    loss[r] = value;
     row_weight[r] = wt;
   }
 }
@@ -136,7 +136,7 @@ void CudaBackend::cross_entropy(const Tensor& logits, const Tensor& target, cons
       cross_entropy_kernel<<<blocks, block, 0, stream>>>(
           static_cast<const T*>(logits.raw_data()),
           classes_of<A>(logits, target, weight, weight_sum, ignore_index, label_smoothing), rows,
-          static_cast<T*>(loss.raw_data()), static_cast<A*>(row_weight.raw_data()),
+          static_cast<A*>(loss.raw_data()), static_cast<A*>(row_weight.raw_data()),
           static_cast<A*>(logsumexp.raw_data()));
       TS_CUDA_CHECK(cudaGetLastError());
     }

@@ -63,7 +63,7 @@ CrossEntropyRows cross_entropy_rows(const Tensor& logits, const Tensor& target, 
                              /*check_targets=*/true);
   const int64_t n = logits.size(0);
   const DType compute = loss_compute_dtype(logits.dtype());
-  CrossEntropyRows rows{empty({n}, {logits.dtype(), logits.device()}), empty({n}, {compute, logits.device()}),
+  CrossEntropyRows rows{empty({n}, {compute, logits.device()}), empty({n}, {compute, logits.device()}),
                         empty({n}, {compute, logits.device()})};
   if (n > 0) {
     TS_CHECK(logits.size(1) > 0, "cross_entropy: no classes in ", logits.describe());
