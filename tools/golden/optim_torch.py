@@ -14,7 +14,10 @@ ADAM = [
     ("adam", torch.optim.Adam, dict(lr=0.1)),
     ("adam, weight decay", torch.optim.Adam, dict(lr=0.1, betas=(0.8, 0.99), eps=1e-3, weight_decay=0.05)),
     ("adamw", torch.optim.AdamW, dict(lr=0.1, weight_decay=0.05)),
-    ("adam, amsgrad", torch.optim.Adam, dict(lr=0.1, amsgrad=True)),
+    # beta2 0.5 lets the second moment of the first coordinate fall at step 3,
+    # where amsgrad keeps its maximum (with 0.999 it never falls here).
+    ("adam, amsgrad", torch.optim.Adam, dict(lr=0.1, betas=(0.9, 0.5), amsgrad=True)),
+    ("adam, beta2 0.5", torch.optim.Adam, dict(lr=0.1, betas=(0.9, 0.5))),
     ("adamw, amsgrad", torch.optim.AdamW, dict(lr=0.05, betas=(0.5, 0.9), weight_decay=0.2, amsgrad=True)),
 ]
 ASGD = [
