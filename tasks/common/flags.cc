@@ -6,7 +6,6 @@
 #include <string>
 #include <vector>
 
-#include "absl/container/flat_hash_set.h"
 #include "absl/flags/flag.h"
 #include "absl/flags/marshalling.h"
 #include "absl/flags/parse.h"
@@ -82,16 +81,30 @@ absl::Status apply_upper_case(TaskConfig& config, absl::string_view name,
   return absl::OkStatus();
 }
 
-// The bool flags on the last command line parse_task_command_line read:
+// The arguments of the last command line parse_task_command_line read:
 // absl says what a bool flag's value is but not whether it was given, and
 // false given must override a config file's true.
-absl::flat_hash_set<std::string>& bool_flags_given() {
-  static auto* const given = new absl::flat_hash_set<std::string>();  // never destroyed
-  return *given;
+std::vector<std::string>& command_line() {
+  static auto* const args = new std::vector<std::string>();  // never destroyed
+  return *args;
+}
+
+// Whether the bool flag `name` is on the command line, in absl's forms
+// (--name, --name=v, --noname, each also with one dash), up to a "--".
+bool bool_flag_given(absl::string_view name) {
+  for (absl::string_view arg : command_line()) {
+    if (arg == "--") break;
+    if (!absl::ConsumePrefix(&arg, "--") && !absl::ConsumePrefix(&arg, "-")) continue;
+    if (!absl::ConsumePrefix(&arg, name) && !(absl::ConsumePrefix(&arg, "no") && absl::ConsumePrefix(&arg, name))) {
+      continue;
+    }
+    if (arg.empty() || arg[0] == '=') return true;
+  }
+  return false;
 }
 
 absl::Status apply(TaskConfig& config, absl::string_view name, const absl::Flag<bool>& flag) {
-  if (!bool_flags_given().contains(name)) return absl::OkStatus();
+  if (!bool_flag_given(name)) return absl::OkStatus();
   return set_config_field(config, name, absl::GetFlag(flag) ? "true" : "false");
 }
 
@@ -155,29 +168,11 @@ std::vector<std::string> values_of_flag(int argc, char** argv, absl::string_view
   return values;
 }
 
-// Whether the bool flag `name` is on the command line, in absl's forms
-// (--name, --name=v, --noname, each also with one dash), up to a "--".
-bool bool_flag_given(int argc, char** argv, absl::string_view name) {
-  for (int i = 1; i < argc; ++i) {
-    absl::string_view arg = argv[i];
-    if (arg == "--") break;
-    if (!absl::ConsumePrefix(&arg, "--") && !absl::ConsumePrefix(&arg, "-")) continue;
-    if (!absl::ConsumePrefix(&arg, name) && !(absl::ConsumePrefix(&arg, "no") && absl::ConsumePrefix(&arg, name))) {
-      continue;
-    }
-    if (arg.empty() || arg[0] == '=') return true;
-  }
-  return false;
-}
-
 }  // namespace
 
 void parse_task_command_line(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
-  bool_flags_given().clear();
-  for (const absl::string_view name : {"synthetic", "tf32", "channels_last", "resume"}) {
-    if (bool_flag_given(argc, argv, name)) bool_flags_given().emplace(name);
-  }
+  command_line().assign(argv + 1, argv + argc);
   const std::vector<std::string> sets = values_of_flag(argc, argv, "set");
   if (sets.size() > 1) absl::SetFlag(&FLAGS_set, absl::StrJoin(sets, ","));
 }
