@@ -73,7 +73,8 @@ absl::StatusOr<TrainingData> open_libsvm_data(const TaskContext& task, int64_t& 
 // amplitude, so that the classes overlap as real ones do: the default recipe
 // reaches 93.1% test accuracy in its first epoch and stays there while the
 // loss goes on falling (0.211, 0.189, 0.182 over three epochs); with noise
-// 1 it was at 100% within 25 steps.
+// 1 the training loss was 0.04 after 25 steps and the first epoch ended at
+// 100% test accuracy.
 absl::StatusOr<TrainingData> synthetic_data(const TaskContext& task, int64_t& features) {
   constexpr int64_t kFeatures = 2000, kTrainRows = 400'000, kTestRows = 100'000;
   data::SyntheticImageOptions options;
