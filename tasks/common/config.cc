@@ -242,6 +242,18 @@ absl::Status set_config_field(TaskConfig& config, absl::string_view path, absl::
       return absl::InvalidArgumentError(
           absl::StrCat("config field '", part, "' in '", path, "' is not a singular message, so it has no subfields"));
     }
+    // Stepping into one choice of a oneof would clear the chosen one: a
+    // tweak of SGD's momentum would silently swap a configured Adam for SGD
+    // at SGD's defaults. Switching takes the whole message (sgd={lr: 0.1}).
+    if (const pb::OneofDescriptor* oneof = field->containing_oneof(); oneof != nullptr) {
+      const pb::FieldDescriptor* chosen = message->GetReflection()->GetOneofFieldDescriptor(*message, oneof);
+      if (chosen != nullptr && chosen != field) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("config field '", path, "': the config chooses '", chosen->name(), "' for '", oneof->name(),
+                         "', so setting a field of '", part,
+                         "' would drop it; to switch, give the whole message: --set='", part, "={...}'"));
+      }
+    }
     message = message->GetReflection()->MutableMessage(message, field);
   }
 

@@ -186,6 +186,16 @@ TEST(ConfigTest, AdamIsChosenSetAndValidated) {
   EXPECT_EQ(c.adam().beta2(), 0.98);
   EXPECT_EQ(c.adam().eps(), 1e-8);  // default
   EXPECT_FALSE(c.has_sgd());
+  // A field of the other choice would clear Adam's settings; the whole
+  // message switches.
+  expect_error(set_config_field(c, "sgd.momentum", "0.9"), absl::StatusCode::kInvalidArgument,
+               {"'sgd.momentum'", "chooses 'adam' for 'optimizer'", "sgd={...}"});
+  ASSERT_TRUE(c.has_adam());
+  EXPECT_EQ(c.adam().lr(), 0.002);
+  TaskConfig switched = c;
+  ASSERT_OK(set_config_field(switched, "sgd", "{lr: 0.3 momentum: 0.9}"));
+  ASSERT_TRUE(switched.has_sgd());
+  EXPECT_EQ(switched.sgd().momentum(), 0.9);
   ASSERT_OK(validate_config(c));
   c.mutable_adam()->set_beta1(1);
   c.mutable_adam()->set_eps(-1);
