@@ -7,6 +7,17 @@
 #include "tensor/cuda/stream.h"
 
 namespace ts::cuda {
+namespace {
+
+// Host memory that cudaHostAlloc or cudaHostRegister page-locked; plain
+// allocations are "unregistered" (not an error since CUDA 11).
+bool is_page_locked(const void* host) {
+  cudaPointerAttributes attributes{};
+  TS_CUDA_CHECK(cudaPointerGetAttributes(&attributes, host));
+  return attributes.type == cudaMemoryTypeHost;
+}
+
+}  // namespace
 
 void CudaBackend::copy(const Tensor& src, const Tensor& out) {
   const auto layout = make_layout<2>({&out, &src});
@@ -49,9 +60,12 @@ void CudaBackend::transfer(const Tensor& src, const Tensor& dst) {
   const cudaMemcpyKind kind = between_gpus ? cudaMemcpyDefault
                               : to_host    ? cudaMemcpyDeviceToHost
                                            : cudaMemcpyHostToDevice;
-  // Host tensors are pageable, so a host-to-device copy has consumed its
-  // source when the call returns; a device-to-host one is complete only once
-  // the stream has caught up, which the caller relies on. So is one between
+  // A host-to-device copy from pageable memory has consumed its source when
+  // the call returns. One from page-locked memory (the loader's pinned batch
+  // buffers) runs later, on the stream: the caller may free or refill the
+  // buffer as soon as this returns (the pool hands it to the next batch), so
+  // that copy is waited for. A device-to-host copy is complete only once the
+  // stream has caught up, which the caller relies on. So is one between
   // GPUs: the source GPU's streams know nothing of the destination's. For
   // the same reason the copy runs only once the source GPU's stream has
   // written `src` (the caller has just filled it there); under the source's
@@ -61,7 +75,7 @@ void CudaBackend::transfer(const Tensor& src, const Tensor& dst) {
     TS_CUDA_CHECK(cudaStreamSynchronize(current_stream(src.device().index)));
   }
   TS_CUDA_CHECK(cudaMemcpyAsync(dst.raw_data(), src.raw_data(), bytes, kind, stream));
-  if (to_host || between_gpus) TS_CUDA_CHECK(cudaStreamSynchronize(stream));
+  if (to_host || between_gpus || is_page_locked(src.raw_data())) TS_CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 
 }  // namespace ts::cuda

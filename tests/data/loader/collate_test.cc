@@ -81,6 +81,25 @@ TEST(HostBufferPoolTest, ReusesFreedBuffersOfTheSameSize) {
   EXPECT_EQ(to_vector<float>(again[0]), (std::vector<float>{1, 2, 3, 4}));
 }
 
+// A copy from a pinned buffer to the GPU is asynchronous; the buffer may be
+// refilled with the next batch as soon as the copy call returns, so the copy
+// must have read it by then. The GPU is kept busy first, so that a copy left
+// queued would read the refilled values.
+TEST(HostBufferPoolTest, APinnedBufferCanBeRefilledOnceItsCopyToTheGpuReturns) {
+  TS_SKIP_WITHOUT_CUDA();
+  std::shared_ptr<HostBufferPool> pool = HostBufferPool::create(/*pin=*/true);
+  ASSERT_TRUE(pool->pinned());
+  const int64_t n = int64_t{1} << 22;
+  Tensor host(value_or_die(pool->allocate(n * 4)), Shape{n}, Shape{1}, 0, DType::kF32);
+  fill_(host, 1.0);
+  const Tensor a = ones({4096, 4096}, {DType::kF32, Device::cuda(0)});
+  Tensor busy = a;
+  for (int i = 0; i < 8; ++i) busy = matmul(busy, a) * (1.0 / 4096);
+  const Tensor on_gpu = to(host, Device::cuda(0));
+  fill_(host, 2.0);
+  EXPECT_EQ(to_vector<float>(sum(on_gpu)), (std::vector<float>{static_cast<float>(n)}));
+}
+
 TEST(HostBufferPoolTest, StoragesOutliveThePoolHandle) {
   Tensor kept;
   {
