@@ -102,6 +102,7 @@ TEST(ShippedConfigs, Resnet50HalIsTheFullRecipe) {
   EXPECT_EQ(c.epochs(), 90);
   EXPECT_EQ(c.batch_size(), 208);
   EXPECT_EQ(c.dtype(), TaskConfig::F16);
+  EXPECT_TRUE(c.channels_last());
   ASSERT_TRUE(c.has_sgd());
   EXPECT_DOUBLE_EQ(c.sgd().lr(), 0.1 * 208 / 256);
   EXPECT_DOUBLE_EQ(c.sgd().momentum(), 0.9);
