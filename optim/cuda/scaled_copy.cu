@@ -55,7 +55,9 @@ __global__ void __launch_bounds__(kThreads)
   using C = Compute<T>;
   const ChunkTask task = tasks[blockIdx.x];
   const TensorEntry& e = tensors[task.tensor];
-  const T* __restrict__ from = static_cast<const T*>(e.from);
+  // Not __restrict__: an in-place unscale (f32 gradients) writes `to`, the
+  // same memory.
+  const T* from = static_cast<const T*>(e.from);
   const int64_t begin = int64_t{task.chunk} * kChunk;
   const int64_t end = begin + kChunk < e.numel ? begin + kChunk : e.numel;
   bool bad = false;
