@@ -205,9 +205,11 @@ std::shared_ptr<nn::Sequential> conv_bn_net() {
                                           std::make_shared<nn::Flatten>(), std::make_shared<nn::Linear>(4, 3));
 }
 
-// Each rank's running mean after two training steps on rank-specific data
-// and then an evaluation forward, gathered on every rank.
-std::vector<float> running_means_after_training(bool broadcast_buffers) {
+// Each rank's buffers (running mean and variance, packed into one
+// broadcast, and the batch count, alone in its dtype) after two training
+// steps on rank-specific data and then an evaluation forward, gathered on
+// every rank: per buffer, world_size x numel values.
+std::vector<std::vector<double>> buffers_after_training(bool broadcast_buffers) {
   Communicator& comm = mpitest::world();
   std::shared_ptr<nn::Sequential> model = conv_bn_net();
   DdpOptions options;
@@ -227,30 +229,38 @@ std::vector<float> running_means_after_training(bool broadcast_buffers) {
     EXPECT_OK(ddp->begin_step());
     model->forward(Variable(zeros({1, 2, 5, 5})));
   }
-  const Tensor mean = model->named_buffers()[0].second;  // "1.running_mean"
-  const Tensor all = empty({comm.world_size() * mean.numel()});
-  EXPECT_OK(comm.allgather(all, mean).wait());
-  return to_vector<float>(all);
+  std::vector<std::vector<double>> gathered;
+  for (const auto& [name, buffer] : model->named_buffers()) {
+    const Tensor mine = to(buffer, DType::kF64);
+    const Tensor all = empty({comm.world_size() * mine.numel()}, {DType::kF64});
+    EXPECT_OK(comm.allgather(all, mine).wait());
+    gathered.push_back(to_vector<double>(all));
+  }
+  return gathered;
 }
 
 TEST(DdpTest, BroadcastBuffersGivesEveryRankRankZerosRunningStatistics) {
   const int world = mpitest::world().world_size();
-  const std::vector<float> on = running_means_after_training(/*broadcast_buffers=*/true);
-  // The evaluation forward broadcast rank 0's statistics to everyone.
-  for (int r = 1; r < world; ++r) {
-    for (int c = 0; c < 4; ++c) EXPECT_EQ(on[r * 4 + c], on[c]) << "rank " << r << " channel " << c;
-  }
-  const std::vector<float> off = running_means_after_training(/*broadcast_buffers=*/false);
-  // Without it each rank keeps statistics of its own (shifted) data.
-  for (int r = 1; r < world; ++r) {
-    float largest_difference = 0;
-    for (int c = 0; c < 4; ++c) {
-      largest_difference = std::max(largest_difference, std::abs(off[r * 4 + c] - off[c]));
+  const std::vector<std::vector<double>> on = buffers_after_training(/*broadcast_buffers=*/true);
+  const std::vector<std::vector<double>> off = buffers_after_training(/*broadcast_buffers=*/false);
+  ASSERT_EQ(on.size(), 3u);  // running_mean, running_var, num_batches_tracked
+  for (size_t b = 0; b < on.size(); ++b) {
+    SCOPED_TRACE(::testing::Message() << "buffer " << b);
+    const size_t n = on[b].size() / world;
+    // The evaluation forward broadcast rank 0's buffers to everyone.
+    for (int r = 1; r < world; ++r) {
+      for (size_t i = 0; i < n; ++i) EXPECT_EQ(on[b][r * n + i], on[b][i]) << "rank " << r << " element " << i;
     }
+    // Rank 0's own buffers are the same either way.
+    for (size_t i = 0; i < n; ++i) EXPECT_EQ(on[b][i], off[b][i]);
+  }
+  // Without it each rank keeps running means of its own (shifted) data.
+  for (int r = 1; r < world; ++r) {
+    double largest_difference = 0;
+    for (int c = 0; c < 4; ++c)
+      largest_difference = std::max(largest_difference, std::abs(off[0][r * 4 + c] - off[0][c]));
     EXPECT_GT(largest_difference, 1e-3) << "rank " << r;
   }
-  // Rank 0's own statistics are the same either way.
-  for (int c = 0; c < 4; ++c) EXPECT_FLOAT_EQ(on[c], off[c]);
 }
 
 }  // namespace
