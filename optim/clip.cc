@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -12,15 +13,13 @@
 
 namespace ts::optim {
 
-double clip_grad_norm_(absl::Span<const autograd::Variable> params, double max_norm, double norm_type,
+Tensor clip_grad_norm_(absl::Span<const autograd::Variable> params, double max_norm, double norm_type,
                        bool error_if_nonfinite) {
   TS_CHECK(norm_type > 0, "clip_grad_norm_: norm_type must be > 0 or infinity, got ", norm_type);
   TS_CHECK(!std::isnan(max_norm) && max_norm >= 0, "clip_grad_norm_: max_norm must be >= 0, got ", max_norm);
   autograd::NoGradGuard no_grad;
-  const bool inf_norm = std::isinf(norm_type);
 
-  // Per-tensor norms, gathered per device and reduced there, so the host
-  // waits once per device rather than once per tensor.
+  // Per-tensor norms, gathered per device and reduced there.
   std::vector<Tensor> grads;
   std::map<std::pair<DeviceType, int>, std::vector<Tensor>> norms_by_device;
   for (const autograd::Variable& param : params) {
@@ -31,21 +30,32 @@ double clip_grad_norm_(absl::Span<const autograd::Variable> params, double max_n
     const Tensor wide = is_reduced_float(grad.dtype()) ? to(grad, DType::kF32) : grad;
     norms_by_device[{grad.device().type, grad.device().index}].push_back(to(norm(wide, norm_type), DType::kF64));
   }
-  if (grads.empty()) return 0.0;
+  if (grads.empty()) return scalar_tensor(0.0, {DType::kF64});
 
-  double total = 0;
-  for (const auto& [device, norms] : norms_by_device) {
-    const double part = item<double>(norm(stack(norms, 0), norm_type));
-    total = inf_norm ? std::max(total, part) : total + std::pow(part, norm_type);
-    if (std::isnan(part)) total = part;
+  // The total where the first device's gradients are: the norm of the
+  // devices' norms (a copy between devices, where there are several).
+  const Device home = grads.front().device();
+  std::vector<Tensor> parts;
+  for (const auto& [device, norms] : norms_by_device) parts.push_back(to(norm(stack(norms, 0), norm_type), home));
+  const Tensor total = parts.size() == 1 ? parts[0] : norm(stack(parts, 0), norm_type);
+
+  if (error_if_nonfinite) {
+    const double value = item<double>(total);
+    TS_CHECK(std::isfinite(value), "clip_grad_norm_: the total norm of order ", norm_type, " of the gradients is ",
+             value);
   }
-  if (!inf_norm) total = std::pow(total, 1.0 / norm_type);
-
-  TS_CHECK(std::isfinite(total) || !error_if_nonfinite, "clip_grad_norm_: the total norm of order ", norm_type,
-           " of the gradients is ", total);
-  const double clip_coef = max_norm / (total + 1e-6);
-  if (clip_coef < 1) {
-    for (const Tensor& grad : grads) copy_(grad, grad * clip_coef);
+  // torch's rule, max_norm / (norm + 1e-6) applied when below 1, computed
+  // where the norm is: nothing is read back, so the host runs on into the
+  // optimizer. A factor of 1 (or NaN, from a NaN norm) leaves a gradient's
+  // bits as they are; 16-bit gradients are scaled in f32 and rounded once.
+  const Tensor coef = max_norm / (total + 1e-6);
+  const Tensor applied = where(lt(coef, 1.0), coef, 1.0);
+  std::map<std::tuple<DeviceType, int, DType>, Tensor> factors;
+  for (const Tensor& grad : grads) {
+    const DType compute = grad.dtype() == DType::kF64 ? DType::kF64 : DType::kF32;
+    Tensor& factor = factors[{grad.device().type, grad.device().index, compute}];
+    if (!factor.defined()) factor = to(to(applied, grad.device()), compute);
+    copy_(grad, grad * factor);
   }
   return total;
 }

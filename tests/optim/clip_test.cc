@@ -27,10 +27,19 @@ Variable with_grad(std::vector<double> grad, DType dtype = DType::kF64) {
 
 std::vector<double> grad_of(const Variable& v) { return to_vector<double>(v.grad()); }
 
+// The total norm clip_grad_norm_ returns (a 0-dim f64 tensor), read back.
+double clip_norm(absl::Span<const Variable> params, double max_norm, double norm_type = 2.0,
+                 bool error_if_nonfinite = false) {
+  const Tensor total = clip_grad_norm_(params, max_norm, norm_type, error_if_nonfinite);
+  EXPECT_EQ(total.dim(), 0);
+  EXPECT_EQ(total.dtype(), DType::kF64);
+  return item<double>(total);
+}
+
 TEST(ClipGradNormTest, TwoNormClipsToMaxNorm) {
   // |(3, 4, 12)| = 13; coef = 6.5 / (13 + 1e-6).
   std::vector<Variable> params = {with_grad({3, 4}), with_grad({12})};
-  const double norm = clip_grad_norm_(params, 6.5);
+  const double norm = clip_norm(params, 6.5);
   EXPECT_NEAR(norm, 13, 1e-12);
   const double coef = 6.5 / (13 + 1e-6);
   EXPECT_NEAR(grad_of(params[0])[0], 3 * coef, 1e-12);
@@ -40,21 +49,21 @@ TEST(ClipGradNormTest, TwoNormClipsToMaxNorm) {
 
 TEST(ClipGradNormTest, BelowMaxNormNothingChanges) {
   std::vector<Variable> params = {with_grad({3, 4}), with_grad({12})};
-  const double norm = clip_grad_norm_(params, 13);  // coef just below 1? 13 / (13 + 1e-6) < 1
+  const double norm = clip_norm(params, 13);  // coef just below 1? 13 / (13 + 1e-6) < 1
   EXPECT_NEAR(norm, 13, 1e-12);
   EXPECT_LT(grad_of(params[1])[0], 12);  // torch clips here too: the 1e-6 makes coef < 1
   std::vector<Variable> loose = {with_grad({3, 4})};
-  clip_grad_norm_(loose, 5.01);
+  clip_norm(loose, 5.01);
   EXPECT_EQ(grad_of(loose[0]), (std::vector<double>{3, 4}));
 }
 
 TEST(ClipGradNormTest, InfinityAndOneNorms) {
   std::vector<Variable> params = {with_grad({3, -4}), with_grad({2})};
-  const double inf_norm = clip_grad_norm_(params, 2, std::numeric_limits<double>::infinity());
+  const double inf_norm = clip_norm(params, 2, std::numeric_limits<double>::infinity());
   EXPECT_EQ(inf_norm, 4);
   EXPECT_NEAR(grad_of(params[0])[1], -4 * 2 / (4 + 1e-6), 1e-12);
   std::vector<Variable> more = {with_grad({3, -4}), with_grad({2})};
-  const double one_norm = clip_grad_norm_(more, 100, 1);
+  const double one_norm = clip_norm(more, 100, 1);
   EXPECT_NEAR(one_norm, 9, 1e-12);
 }
 
@@ -73,7 +82,7 @@ TEST_F(ClipReferenceTest, MatchesFloat64ReferenceOnRandomGradients) {
       params.push_back(v);
     }
     const double expected = std::pow(sum, 1 / p);
-    const double norm = clip_grad_norm_(params, 1.0, p);
+    const double norm = clip_norm(params, 1.0, p);
     EXPECT_NEAR(norm, expected, 1e-5 * expected) << "p = " << p;
     const double coef = 1.0 / (expected + 1e-6);
     for (size_t i = 0; i < params.size(); ++i) {
@@ -88,15 +97,15 @@ TEST_F(ClipReferenceTest, MatchesFloat64ReferenceOnRandomGradients) {
 TEST(ClipGradNormTest, HalfGradientsDoNotOverflowTheNorm) {
   // Each element fits f16 (max 65504); their 2-norm, 84852.8, does not.
   std::vector<Variable> params = {with_grad({60000, 60000}, DType::kF16)};
-  const double norm = clip_grad_norm_(params, 1e9);
+  const double norm = clip_norm(params, 1e9);
   EXPECT_NEAR(norm, 60000 * std::sqrt(2.0), 1);
 }
 
 TEST(ClipGradNormTest, ParametersWithoutGradientsAreSkipped) {
   Variable no_grad(zeros({3}), true);
   std::vector<Variable> params = {no_grad, with_grad({3, 4})};
-  EXPECT_NEAR(clip_grad_norm_(params, 100), 5, 1e-12);
-  EXPECT_EQ(clip_grad_norm_(std::vector<Variable>{no_grad}, 1), 0);
+  EXPECT_NEAR(clip_norm(params, 100), 5, 1e-12);
+  EXPECT_EQ(clip_norm(std::vector<Variable>{no_grad}, 1), 0);
 }
 
 TEST(ClipGradNormTest, NonFiniteNorms) {
@@ -106,10 +115,10 @@ TEST(ClipGradNormTest, NonFiniteNorms) {
                 [&] { clip_grad_norm_(params, 1, 2, /*error_if_nonfinite=*/true); });
   EXPECT_EQ(grad_of(params[0])[0], 1);  // the error changed nothing
   // As torch: an infinite norm scales by 0; a NaN one leaves the gradients be.
-  EXPECT_EQ(clip_grad_norm_(params, 1), inf);
+  EXPECT_EQ(clip_norm(params, 1), inf);
   EXPECT_EQ(grad_of(params[0])[0], 0);
   std::vector<Variable> nan_params = {with_grad({1, std::nan("")})};
-  EXPECT_TRUE(std::isnan(clip_grad_norm_(nan_params, 1)));
+  EXPECT_TRUE(std::isnan(clip_norm(nan_params, 1)));
   EXPECT_EQ(grad_of(nan_params[0])[0], 1);
 }
 
@@ -128,8 +137,10 @@ TEST(ClipGradNormTest, CudaGradientsMatchTheCpu) {
     g.set_grad(to(v.grad(), Device::cuda(0)));
     gpu.push_back(g);
   }
-  const double cpu_norm = clip_grad_norm_(cpu, 6.5);
-  const double gpu_norm = clip_grad_norm_(gpu, 6.5);
+  const double cpu_norm = clip_norm(cpu, 6.5);
+  const Tensor gpu_total = clip_grad_norm_(gpu, 6.5);
+  EXPECT_EQ(gpu_total.device(), Device::cuda(0));  // left there: nothing is read back
+  const double gpu_norm = item<double>(gpu_total);
   EXPECT_NEAR(gpu_norm, cpu_norm, 1e-5);
   for (size_t i = 0; i < cpu.size(); ++i) {
     const std::vector<double> a = grad_of(cpu[i]), b = grad_of(gpu[i]);

@@ -88,7 +88,7 @@ TEST(AwdLstmTrainingGoldenTest, TenStepsMatchPyTorchFromTheSameWeights) {
     const Variable loss = recipe.loss(batch);
     EXPECT_NEAR(item<double>(loss.data()), losses[step], kTolerance * losses[step]) << "loss";
     loss.backward();
-    const double norm = optim::clip_grad_norm_(params, kClip);
+    const double norm = item<double>(optim::clip_grad_norm_(params, kClip));
     EXPECT_NEAR(norm, norms[step], kTolerance * norms[step]) << "gradient norm before clipping";
     // As the trainer's train_step: the window's lr for this step only.
     sgd.set_lr(kLr * recipe.lr_factor(batch));
