@@ -18,10 +18,22 @@ void check_batch(absl::Span<const Tensor> batch) {
            "language model: expected a BPTT batch {input [T, B], target [T, B], start}, got ", batch.size(), " fields");
 }
 
-// An epoch's first window starts at column 0: the carried states start over.
-// (On a GPU this reads one value back, which the step's gradient clipping
-// waits for anyway.)
-bool starts_epoch(absl::Span<const Tensor> batch) { return item<int64_t>(batch[2]) == 0; }
+// The carried states for this batch: zeros where its window starts an
+// epoch (column 0), since each epoch starts over. Masked where the states
+// are, not tested on the host: on a GPU that read would wait for the
+// previous step every step. Zero states give the LSTM the same values as
+// none.
+std::vector<nn::LstmState> carried_into(const std::vector<nn::LstmState>& states, absl::Span<const Tensor> batch) {
+  if (states.empty()) return states;
+  const Tensor starts_epoch = eq(batch[2], 0);
+  std::vector<nn::LstmState> out;
+  out.reserve(states.size());
+  for (const nn::LstmState& s : states) {
+    out.push_back({autograd::Variable(where(starts_epoch, 0.0, s.h.data())),
+                   autograd::Variable(where(starts_epoch, 0.0, s.c.data()))});
+  }
+  return out;
+}
 
 // The states without their graph: the next window backpropagates into its
 // own steps only (truncated BPTT).
@@ -42,8 +54,7 @@ LanguageModelRecipe::LanguageModelRecipe(TrainingData data, std::shared_ptr<nn::
 
 autograd::Variable LanguageModelRecipe::loss(absl::Span<const Tensor> batch) {
   check_batch(batch);
-  if (starts_epoch(batch)) train_state_.clear();
-  const nn::models::AwdLstmOutput out = model_->forward(batch[0], train_state_);
+  const nn::models::AwdLstmOutput out = model_->forward(batch[0], carried_into(train_state_, batch));
   train_state_ = detached(out.state);
   return nn::cross_entropy(out.logits, reshape(batch[1], {-1})) +
          nn::activation_regularization(out.dropped_output, options_.ar_alpha) +
@@ -52,8 +63,7 @@ autograd::Variable LanguageModelRecipe::loss(absl::Span<const Tensor> batch) {
 
 EvalSums LanguageModelRecipe::evaluate(absl::Span<const Tensor> batch) {
   check_batch(batch);
-  if (starts_epoch(batch)) eval_state_.clear();
-  const nn::models::AwdLstmOutput out = model_->forward(batch[0], eval_state_);
+  const nn::models::AwdLstmOutput out = model_->forward(batch[0], carried_into(eval_state_, batch));
   eval_state_ = detached(out.state);
   const Tensor nll = nn::cross_entropy(out.logits, reshape(batch[1], {-1}), {.reduction = nn::Reduction::kSum}).data();
   return {{"nll", nll}, {"tokens", scalar_tensor(batch[1].numel(), {DType::kF64, nll.device()})}};

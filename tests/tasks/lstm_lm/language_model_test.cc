@@ -190,6 +190,27 @@ TEST(LanguageModelTest, PerplexityTokensAndTheWindowsLr) {
   EXPECT_EQ(r->samples_in(batch), 35 * 4);
 }
 
+// A window at column 0 starts an epoch: the states carried from the
+// previous windows are dropped, so its loss is a fresh recipe's bit for bit;
+// any other window continues from them.
+TEST(LanguageModelTest, AWindowAtColumnZeroStartsFromZeroStates) {
+  const TaskConfig c = config("reset");
+  auto carried = recipe(c, 0, 1, /*dropouts=*/false);
+  auto fresh = recipe(c, 0, 1, /*dropouts=*/false);
+  Generator g(11);
+  const Tensor tokens = to(uniform({9, 4}, 0, kVocabulary, {}, &g), DType::kI64);  // toward zero: 0..39
+  const Tensor input = tokens.narrow(0, 0, 8), target = tokens.narrow(0, 1, 8);
+  auto batch_at = [&](int64_t column) {
+    return std::vector<Tensor>{input, target, scalar_tensor(column, {DType::kI64})};
+  };
+  const double first = to_vector<double>(to(fresh->evaluate(batch_at(0)).at("nll"), DType::kF64))[0];
+  for (const int64_t column : {0, 8, 16}) (void)carried->evaluate(batch_at(column));
+  const double continued = to_vector<double>(to(carried->evaluate(batch_at(24)).at("nll"), DType::kF64))[0];
+  const double restarted = to_vector<double>(to(carried->evaluate(batch_at(0)).at("nll"), DType::kF64))[0];
+  EXPECT_EQ(restarted, first);
+  EXPECT_NE(continued, first) << "a window inside the epoch must see the carried states";
+}
+
 TEST(LanguageModelTest, CudaTrainsAsTheCpu) {
   TS_SKIP_WITHOUT_CUDA();
   TaskConfig c = config("cuda");
