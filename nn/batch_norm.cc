@@ -18,7 +18,7 @@ BatchNorm2d::BatchNorm2d(int64_t num_features, BatchNormOptions options)
   register_buffer("num_batches_tracked", zeros({}, {DType::kI64}));
 }
 
-Variable BatchNorm2d::forward(const Variable& x) {
+void BatchNorm2d::start_forward(const Variable& x) {
   TS_CHECK(x.dim() == 4 && x.size(1) == num_features_, "BatchNorm2d(", num_features_, "): input ", x.data().describe(),
            " must be [N, ", num_features_, ", H, W]");
   if (is_training()) {
@@ -26,8 +26,18 @@ Variable BatchNorm2d::forward(const Variable& x) {
     const Tensor& count = buffer("num_batches_tracked");
     copy_(count, count + 1);
   }
+}
+
+Variable BatchNorm2d::forward(const Variable& x) {
+  start_forward(x);
   return functional::batch_norm(x, buffer("running_mean"), buffer("running_var"), param("weight"), param("bias"),
                                 is_training(), options_.momentum, options_.eps);
+}
+
+Variable BatchNorm2d::forward_relu(const Variable& x, const Variable& residual) {
+  start_forward(x);
+  return functional::batch_norm_relu(x, residual, buffer("running_mean"), buffer("running_var"), param("weight"),
+                                     param("bias"), is_training(), options_.momentum, options_.eps);
 }
 
 }  // namespace ts::nn

@@ -21,10 +21,17 @@ class BatchNorm2d final : public Module {
   explicit BatchNorm2d(int64_t num_features, BatchNormOptions options = {});
   // x [N, num_features, H, W] -> the same shape.
   Variable forward(const Variable& x);
+  // relu(forward(x) + residual), or relu(forward(x)) without a residual (of
+  // x's shape): a ResNet block's tail, one fused kernel where the device
+  // has one (functional::batch_norm_relu).
+  Variable forward_relu(const Variable& x, const Variable& residual = Variable());
 
   int64_t num_features() const { return num_features_; }
 
  private:
+  // Checks x and, in training, counts the batch.
+  void start_forward(const Variable& x);
+
   int64_t num_features_;
   BatchNormOptions options_;
 };

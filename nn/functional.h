@@ -57,6 +57,16 @@ autograd::Variable batch_norm(const autograd::Variable& x, const Tensor& running
                               const autograd::Variable& weight, const autograd::Variable& bias, bool training,
                               double momentum = 0.1, double eps = 1e-5);
 
+// relu(batch_norm(x) + z), or relu(batch_norm(x)) when z is undefined: the
+// tail of a ResNet block. z must have x's shape. Where the device fuses them
+// (cuDNN, channels-last f16, training) one kernel computes all three and
+// their backward; elsewhere the ops run one after the other, with the same
+// results as writing them out.
+autograd::Variable batch_norm_relu(const autograd::Variable& x, const autograd::Variable& z, const Tensor& running_mean,
+                                   const Tensor& running_var, const autograd::Variable& weight,
+                                   const autograd::Variable& bias, bool training, double momentum = 0.1,
+                                   double eps = 1e-5);
+
 struct Pool2dOptions {
   std::array<int64_t, 2> kernel = {2, 2};
   std::array<int64_t, 2> stride = {2, 2};

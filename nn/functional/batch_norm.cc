@@ -5,8 +5,10 @@
 #include <vector>
 
 #include "autograd/function.h"
+#include "autograd/ops.h"
 #include "base/error.h"
 #include "nn/functional.h"
+#include "nn/functional/batch_norm_relu.h"
 #include "nn/functional/common.h"
 #include "nn/functional/kernels.h"
 #include "tensor/checks.h"
@@ -68,43 +70,80 @@ std::vector<Tensor> in_input_dtypes(std::vector<Tensor> grads, const std::vector
   return grads;
 }
 
+// A training-mode batch norm's operands as the kernels take them (dense, in
+// the compute dtype; x in its own layout, which y and the gradients keep),
+// the running statistics they update, and its fresh outputs.
+struct TrainingPass {
+  DType ct, pt;
+  MemoryFormat format;
+  Tensor x, weight, bias, running_mean, running_var, y, save_mean, save_invstd;
+};
+
+TrainingPass prepare_training(const autograd::Variable& x, const Tensor& running_mean, const Tensor& running_var,
+                              const autograd::Variable& weight, const autograd::Variable& bias) {
+  const Tensor& xd = x.data();
+  TrainingPass p;
+  p.ct = training_dtype(xd);
+  p.pt = param_dtype(p.ct);
+  p.format = xd.suggest_memory_format();
+  const int64_t channels = xd.size(1);
+  p.x = as_dense(xd, p.ct, p.format);
+  p.weight = weight.defined() ? as_dense(weight.data(), p.pt) : Tensor();
+  p.bias = bias.defined() ? as_dense(bias.data(), p.pt) : Tensor();
+  // Without running statistics the kernel updates throwaway ones.
+  p.running_mean = param_or(running_mean, 0, channels, p.pt, xd.device());
+  p.running_var = param_or(running_var, 1, channels, p.pt, xd.device());
+  p.y = Tensor::allocate(xd.shape(), p.ct, xd.device(), p.format);
+  p.save_mean = Tensor::allocate({channels}, p.pt, xd.device());
+  p.save_invstd = Tensor::allocate({channels}, p.pt, xd.device());
+  return p;
+}
+
+// After the kernel: it updated converted copies when the buffers were not
+// dense in the parameter dtype.
+void write_back_running_stats(const TrainingPass& p, const Tensor& running_mean, const Tensor& running_var) {
+  if (running_mean.defined() && !p.running_mean.shares_storage_with(running_mean)) {
+    ts::copy_(running_mean, p.running_mean);
+  }
+  if (running_var.defined() && !p.running_var.shares_storage_with(running_var)) ts::copy_(running_var, p.running_var);
+}
+
+// The dtypes the gradients of x, weight and bias are returned in.
+std::vector<DType> input_dtypes(const autograd::Variable& x, const autograd::Variable& weight,
+                                const autograd::Variable& bias, DType pt) {
+  return {x.dtype(), weight.defined() ? weight.dtype() : pt, bias.defined() ? bias.dtype() : pt};
+}
+
+// Fresh gradient buffers for a training backward: x's shape and layout in
+// the compute dtype, and [C] vectors in the parameter dtype.
+struct TrainingGrads {
+  Tensor x, weight, bias;
+};
+
+TrainingGrads allocate_grads(const Tensor& xc, DType pt, MemoryFormat format) {
+  const int64_t channels = xc.size(1);
+  return {Tensor::allocate(xc.shape(), xc.dtype(), xc.device(), format), Tensor::allocate({channels}, pt, xc.device()),
+          Tensor::allocate({channels}, pt, xc.device())};
+}
+
 autograd::Variable batch_norm_training(const autograd::Variable& x, const Tensor& running_mean,
                                        const Tensor& running_var, const autograd::Variable& weight,
                                        const autograd::Variable& bias, double momentum, double eps) {
-  const Tensor& xd = x.data();
-  const DType ct = training_dtype(xd), pt = param_dtype(ct);
-  const int64_t channels = xd.size(1);
-  const MemoryFormat format = xd.suggest_memory_format();  // y and the gradients keep x's layout
-  const Tensor xc = as_dense(xd, ct, format);
-  const Tensor wc = weight.defined() ? as_dense(weight.data(), pt) : Tensor();
-  const Tensor bc = bias.defined() ? as_dense(bias.data(), pt) : Tensor();
-  // Without running statistics the kernel updates throwaway ones.
-  const Tensor rm = param_or(running_mean, 0, channels, pt, xd.device());
-  const Tensor rv = param_or(running_var, 1, channels, pt, xd.device());
-  const Tensor y = Tensor::allocate(xd.shape(), ct, xd.device(), format);
-  const Tensor save_mean = Tensor::allocate({channels}, pt, xd.device());
-  const Tensor save_invstd = Tensor::allocate({channels}, pt, xd.device());
-  const LayerKernels* kernels = &kernels_for(xd.device());
-  const Tensor reserve =
-      kernels->batch_norm_forward_training(xc, wc, bc, rm, rv, momentum, eps, y, save_mean, save_invstd);
-  // The kernel updated converted copies when the buffers were not dense in pt.
-  if (running_mean.defined() && !rm.shares_storage_with(running_mean)) ts::copy_(running_mean, rm);
-  if (running_var.defined() && !rv.shares_storage_with(running_var)) ts::copy_(running_var, rv);
-  const std::vector<DType> dtypes = {xd.dtype(), weight.defined() ? weight.dtype() : pt,
-                                     bias.defined() ? bias.dtype() : pt};
-  return autograd::record(
-      "batch_norm", {x, weight, bias}, ts::to(y, xd.dtype()),
-      [xc, wc, save_mean, save_invstd, reserve, eps, ct, pt, format, dtypes,
-       kernels](const autograd::GradContext& ctx) {
-        const Tensor gy = as_dense(ctx.grad(), ct, format);
-        const int64_t channels = xc.size(1);
-        const Tensor gx = Tensor::allocate(xc.shape(), ct, xc.device(), format);
-        const Tensor gw = Tensor::allocate({channels}, pt, xc.device());
-        const Tensor gb = Tensor::allocate({channels}, pt, xc.device());
-        kernels->batch_norm_backward_training(xc, gy, wc, save_mean, save_invstd, reserve, eps, gx, gw, gb);
-        return in_input_dtypes(
-            {ctx.needs(0) ? gx : Tensor(), ctx.needs(1) ? gw : Tensor(), ctx.needs(2) ? gb : Tensor()}, dtypes);
-      });
+  const TrainingPass p = prepare_training(x, running_mean, running_var, weight, bias);
+  const LayerKernels* kernels = &kernels_for(x.device());
+  const Tensor reserve = kernels->batch_norm_forward_training(p.x, p.weight, p.bias, p.running_mean, p.running_var,
+                                                              momentum, eps, p.y, p.save_mean, p.save_invstd);
+  write_back_running_stats(p, running_mean, running_var);
+  auto backward = [xc = p.x, wc = p.weight, save_mean = p.save_mean, save_invstd = p.save_invstd, reserve, eps,
+                   ct = p.ct, pt = p.pt, format = p.format, dtypes = input_dtypes(x, weight, bias, p.pt),
+                   kernels](const autograd::GradContext& ctx) {
+    const Tensor gy = as_dense(ctx.grad(), ct, format);
+    const TrainingGrads g = allocate_grads(xc, pt, format);
+    kernels->batch_norm_backward_training(xc, gy, wc, save_mean, save_invstd, reserve, eps, g.x, g.weight, g.bias);
+    return in_input_dtypes(
+        {ctx.needs(0) ? g.x : Tensor(), ctx.needs(1) ? g.weight : Tensor(), ctx.needs(2) ? g.bias : Tensor()}, dtypes);
+  };
+  return autograd::record("batch_norm", {x, weight, bias}, ts::to(p.y, x.dtype()), std::move(backward));
 }
 
 // y = (x - running_mean) * scale + bias per channel, with scale = weight /
@@ -138,6 +177,51 @@ autograd::Variable batch_norm_eval(const autograd::Variable& x, const Tensor& ru
 }
 
 }  // namespace
+
+autograd::Variable batch_norm_relu_fused(const LayerKernels& kernels, const autograd::Variable& x,
+                                         const autograd::Variable& z, const Tensor& running_mean,
+                                         const Tensor& running_var, const autograd::Variable& weight,
+                                         const autograd::Variable& bias, double momentum, double eps) {
+  const TrainingPass p = prepare_training(x, running_mean, running_var, weight, bias);
+  const Tensor zc = z.defined() ? as_dense(z.data(), p.ct, p.format) : Tensor();
+  const LayerKernels* k = &kernels;
+  const Tensor reserve = k->batch_norm_relu_forward_training(p.x, zc, p.weight, p.bias, p.running_mean, p.running_var,
+                                                             momentum, eps, p.y, p.save_mean, p.save_invstd);
+  write_back_running_stats(p, running_mean, running_var);
+  std::vector<DType> dtypes = input_dtypes(x, weight, bias, p.pt);
+  dtypes.insert(dtypes.begin() + 1, z.defined() ? z.dtype() : p.ct);
+  auto backward = [xc = p.x, y = p.y, wc = p.weight, bc = p.bias, save_mean = p.save_mean, save_invstd = p.save_invstd,
+                   reserve, eps, ct = p.ct, pt = p.pt, format = p.format, has_z = z.defined(), dtypes,
+                   k](const autograd::GradContext& ctx) {
+    const Tensor gy = as_dense(ctx.grad(), ct, format);
+    const TrainingGrads g = allocate_grads(xc, pt, format);
+    const Tensor gz = has_z ? Tensor::allocate(xc.shape(), ct, xc.device(), format) : Tensor();
+    k->batch_norm_relu_backward_training(xc, y, gy, wc, bc, save_mean, save_invstd, reserve, eps, g.x, gz, g.weight,
+                                         g.bias);
+    return in_input_dtypes({ctx.needs(0) ? g.x : Tensor(), ctx.needs(1) ? gz : Tensor(),
+                            ctx.needs(2) ? g.weight : Tensor(), ctx.needs(3) ? g.bias : Tensor()},
+                           dtypes);
+  };
+  return autograd::record("batch_norm_relu", {x, z, weight, bias}, p.y, std::move(backward));
+}
+
+autograd::Variable batch_norm_relu(const autograd::Variable& x, const autograd::Variable& z, const Tensor& running_mean,
+                                   const Tensor& running_var, const autograd::Variable& weight,
+                                   const autograd::Variable& bias, bool training, double momentum, double eps) {
+  TS_CHECK(x.defined(), "batch_norm_relu: input is undefined");
+  if (z.defined()) {
+    TS_CHECK(z.data().shape() == x.data().shape() && z.device() == x.device(), "batch_norm_relu: z ",
+             z.data().describe(), " must have the shape and device of the input ", x.data().describe());
+  }
+  const LayerKernels& kernels = kernels_for(x.device());
+  if (training && kernels.fuses_batch_norm_relu(x.data()) && (!z.defined() || z.dtype() == x.dtype())) {
+    check_inputs(x.data(), running_mean, running_var, weight.defined() ? weight.data() : Tensor(),
+                 bias.defined() ? bias.data() : Tensor(), training, momentum, eps);
+    return batch_norm_relu_fused(kernels, x, z, running_mean, running_var, weight, bias, momentum, eps);
+  }
+  const autograd::Variable normalized = batch_norm(x, running_mean, running_var, weight, bias, training, momentum, eps);
+  return autograd::relu(z.defined() ? normalized + z : normalized);
+}
 
 autograd::Variable batch_norm(const autograd::Variable& x, const Tensor& running_mean, const Tensor& running_var,
                               const autograd::Variable& weight, const autograd::Variable& bias, bool training,

@@ -10,6 +10,7 @@
 // call (cuDNN, a kernel launch, out of memory) throws ts::Error.
 #pragma once
 
+#include "base/error.h"
 #include "nn/functional/geometry.h"
 #include "tensor/device.h"
 #include "tensor/tensor.h"
@@ -58,6 +59,31 @@ class LayerKernels {
                                             const Tensor& save_mean, const Tensor& save_invstd, const Tensor& reserve,
                                             double eps, const Tensor& grad_x, const Tensor& grad_weight,
                                             const Tensor& grad_bias) const = 0;
+
+  // relu(batch_norm(x) + z) in one kernel, z (x's shape, dtype and layout)
+  // undefined for relu(batch_norm(x)): ResNet's block tails, without the
+  // passes of a separate add and ReLU forward and backward. Only where
+  // fuses_batch_norm_relu(x) says so (cuDNN's persistent NHWC kernels, for
+  // channels-last f16); elsewhere the frontend composes the ops, and the
+  // fused calls throw.
+  virtual bool fuses_batch_norm_relu(const Tensor& /*x*/) const { return false; }
+  virtual Tensor batch_norm_relu_forward_training(const Tensor& x, const Tensor& z, const Tensor& weight,
+                                                  const Tensor& bias, const Tensor& running_mean,
+                                                  const Tensor& running_var, double momentum, double eps,
+                                                  const Tensor& y, const Tensor& save_mean,
+                                                  const Tensor& save_invstd) const {
+    throw_error(absl::StatusCode::kUnimplemented, "batch_norm_relu: no fused kernel for ", x.describe());
+  }
+  // The gradients through the ReLU, the add and the batch statistics, from
+  // the forward's output y: grad_x, grad_weight and grad_bias, and grad_z
+  // when z was given.
+  virtual void batch_norm_relu_backward_training(const Tensor& x, const Tensor& y, const Tensor& grad_y,
+                                                 const Tensor& weight, const Tensor& bias, const Tensor& save_mean,
+                                                 const Tensor& save_invstd, const Tensor& reserve, double eps,
+                                                 const Tensor& grad_x, const Tensor& grad_z, const Tensor& grad_weight,
+                                                 const Tensor& grad_bias) const {
+    throw_error(absl::StatusCode::kUnimplemented, "batch_norm_relu: no fused kernel for ", x.describe());
+  }
 
   // Max pooling saves the argmax of each window (i32, flat index into the
   // [h, w] plane) for the backward. Backward kernels overwrite grad_x.

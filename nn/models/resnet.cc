@@ -38,9 +38,10 @@ Bottleneck::Bottleneck(int64_t in_channels, int64_t planes, int64_t stride, int6
 
 Variable Bottleneck::forward(const Variable& x) {
   const Variable shortcut = downsample_ ? downsample_(x) : x;
-  Variable y = relu(bn1_(conv1_(x)));
-  y = relu(bn2_(conv2_(y)));
-  return relu(bn3_(conv3_(y)) + shortcut);
+  // forward_relu(v, s) = relu(bn(v) + s), one kernel on cuDNN.
+  Variable y = bn1_->forward_relu(conv1_(x));
+  y = bn2_->forward_relu(conv2_(y));
+  return bn3_->forward_relu(conv3_(y), shortcut);
 }
 
 ResNet::ResNet(const ResNetConfig& config) : Module("ResNet") {
@@ -67,7 +68,7 @@ ResNet::ResNet(const ResNetConfig& config) : Module("ResNet") {
 }
 
 Variable ResNet::forward(const Variable& x) {
-  const Variable stem = maxpool_(relu(bn1_(conv1_(x))));
+  const Variable stem = maxpool_(bn1_->forward_relu(conv1_(x)));
   const Variable features = layer4_(layer3_(layer2_(layer1_(stem))));
   return fc_(flatten(avgpool_(features), 1));
 }

@@ -33,8 +33,9 @@ BasicBlock::BasicBlock(int64_t in_channels, int64_t out_channels, int64_t stride
 
 Variable BasicBlock::forward(const Variable& x) {
   const Variable shortcut = downsample_ ? downsample_(x) : x;
-  const Variable y = relu(bn1_(conv1_(x)));
-  return relu(bn2_(conv2_(y)) + shortcut);
+  // forward_relu(v, s) = relu(bn(v) + s), one kernel on cuDNN.
+  const Variable y = bn1_->forward_relu(conv1_(x));
+  return bn2_->forward_relu(conv2_(y), shortcut);
 }
 
 ResNetCifar::ResNetCifar(int depth, int64_t num_classes, int64_t in_channels) : Module("ResNetCifar") {

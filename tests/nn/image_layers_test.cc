@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "autograd/gradcheck.h"
+#include "autograd/ops.h"
 #include "gtest/gtest.h"
 #include "nn/batch_norm.h"
 #include "nn/conv.h"
@@ -154,6 +155,38 @@ TEST_F(ImageLayersTest, BatchNormGradcheckInBothModes) {
   EXPECT_OK(gradcheck_module(bn, x));
   expect_throws(absl::StatusCode::kInvalidArgument, {"BatchNorm2d(2)", "f64[2, 3, 2, 2]"}, [&] {
     bn.forward(Variable(zeros({2, 3, 2, 2}, {DType::kF64})));
+  });
+}
+
+// forward_relu is relu(forward(x) + residual): the same values and running
+// statistics as the ops written out, and it counts the batch too.
+TEST_F(ImageLayersTest, BatchNormForwardReluIsReluOfBatchNormPlusResidual) {
+  const Tensor x = random_tensor(rng(), {4, 3, 2, 3}, DType::kF64, -2, 3);
+  const Tensor residual = random_tensor(rng(), {4, 3, 2, 3}, DType::kF64, -1, 1);
+  for (const bool with_residual : {false, true}) {
+    SCOPED_TRACE(with_residual ? "with a residual" : "without");
+    BatchNorm2d fused(3), written_out(3);
+    fused.to(DType::kF64);
+    written_out.to(DType::kF64);
+    for (const bool training : {true, false}) {
+      fused.train(training);
+      written_out.train(training);
+      const Variable r = with_residual ? Variable(residual) : Variable();
+      const Variable y = fused.forward_relu(Variable(x), r);
+      const Variable normalized = written_out.forward(Variable(x));
+      const Variable expected = autograd::relu(with_residual ? normalized + r : normalized);
+      EXPECT_EQ(to_vector<double>(y.data()), to_vector<double>(expected.data()));
+    }
+    for (size_t b = 0; b < 3; ++b) {
+      EXPECT_EQ(to_vector<double>(to(fused.named_buffers()[b].second, DType::kF64)),
+                to_vector<double>(to(written_out.named_buffers()[b].second, DType::kF64)))
+          << fused.named_buffers()[b].first;
+    }
+    EXPECT_EQ(item<int64_t>(fused.named_buffers()[2].second), 1);
+  }
+  BatchNorm2d bn(3);
+  expect_throws(absl::StatusCode::kInvalidArgument, {"batch_norm_relu", "z f32[4, 3, 2, 2]"}, [&] {
+    bn.forward_relu(Variable(zeros({4, 3, 2, 3})), Variable(zeros({4, 3, 2, 2})));
   });
 }
 

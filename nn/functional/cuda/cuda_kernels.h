@@ -1,5 +1,6 @@
-// The CUDA LayerKernels: convolution and training-mode batch norm through cuDNN
-// (cuda/conv.cc, 2-D and 3-D; cuda/batch_norm.cc), pooling as hand-written kernels (pooling.cu).
+// The CUDA LayerKernels: convolution and training-mode batch norm (alone or
+// with a fused add and ReLU) through cuDNN (cuda/conv.cc, 2-D and 3-D;
+// cuda/batch_norm.cc), pooling as hand-written kernels (pooling.cu).
 #pragma once
 
 #include "nn/functional/kernels.h"
@@ -21,6 +22,15 @@ class CudaKernels final : public LayerKernels {
                                     const Tensor& save_mean, const Tensor& save_invstd, const Tensor& reserve,
                                     double eps, const Tensor& grad_x, const Tensor& grad_weight,
                                     const Tensor& grad_bias) const override;
+  bool fuses_batch_norm_relu(const Tensor& x) const override;
+  Tensor batch_norm_relu_forward_training(const Tensor& x, const Tensor& z, const Tensor& weight, const Tensor& bias,
+                                          const Tensor& running_mean, const Tensor& running_var, double momentum,
+                                          double eps, const Tensor& y, const Tensor& save_mean,
+                                          const Tensor& save_invstd) const override;
+  void batch_norm_relu_backward_training(const Tensor& x, const Tensor& y, const Tensor& grad_y, const Tensor& weight,
+                                         const Tensor& bias, const Tensor& save_mean, const Tensor& save_invstd,
+                                         const Tensor& reserve, double eps, const Tensor& grad_x, const Tensor& grad_z,
+                                         const Tensor& grad_weight, const Tensor& grad_bias) const override;
   void max_pool2d_forward(const Pool2dGeometry& g, const Tensor& x, const Tensor& out,
                           const Tensor& indices) const override;
   void max_pool2d_backward(const Pool2dGeometry& g, const Tensor& grad_out, const Tensor& indices,

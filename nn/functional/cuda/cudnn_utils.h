@@ -58,6 +58,8 @@ using TensorDescriptor = Descriptor<cudnnTensorDescriptor_t, cudnnCreateTensorDe
 using FilterDescriptor = Descriptor<cudnnFilterDescriptor_t, cudnnCreateFilterDescriptor, cudnnDestroyFilterDescriptor>;
 using ConvolutionDescriptor =
     Descriptor<cudnnConvolutionDescriptor_t, cudnnCreateConvolutionDescriptor, cudnnDestroyConvolutionDescriptor>;
+using ActivationDescriptor =
+    Descriptor<cudnnActivationDescriptor_t, cudnnCreateActivationDescriptor, cudnnDestroyActivationDescriptor>;
 
 // A dense tensor descriptor of any rank from 3 up (RNN states [D, B, H],
 // NCHW, NCDHW, ...), row-major or (4 and 5 dims) channels-last: cuDNN reads

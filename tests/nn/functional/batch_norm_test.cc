@@ -11,6 +11,8 @@
 #include "autograd/ops.h"
 #include "gtest/gtest.h"
 #include "nn/functional.h"
+#include "nn/functional/batch_norm_relu.h"
+#include "nn/functional/kernels.h"
 #include "tests/nn/functional/layer_testing.h"
 #include "tests/tensor/testing.h"
 
@@ -335,6 +337,169 @@ TEST_F(BatchNormTest, CudaMatchesCpu) {
           const Tensor m = to(to(rm, pt), device);
           const Tensor var = to(to(rv, pt), device);
           batch_norm(Variable(to(x, device)), m, var, Variable(), Variable(), true, 0.2, 1e-5);
+          updated.push_back(cat({m, var}, 0));
+        }
+        ts::testing::expect_close(updated[1], ref_of(updated[0]), 1e-5, 1.0, "running stats");
+      }
+    }
+  }
+}
+
+TEST_F(BatchNormTest, BatchNormReluGradcheck) {
+  const Shape shape = {3, 4, 3, 2};
+  const Tensor rm = random_tensor(rng(), {4}, DType::kF64);
+  const Tensor rv = random_tensor(rng(), {4}, DType::kF64, 0.5, 2);
+  for (const bool training : {true, false}) {
+    SCOPED_TRACE(training ? "training" : "eval");
+    EXPECT_OK(autograd::gradcheck(
+        [&](const std::vector<Variable>& v) {
+          return batch_norm_relu(v[0], v[1], clone(rm), clone(rv), v[2], v[3], training, 0.1, 1e-5);
+        },
+        {random_tensor(rng(), shape, DType::kF64), random_tensor(rng(), shape, DType::kF64),
+         random_tensor(rng(), {4}, DType::kF64), random_tensor(rng(), {4}, DType::kF64)}));
+    EXPECT_OK(autograd::gradcheck(
+        [&](const std::vector<Variable>& v) {
+          return batch_norm_relu(v[0], Variable(), clone(rm), clone(rv), v[1], v[2], training, 0.1, 1e-5);
+        },
+        {random_tensor(rng(), shape, DType::kF64), random_tensor(rng(), {4}, DType::kF64),
+         random_tensor(rng(), {4}, DType::kF64)}));
+  }
+}
+
+// The CPU's kernels, with a fused batch norm, add and ReLU built from them
+// the way cuDNN's computes: the ReLU's gradient from the saved output.
+class FusingCpuKernels final : public LayerKernels {
+ public:
+  void conv_forward(const ConvGeometry& g, const Tensor& x, const Tensor& weight, const Tensor& bias,
+                    const Tensor& out) const override {
+    cpu_kernels().conv_forward(g, x, weight, bias, out);
+  }
+  ConvLayouts conv_layouts(MemoryFormat input, DType dtype) const override {
+    return cpu_kernels().conv_layouts(input, dtype);
+  }
+  void conv_backward(const ConvGeometry& g, const Tensor& x, const Tensor& weight, const Tensor& grad_out,
+                     const Tensor& grad_x, const Tensor& grad_weight) const override {
+    cpu_kernels().conv_backward(g, x, weight, grad_out, grad_x, grad_weight);
+  }
+  Tensor batch_norm_forward_training(const Tensor& x, const Tensor& weight, const Tensor& bias,
+                                     const Tensor& running_mean, const Tensor& running_var, double momentum, double eps,
+                                     const Tensor& y, const Tensor& save_mean,
+                                     const Tensor& save_invstd) const override {
+    return cpu_kernels().batch_norm_forward_training(x, weight, bias, running_mean, running_var, momentum, eps, y,
+                                                     save_mean, save_invstd);
+  }
+  void batch_norm_backward_training(const Tensor& x, const Tensor& grad_y, const Tensor& weight,
+                                    const Tensor& save_mean, const Tensor& save_invstd, const Tensor& reserve,
+                                    double eps, const Tensor& grad_x, const Tensor& grad_weight,
+                                    const Tensor& grad_bias) const override {
+    cpu_kernels().batch_norm_backward_training(x, grad_y, weight, save_mean, save_invstd, reserve, eps, grad_x,
+                                               grad_weight, grad_bias);
+  }
+  bool fuses_batch_norm_relu(const Tensor&) const override { return true; }
+  Tensor batch_norm_relu_forward_training(const Tensor& x, const Tensor& z, const Tensor& weight, const Tensor& bias,
+                                          const Tensor& running_mean, const Tensor& running_var, double momentum,
+                                          double eps, const Tensor& y, const Tensor& save_mean,
+                                          const Tensor& save_invstd) const override {
+    const Tensor reserve = batch_norm_forward_training(x, weight, bias, running_mean, running_var, momentum, eps, y,
+                                                       save_mean, save_invstd);
+    copy_(y, relu(z.defined() ? y + z : y));
+    return reserve;
+  }
+  void batch_norm_relu_backward_training(const Tensor& x, const Tensor& y, const Tensor& grad_y, const Tensor& weight,
+                                         const Tensor&, const Tensor& save_mean, const Tensor& save_invstd,
+                                         const Tensor& reserve, double eps, const Tensor& grad_x, const Tensor& grad_z,
+                                         const Tensor& grad_weight, const Tensor& grad_bias) const override {
+    const Tensor through_relu = where(gt(y, 0.0), grad_y, 0.0);
+    if (grad_z.defined()) copy_(grad_z, through_relu);
+    batch_norm_backward_training(x, through_relu, weight, save_mean, save_invstd, reserve, eps, grad_x, grad_weight,
+                                 grad_bias);
+  }
+  void max_pool2d_forward(const Pool2dGeometry& g, const Tensor& x, const Tensor& out,
+                          const Tensor& indices) const override {
+    cpu_kernels().max_pool2d_forward(g, x, out, indices);
+  }
+  void max_pool2d_backward(const Pool2dGeometry& g, const Tensor& grad_out, const Tensor& indices,
+                           const Tensor& grad_x) const override {
+    cpu_kernels().max_pool2d_backward(g, grad_out, indices, grad_x);
+  }
+  void avg_pool2d_forward(const Pool2dGeometry& g, const Tensor& x, const Tensor& out) const override {
+    cpu_kernels().avg_pool2d_forward(g, x, out);
+  }
+  void avg_pool2d_backward(const Pool2dGeometry& g, const Tensor& grad_out, const Tensor& grad_x) const override {
+    cpu_kernels().avg_pool2d_backward(g, grad_out, grad_x);
+  }
+};
+
+// The fused frontend (what runs on cuDNN) through the CPU's kernels: the
+// ops written out's values, running statistics and gradients of x, z,
+// weight and bias in their places, and gradcheck.
+TEST_F(BatchNormTest, FusedBatchNormReluFrontendMatchesTheOpsWrittenOut) {
+  const FusingCpuKernels fusing;
+  const Shape shape = {3, 4, 3, 2};
+  for (const bool with_z : {true, false}) {
+    SCOPED_TRACE(with_z ? "with z" : "without z");
+    const Tensor x = random_tensor(rng(), shape, DType::kF64), z = random_tensor(rng(), shape, DType::kF64);
+    const Tensor w = random_tensor(rng(), {4}, DType::kF64), b = random_tensor(rng(), {4}, DType::kF64);
+    const Tensor grad_out = random_tensor(rng(), shape, DType::kF64);
+    std::vector<std::vector<double>> results[2];
+    for (const bool fused : {true, false}) {
+      std::vector<Variable> v = {Variable(x, true), Variable(z, true), Variable(w, true), Variable(b, true)};
+      const Tensor rm = zeros({4}, {DType::kF64}), rv = ones({4}, {DType::kF64});
+      const Variable zv = with_z ? v[1] : Variable();
+      const Variable y = fused ? batch_norm_relu_fused(fusing, v[0], zv, rm, rv, v[2], v[3], 0.1, 1e-5)
+                               : batch_norm_relu(v[0], zv, rm, rv, v[2], v[3], /*training=*/true, 0.1, 1e-5);
+      autograd::sum(y * Variable(grad_out)).backward();
+      std::vector<std::vector<double>>& r = results[fused ? 0 : 1];
+      for (const Tensor& t : {y.data(), rm, rv, v[0].grad(), v[2].grad(), v[3].grad()})
+        r.push_back(to_vector<double>(t));
+      EXPECT_EQ(v[1].grad().defined(), with_z);
+      if (with_z) r.push_back(to_vector<double>(v[1].grad()));
+    }
+    ASSERT_EQ(results[0].size(), results[1].size());
+    for (size_t i = 0; i < results[0].size(); ++i) {
+      ASSERT_EQ(results[0][i].size(), results[1][i].size());
+      for (size_t j = 0; j < results[0][i].size(); ++j) {
+        EXPECT_NEAR(results[0][i][j], results[1][i][j], 1e-12 * (1 + std::abs(results[1][i][j])))
+            << "result " << i << " element " << j;
+      }
+    }
+  }
+  EXPECT_OK(autograd::gradcheck(
+      [&](const std::vector<Variable>& v) {
+        return batch_norm_relu_fused(fusing, v[0], v[1], zeros({4}, {DType::kF64}), ones({4}, {DType::kF64}), v[2],
+                                     v[3], 0.1, 1e-5);
+      },
+      {random_tensor(rng(), shape, DType::kF64), random_tensor(rng(), shape, DType::kF64),
+       random_tensor(rng(), {4}, DType::kF64), random_tensor(rng(), {4}, DType::kF64)}));
+}
+
+// On CUDA, channels-last f16 in training runs cuDNN's fused kernels (the
+// others compose the ops): values, all four gradients and the running
+// statistics against the CPU's f64.
+TEST_F(BatchNormTest, BatchNormReluCudaMatchesCpu) {
+  TS_SKIP_WITHOUT_CUDA();
+  const Shape shape = {6, 8, 7, 9};  // 8 channels: cuDNN's fused ops need a multiple of 4
+  const Tensor rm = random_tensor(rng(), {8}, DType::kF32), rv = random_tensor(rng(), {8}, DType::kF32, 0.5, 2);
+  for (const DType dtype : {DType::kF16, DType::kF32}) {
+    for (const MemoryFormat format : {MemoryFormat::kChannelsLast, MemoryFormat::kContiguous}) {
+      for (const bool with_z : {true, false}) {
+        SCOPED_TRACE(absl::StrCat(dtype_name(dtype), " ", memory_format_name(format), with_z ? " with z" : ""));
+        std::vector<Tensor> inputs = {random_tensor(rng(), shape, dtype, -2, 2), random_tensor(rng(), {8}, dtype),
+                                      random_tensor(rng(), {8}, dtype)};
+        if (with_z) inputs.push_back(random_tensor(rng(), shape, dtype, -1, 1));
+        nn::testing::expect_cuda_matches_cpu(
+            [&](const std::vector<Variable>& v) {
+              return batch_norm_relu(v[0], with_z ? v[3] : Variable(), to(rm, v[0].device()), to(rv, v[0].device()),
+                                     v[1], v[2], /*training=*/true);
+            },
+            inputs, random_tensor(rng(), shape, DType::kF64), dtype, dtype == DType::kF16 ? 2e-2 : 1e-5, format);
+        std::vector<Tensor> updated;
+        const Tensor x = contiguous(inputs[0], format);
+        const Tensor z = contiguous(random_tensor(rng(), shape, dtype), format);
+        for (const Device device : {Device::cpu(), Device::cuda(0)}) {
+          const Tensor m = to(rm, device), var = to(rv, device);
+          batch_norm_relu(Variable(to(x, device)), with_z ? Variable(to(z, device)) : Variable(), m, var, Variable(),
+                          Variable(), true, 0.2, 1e-5);
           updated.push_back(cat({m, var}, 0));
         }
         ts::testing::expect_close(updated[1], ref_of(updated[0]), 1e-5, 1.0, "running stats");
