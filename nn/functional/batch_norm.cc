@@ -202,7 +202,7 @@ autograd::Variable batch_norm_relu_fused(const LayerKernels& kernels, const auto
                             ctx.needs(2) ? g.weight : Tensor(), ctx.needs(3) ? g.bias : Tensor()},
                            dtypes);
   };
-  return autograd::record("batch_norm_relu", {x, z, weight, bias}, p.y, std::move(backward));
+  return autograd::record("batch_norm_relu", {x, z, weight, bias}, ts::to(p.y, x.dtype()), std::move(backward));
 }
 
 autograd::Variable batch_norm_relu(const autograd::Variable& x, const autograd::Variable& z, const Tensor& running_mean,

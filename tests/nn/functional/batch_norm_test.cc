@@ -506,6 +506,17 @@ TEST_F(BatchNormTest, BatchNormReluCudaMatchesCpu) {
       }
     }
   }
+  // A NaN makes its channel's statistics NaN, and the fused ReLU keeps it
+  // (CUDNN_PROPAGATE_NAN), as the CPU's relu does: a loss scaler must see it.
+  Tensor x = contiguous(random_tensor(rng(), shape, DType::kF16), MemoryFormat::kChannelsLast);
+  fill_(x.select(0, 2).select(0, 3).select(0, 4).select(0, 5), std::nan(""));
+  const Tensor y = batch_norm_relu(Variable(to(x, Device::cuda(0))), Variable(), Tensor(), Tensor(), Variable(),
+                                   Variable(), /*training=*/true)
+                       .data();
+  const Tensor nan_per_channel = sum(to(isnan(to(y, Device::cpu())), DType::kI64), {0, 2, 3});
+  std::vector<int64_t> expected(8, 0);
+  expected[3] = 6 * 7 * 9;
+  EXPECT_EQ(to_vector<int64_t>(nan_per_channel), expected);
 }
 
 }  // namespace
