@@ -5,6 +5,7 @@
 
 #include "gtest/gtest.h"
 #include "tensor/ops.h"
+#include "tests/data/readers/fashion_mnist_testing.h"
 #include "tests/data/readers/test_files.h"
 #include "tests/tensor/testing.h"
 
@@ -138,10 +139,7 @@ TEST_F(IdxTest, FileErrorsNameTheFile) {
 }
 
 TEST_F(IdxTest, FashionMnistFromDebianPackage) {
-  if (!std::filesystem::exists(std::string(kFashionMnistDir) + "/train-images-idx3-ubyte.gz")) {
-    GTEST_SKIP() << "Fashion-MNIST not installed at " << kFashionMnistDir
-                 << " (apt-get install dataset-fashion-mnist, or tools/setup)";
-  }
+  TS_SKIP_WITHOUT_FASHION_MNIST();
   for (auto [train, count] : {std::pair{true, 60000}, std::pair{false, 10000}}) {
     ASSERT_OK_AND_ASSIGN(auto set, open_mnist(kFashionMnistDir, train));
     EXPECT_EQ(set->size(), count);

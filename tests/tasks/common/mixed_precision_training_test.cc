@@ -31,6 +31,7 @@
 #include "tasks/common/classification.h"
 #include "tasks/common/trainer.h"
 #include "tensor/random.h"
+#include "tests/data/readers/fashion_mnist_testing.h"
 #include "tests/tensor/testing.h"
 
 namespace ts::tasks {
@@ -137,6 +138,7 @@ absl::StatusOr<Trained> train(const std::string& name, TaskConfig::DType dtype, 
 }
 
 TEST(MixedPrecisionTrainingTest, F16AndBf16ReachTheF32AccuracyWithinHalfAPoint) {
+  TS_SKIP_WITHOUT_FASHION_MNIST();
   ASSERT_OK_AND_ASSIGN(const Trained f32, train("f32", TaskConfig::F32, 3, 200));
   EXPECT_GT(f32.accuracy, 0.8);  // it learned: chance is 0.1
   EXPECT_EQ(f32.report.find("mixed_precision"), nullptr);
@@ -160,6 +162,7 @@ TEST(MixedPrecisionTrainingTest, F16AndBf16ReachTheF32AccuracyWithinHalfAPoint) 
 }
 
 TEST(MixedPrecisionTrainingTest, AStoppedRunResumesToTheSameParametersAndScale) {
+  TS_SKIP_WITHOUT_FASHION_MNIST();
   ASSERT_OK_AND_ASSIGN(const Trained through, train("through", TaskConfig::F16, 1, 40));
   ASSERT_OK_AND_ASSIGN(const Trained stopped, train("stopped", TaskConfig::F16, 1, 40, /*max_steps=*/15));
   // It stopped mid-epoch, so the resumed run has steps left to take.
@@ -184,6 +187,7 @@ TEST(MixedPrecisionTrainingTest, AStoppedRunResumesToTheSameParametersAndScale) 
 // over so few steps. (Here they end bit for bit equal: oneDNN computes both
 // layouts in its own blocked one, and batch norm sums in f64 either way.)
 TEST(MixedPrecisionTrainingTest, ChannelsLastTrainsToTheRowMajorParameters) {
+  TS_SKIP_WITHOUT_FASHION_MNIST();
   ASSERT_OK_AND_ASSIGN(const Trained row_major, train("row_major", TaskConfig::F32, 1, 40));
   ASSERT_OK_AND_ASSIGN(const Trained nhwc, train("nhwc", TaskConfig::F32, 1, 40, 0, false, /*channels_last=*/true));
   EXPECT_TRUE(nhwc.report.find("config")->find("channels_last")->as_bool());

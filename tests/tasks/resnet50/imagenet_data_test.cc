@@ -13,6 +13,7 @@
 #include "data/loader/random_stream.h"
 #include "gtest/gtest.h"
 #include "tasks/resnet50/resnet50.pb.h"
+#include "tests/data/readers/fashion_mnist_testing.h"
 #include "tests/tensor/testing.h"
 #include "tools/corpus/jpeg_folder.h"
 
@@ -44,6 +45,7 @@ void expect_image(const data::Dataset& set, int64_t index, int64_t side) {
 }
 
 TEST(ImageNetDataTest, FashionMnistJpegFolderIsBuiltInTheCacheAndRead) {
+  TS_SKIP_WITHOUT_FASHION_MNIST();
   ASSERT_OK_AND_ASSIGN(const ImageNetData data, open_imagenet_data(config(ResNet50Config::FASHION_MNIST_JPEG)));
   EXPECT_EQ(data.num_classes, 10);
   EXPECT_EQ(data.data.train->size(), 20);

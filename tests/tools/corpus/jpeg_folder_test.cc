@@ -13,6 +13,7 @@
 #include "data/transforms/resize.h"
 #include "gtest/gtest.h"
 #include "tensor/ops.h"
+#include "tests/data/readers/fashion_mnist_testing.h"
 #include "tests/tensor/testing.h"
 
 namespace ts::corpus {
@@ -25,9 +26,7 @@ using ::ts::testing::value_or_die;
 class JpegFolderTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!fs::exists(join_path(data::kFashionMnistDir, "train-images-idx3-ubyte.gz"))) {
-      GTEST_SKIP() << "no Fashion-MNIST at " << data::kFashionMnistDir << " (Debian's dataset-fashion-mnist)";
-    }
+    TS_SKIP_WITHOUT_FASHION_MNIST();
     root_ = join_path(::testing::TempDir(), ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(root_);
     options_.limit_per_class = 2;
