@@ -1,8 +1,8 @@
 #include "optim/clip.h"
 
-#include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -44,12 +44,12 @@ Tensor clip_grad_norm_(absl::Span<const autograd::Variable> params, double max_n
     TS_CHECK(std::isfinite(value), "clip_grad_norm_: the total norm of order ", norm_type, " of the gradients is ",
              value);
   }
-  // torch's rule, max_norm / (norm + 1e-6) applied when below 1, computed
-  // where the norm is: nothing is read back, so the host runs on into the
-  // optimizer. A factor of 1 (or NaN, from a NaN norm) leaves a gradient's
-  // bits as they are; 16-bit gradients are scaled in f32 and rounded once.
+  // torch's rule, max_norm / (norm + 1e-6) clamped to at most 1 (a NaN
+  // stays NaN), computed where the norm is: nothing is read back, so the host
+  // runs on into the optimizer. A factor of 1 leaves a gradient's bits as
+  // they are; 16-bit gradients are scaled in f32 and rounded once.
   const Tensor coef = max_norm / (total + 1e-6);
-  const Tensor applied = where(lt(coef, 1.0), coef, 1.0);
+  const Tensor applied = clamp(coef, std::nullopt, 1.0);
   std::map<std::tuple<DeviceType, int, DType>, Tensor> factors;
   for (const Tensor& grad : grads) {
     const DType compute = grad.dtype() == DType::kF64 ? DType::kF64 : DType::kF32;

@@ -101,6 +101,16 @@ TEST(ClipGradNormTest, HalfGradientsDoNotOverflowTheNorm) {
   EXPECT_NEAR(norm, 60000 * std::sqrt(2.0), 1);
 }
 
+TEST(ClipGradNormTest, HalfGradientsAreScaledInF32AndRoundedOnce) {
+  // |(3, 4)| = 5; each gradient becomes f16(f32(g) * f32(1 / (5 + 1e-6))).
+  std::vector<Variable> params = {with_grad({3, 4}, DType::kF16)};
+  clip_norm(params, 1);
+  const float coef = static_cast<float>(1.0 / (5 + 1e-6));
+  const std::vector<double> expected =
+      to_vector<double>(to(to(from_vector<float>({3 * coef, 4 * coef}, {2}), DType::kF16), DType::kF64));
+  EXPECT_EQ(grad_of(params[0]), expected);
+}
+
 TEST(ClipGradNormTest, ParametersWithoutGradientsAreSkipped) {
   Variable no_grad(zeros({3}), true);
   std::vector<Variable> params = {no_grad, with_grad({3, 4})};
@@ -114,12 +124,16 @@ TEST(ClipGradNormTest, NonFiniteNorms) {
   expect_throws(absl::StatusCode::kInvalidArgument, {"clip_grad_norm_", "inf"},
                 [&] { clip_grad_norm_(params, 1, 2, /*error_if_nonfinite=*/true); });
   EXPECT_EQ(grad_of(params[0])[0], 1);  // the error changed nothing
-  // As torch: an infinite norm scales by 0; a NaN one leaves the gradients be.
+  // As torch 2.15: an infinite norm scales by 0 (inf * 0 is NaN); a NaN one
+  // makes every gradient NaN, those of other tensors too.
   EXPECT_EQ(clip_norm(params, 1), inf);
   EXPECT_EQ(grad_of(params[0])[0], 0);
-  std::vector<Variable> nan_params = {with_grad({1, std::nan("")})};
+  EXPECT_TRUE(std::isnan(grad_of(params[0])[1]));
+  std::vector<Variable> nan_params = {with_grad({1, std::nan("")}), with_grad({3, 4})};
   EXPECT_TRUE(std::isnan(clip_norm(nan_params, 1)));
-  EXPECT_EQ(grad_of(nan_params[0])[0], 1);
+  for (const Variable& v : nan_params) {
+    for (const double g : grad_of(v)) EXPECT_TRUE(std::isnan(g));
+  }
 }
 
 TEST(ClipGradNormTest, InvalidArgumentsAreErrors) {
