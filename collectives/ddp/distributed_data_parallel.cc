@@ -35,19 +35,15 @@ struct BroadcastBucket {
   int64_t bytes = 0;
 };
 
-// At most this much is packed into one broadcast, as PyTorch's
-// broadcast_bucket_size (250 MB): the packed copy is transient memory.
-constexpr int64_t kBroadcastBucketBytes = int64_t{256} << 20;
-
 // `tensors` in order of first appearance of their dtype, each dtype's cut
-// into buckets of at most kBroadcastBucketBytes (a larger tensor alone).
-std::vector<BroadcastBucket> broadcast_buckets(const std::vector<Tensor>& tensors) {
+// into buckets of at most `cap` bytes (a larger tensor alone).
+std::vector<BroadcastBucket> broadcast_buckets(const std::vector<Tensor>& tensors, int64_t cap) {
   std::vector<BroadcastBucket> buckets;
   std::map<DType, size_t> open;  // each dtype's bucket still filling
   for (const Tensor& t : tensors) {
     const int64_t bytes = t.numel() * t.itemsize();
     auto it = open.find(t.dtype());
-    if (it == open.end() || buckets[it->second].bytes + bytes > kBroadcastBucketBytes) {
+    if (it == open.end() || buckets[it->second].bytes + bytes > cap) {
       buckets.emplace_back();
       it = open.insert_or_assign(t.dtype(), buckets.size() - 1).first;
     }
@@ -61,17 +57,21 @@ std::vector<BroadcastBucket> broadcast_buckets(const std::vector<Tensor>& tensor
 // bucket, as PyTorch's _broadcast_coalesced, not one per tensor (ResNet-50's
 // 159 batch-norm buffers are 2 collectives a step, not 159 launches with
 // their events); a bucket of one tensor needs no packing.
-absl::Status broadcast_from_rank0(Communicator& comm, const std::vector<Tensor>& tensors) {
-  const std::vector<BroadcastBucket> buckets = broadcast_buckets(tensors);
+absl::Status broadcast_from_rank0(Communicator& comm, const std::vector<Tensor>& tensors, int64_t bucket_bytes) {
+  const std::vector<BroadcastBucket> buckets = broadcast_buckets(tensors, bucket_bytes);
   std::vector<Tensor> packed;
   std::vector<Work> works;
   for (const BroadcastBucket& b : buckets) {
     if (b.tensors.size() == 1) {
       packed.push_back(b.tensors[0]);
-    } else {
+    } else if (comm.rank() == 0) {
       std::vector<Tensor> flat;
       for (const Tensor& t : b.tensors) flat.push_back(reshape(t, {t.numel()}));
       packed.push_back(cat(flat, 0));
+    } else {
+      // The broadcast overwrites it all.
+      const Tensor& first = b.tensors[0];
+      packed.push_back(empty({b.bytes / first.itemsize()}, {first.dtype(), first.device()}));
     }
     works.push_back(comm.broadcast(packed.back(), /*root=*/0));
   }
@@ -117,11 +117,15 @@ absl::Status check_same_model(Communicator& comm, const nn::Module& module, Devi
 
 absl::StatusOr<std::unique_ptr<DistributedDataParallel>> DistributedDataParallel::create(
     std::shared_ptr<nn::Module> module, Communicator* comm, DdpOptions options) {
+  if (options.broadcast_bucket_bytes <= 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("DDP: broadcast_bucket_bytes = ", options.broadcast_bucket_bytes, " (must be positive)"));
+  }
   const Device device = model_device(*module);
   RETURN_IF_ERROR(check_same_model(*comm, *module, device));
   std::vector<Tensor> state;
   for (const auto& [name, t] : module->state_dict()) state.push_back(t);
-  RETURN_IF_ERROR(broadcast_from_rank0(*comm, state));
+  RETURN_IF_ERROR(broadcast_from_rank0(*comm, state, options.broadcast_bucket_bytes));
   ASSIGN_OR_RETURN(std::unique_ptr<GradientReducer> reducer,
                    GradientReducer::create(module->named_parameters(), comm, options.reducer));
   return std::unique_ptr<DistributedDataParallel>(
@@ -152,7 +156,7 @@ absl::Status DistributedDataParallel::begin_step() {
     std::vector<Tensor> buffers;
     for (const auto& [name, t] : module_->named_buffers()) buffers.push_back(t);
     RETURN_IF_ERROR(broadcast_timer_.begin());
-    RETURN_IF_ERROR(broadcast_from_rank0(*comm_, buffers));
+    RETURN_IF_ERROR(broadcast_from_rank0(*comm_, buffers, options_.broadcast_bucket_bytes));
     RETURN_IF_ERROR(broadcast_timer_.end());
   }
   if (autograd::grad_enabled() && module_->is_training()) {

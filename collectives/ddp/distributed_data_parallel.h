@@ -23,6 +23,10 @@ namespace ts::collectives::ddp {
 struct DdpOptions {
   ReducerOptions reducer;
   bool broadcast_buffers = true;
+  // Rank 0's parameters (at the start) and buffers (each step) travel packed
+  // by dtype, in broadcasts of at most this many bytes (about PyTorch's
+  // broadcast_bucket_size, 250 MiB; the packed copy is transient memory).
+  int64_t broadcast_bucket_bytes = int64_t{256} << 20;
 };
 
 class DistributedDataParallel {

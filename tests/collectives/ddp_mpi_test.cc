@@ -194,26 +194,30 @@ TEST(DdpTest, TrainingBackwardWithoutBeginStepThrowsInsteadOfNotAveraging) {
   EXPECT_EQ(ddp->reducer().stats().steps, 1);
 }
 
-// A conv net with batch norm, whose running statistics are buffers.
+// A conv net with two batch norms, whose running statistics are buffers:
+// f32, f32, i64, f32, f32, i64 in state order.
 std::shared_ptr<nn::Sequential> conv_bn_net() {
   manual_seed(3);
   nn::functional::Conv2dOptions same;
   same.padding = {1, 1};
   return std::make_shared<nn::Sequential>(std::make_shared<nn::Conv2d>(2, 4, std::array<int64_t, 2>{3, 3}, same),
                                           std::make_shared<nn::BatchNorm2d>(4), std::make_shared<nn::ReLU>(),
+                                          std::make_shared<nn::Conv2d>(4, 4, std::array<int64_t, 2>{3, 3}, same),
+                                          std::make_shared<nn::BatchNorm2d>(4), std::make_shared<nn::ReLU>(),
                                           std::make_shared<nn::AdaptiveAvgPool2d>(std::array<int64_t, 2>{1, 1}),
                                           std::make_shared<nn::Flatten>(), std::make_shared<nn::Linear>(4, 3));
 }
 
-// Each rank's buffers (running mean and variance, packed into one
-// broadcast, and the batch count, alone in its dtype) after two training
-// steps on rank-specific data and then an evaluation forward, gathered on
-// every rank: per buffer, world_size x numel values.
-std::vector<std::vector<double>> buffers_after_training(bool broadcast_buffers) {
+// Each rank's buffers after two training steps on rank-specific data and
+// then an evaluation forward, gathered on every rank: per buffer,
+// world_size x numel values. The buffers travel packed by dtype in
+// broadcasts of at most `bucket_bytes`.
+std::vector<std::vector<double>> buffers_after_training(bool broadcast_buffers, int64_t bucket_bytes) {
   Communicator& comm = mpitest::world();
   std::shared_ptr<nn::Sequential> model = conv_bn_net();
   DdpOptions options;
   options.broadcast_buffers = broadcast_buffers;
+  options.broadcast_bucket_bytes = bucket_bytes;
   auto ddp = value_or_die(DistributedDataParallel::create(model, &comm, options));
   Generator g(mpitest::job_seed() + 100 + comm.rank());
   for (int step = 0; step < 2; ++step) {
@@ -239,11 +243,13 @@ std::vector<std::vector<double>> buffers_after_training(bool broadcast_buffers) 
   return gathered;
 }
 
-TEST(DdpTest, BroadcastBuffersGivesEveryRankRankZerosRunningStatistics) {
+// Rank 0's buffers on every rank with broadcast_buffers, each rank's own
+// without (running means of its own shifted data).
+void expect_rank_zeros_buffers(int64_t bucket_bytes) {
   const int world = mpitest::world().world_size();
-  const std::vector<std::vector<double>> on = buffers_after_training(/*broadcast_buffers=*/true);
-  const std::vector<std::vector<double>> off = buffers_after_training(/*broadcast_buffers=*/false);
-  ASSERT_EQ(on.size(), 3u);  // running_mean, running_var, num_batches_tracked
+  const std::vector<std::vector<double>> on = buffers_after_training(/*broadcast_buffers=*/true, bucket_bytes);
+  const std::vector<std::vector<double>> off = buffers_after_training(/*broadcast_buffers=*/false, bucket_bytes);
+  ASSERT_EQ(on.size(), 6u);  // running_mean, running_var, num_batches_tracked, twice
   for (size_t b = 0; b < on.size(); ++b) {
     SCOPED_TRACE(::testing::Message() << "buffer " << b);
     const size_t n = on[b].size() / world;
@@ -257,10 +263,24 @@ TEST(DdpTest, BroadcastBuffersGivesEveryRankRankZerosRunningStatistics) {
   // Without it each rank keeps running means of its own (shifted) data.
   for (int r = 1; r < world; ++r) {
     double largest_difference = 0;
-    for (int c = 0; c < 4; ++c)
+    for (int c = 0; c < 4; ++c) {
       largest_difference = std::max(largest_difference, std::abs(off[0][r * 4 + c] - off[0][c]));
+    }
     EXPECT_GT(largest_difference, 1e-3) << "rank " << r;
   }
+}
+
+// With the default bucket all four f32 statistics travel in one broadcast
+// (an i64 count between them); with 16 bytes each tensor is a bucket of
+// its own but the counts, which share one.
+TEST(DdpTest, BroadcastBuffersGivesEveryRankRankZerosRunningStatistics) {
+  for (const int64_t bucket_bytes : {DdpOptions().broadcast_bucket_bytes, int64_t{16}}) {
+    SCOPED_TRACE(::testing::Message() << "bucket of " << bucket_bytes << " bytes");
+    expect_rank_zeros_buffers(bucket_bytes);
+  }
+  DdpOptions none;
+  none.broadcast_bucket_bytes = 0;
+  EXPECT_FALSE(DistributedDataParallel::create(conv_bn_net(), &mpitest::world(), none).ok());
 }
 
 }  // namespace

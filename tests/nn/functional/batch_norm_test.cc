@@ -486,6 +486,11 @@ TEST_F(BatchNormTest, BatchNormReluCudaMatchesCpu) {
         SCOPED_TRACE(absl::StrCat(dtype_name(dtype), " ", memory_format_name(format), with_z ? " with z" : ""));
         std::vector<Tensor> inputs = {random_tensor(rng(), shape, dtype, -2, 2), random_tensor(rng(), {8}, dtype),
                                       random_tensor(rng(), {8}, dtype)};
+        // The fused kernels are the ones under test where they apply.
+        const bool fusable = dtype == DType::kF16 && format == MemoryFormat::kChannelsLast;
+        EXPECT_EQ(
+            kernels_for(Device::cuda(0)).fuses_batch_norm_relu(contiguous(to(inputs[0], Device::cuda(0)), format)),
+            fusable);
         if (with_z) inputs.push_back(random_tensor(rng(), shape, dtype, -1, 1));
         nn::testing::expect_cuda_matches_cpu(
             [&](const std::vector<Variable>& v) {
