@@ -12,6 +12,7 @@
 
 #include "base/error.h"
 #include "tensor/host_device.h"
+#include "tensor/int_divider.h"
 #include "tensor/tensor.h"
 
 namespace ts {
@@ -23,6 +24,7 @@ struct StridedLayout {
   int ndim = 0;  // after merging; 0 for a single element
   int64_t numel = 0;
   int64_t sizes[kMaxLayoutDims] = {};       // outermost first
+  IntDivider by_size[kMaxLayoutDims];       // divides by sizes[d], without a division
   int64_t strides[N][kMaxLayoutDims] = {};  // in elements; 0 for broadcast
 
   // Whether operand k is walked with unit stride in one flat loop.
@@ -35,11 +37,12 @@ struct StridedLayout {
   }
 
   // The element offset of every operand for the row-major linear index `i`,
-  // with one division per dim whatever the number of operands.
+  // with one (multiply-shift) division per dim whatever the number of
+  // operands.
   TS_HOST_DEVICE void offsets(int64_t i, int64_t (&out)[N]) const {
     for (int k = 0; k < N; ++k) out[k] = 0;
     for (int d = ndim - 1; d >= 0; --d) {
-      const int64_t quotient = i / sizes[d];
+      const int64_t quotient = by_size[d].div(i);
       const int64_t coord = i - quotient * sizes[d];
       for (int k = 0; k < N; ++k) out[k] += coord * strides[k][d];
       i = quotient;
@@ -89,6 +92,8 @@ StridedLayout<N> make_layout(const std::array<const Tensor*, N>& operands) {
   layout.ndim = n;
   for (int d = 0; d < n; ++d) {
     layout.sizes[d] = sizes[n - 1 - d];
+    // An empty dim leaves nothing to walk; its divider is never used.
+    layout.by_size[d] = IntDivider(std::max<int64_t>(layout.sizes[d], 1));
     for (int k = 0; k < N; ++k) layout.strides[k][d] = strides[k][n - 1 - d];
   }
   return layout;

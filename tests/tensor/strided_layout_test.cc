@@ -31,6 +31,10 @@ TEST(StridedLayoutTest, MergesContiguousDimsAndDropsOnes) {
   EXPECT_FALSE(mixed.all_flat());
   auto scalar = make_layout<2>({&out, nullptr});
   EXPECT_EQ(scalar.ndim, 1);  // a scalar operand never prevents merging
+  // An empty operand has nothing to walk, whatever its strides.
+  Tensor empty_out = zeros({4, 0, 3});
+  Tensor empty_in = zeros({3, 0, 4}).permute({2, 1, 0});
+  EXPECT_EQ(make_layout<2>({&empty_out, &empty_in}).numel, 0);
 }
 
 TEST(StridedLayoutTest, OffsetsMatchEveryOperandsStrides) {
