@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "tensor/host_device.h"
+#include "tensor/int_divider.h"
 
 namespace ts::nn::functional {
 
@@ -70,29 +71,57 @@ struct Pool2dGeometry {
   bool channels_last = false;
 };
 
+// The divisions pooling's index arithmetic makes per element, set up once
+// per op as multiply-shifts (a GPU has no integer divider): by the channel
+// count, the input and output widths and plane sizes, and the strides.
+struct PoolDividers {
+  // An empty extent has nothing to divide (and adaptive pooling no stride):
+  // its divider is by 1 and never used.
+  explicit PoolDividers(const Pool2dGeometry& g)
+      : channels(at_least_one(g.channels)),
+        w(at_least_one(g.w)),
+        out_w(at_least_one(g.out_w)),
+        plane(at_least_one(g.h * g.w)),
+        out_plane(at_least_one(g.out_h * g.out_w)),
+        stride_h(g.adaptive ? 1 : at_least_one(g.stride_h)),
+        stride_w(g.adaptive ? 1 : at_least_one(g.stride_w)) {}
+  IntDivider channels, w, out_w, plane, out_plane, stride_h, stride_w;
+
+ private:
+  static int64_t at_least_one(int64_t n) { return n > 0 ? n : 1; }
+};
+
 // Plane p of a pooling input (rows, cols = h, w) or output (out_h, out_w) in
 // g's layout: its pixel row * cols + col lies at base + pixel * step.
 struct PoolPlane {
   int64_t base, step;
   TS_HOST_DEVICE int64_t at(int64_t pixel) const { return base + pixel * step; }
 };
-TS_HOST_DEVICE PoolPlane pool_plane(const Pool2dGeometry& g, int64_t p, int64_t rows, int64_t cols) {
+TS_HOST_DEVICE PoolPlane pool_plane(const Pool2dGeometry& g, const IntDivider& by_channels, int64_t p, int64_t rows,
+                                    int64_t cols) {
   if (!g.channels_last) return {p * rows * cols, 1};
-  return {p / g.channels * rows * cols * g.channels + p % g.channels, g.channels};
+  const int64_t image = by_channels.div(p);
+  return {image * rows * cols * g.channels + (p - image * g.channels), g.channels};
 }
 
 // The plane and pixel of the element at memory position `position` of a
-// pooling input (rows, cols = h, w) or output (out_h, out_w) in g's layout:
-// the kernels walk their result in memory order, so neighbouring threads or
-// iterations write neighbouring elements in either layout.
+// pooling input or output in g's layout, by_plane dividing by its plane size
+// (h * w or out_h * out_w): the kernels walk their result in memory order,
+// so neighbouring threads or iterations write neighbouring elements in
+// either layout.
 struct PoolElement {
   int64_t plane, pixel;
 };
-TS_HOST_DEVICE PoolElement pool_element_at(const Pool2dGeometry& g, int64_t position, int64_t rows, int64_t cols) {
-  const int64_t per_plane = rows * cols;
-  if (!g.channels_last) return {position / per_plane, position % per_plane};
-  const int64_t c = position % g.channels, rest = position / g.channels;
-  return {rest / per_plane * g.channels + c, rest % per_plane};
+TS_HOST_DEVICE PoolElement pool_element_at(const Pool2dGeometry& g, const IntDivider& by_channels,
+                                           const IntDivider& by_plane, int64_t position) {
+  const int64_t per_plane = by_plane.divisor();
+  if (!g.channels_last) {
+    const int64_t plane = by_plane.div(position);
+    return {plane, position - plane * per_plane};
+  }
+  const int64_t rest = by_channels.div(position), c = position - rest * g.channels;
+  const int64_t image = by_plane.div(rest);
+  return {image * g.channels + c, rest - image * per_plane};
 }
 
 // The outputs [begin, end) along one dim whose windows hold input index i
@@ -101,9 +130,9 @@ TS_HOST_DEVICE PoolElement pool_element_at(const Pool2dGeometry& g, int64_t posi
 struct PoolCover {
   int64_t begin, end;
 };
-TS_HOST_DEVICE PoolCover pool_cover(int64_t i, int64_t kernel, int64_t stride, int64_t pad, int64_t out) {
-  const int64_t begin = i + pad < kernel ? 0 : (i + pad - kernel) / stride + 1;
-  const int64_t end = (i + pad) / stride + 1;
+TS_HOST_DEVICE PoolCover pool_cover(int64_t i, int64_t kernel, const IntDivider& by_stride, int64_t pad, int64_t out) {
+  const int64_t begin = i + pad < kernel ? 0 : by_stride.div(i + pad - kernel) + 1;
+  const int64_t end = by_stride.div(i + pad) + 1;
   return {begin, end < out ? end : out};
 }
 

@@ -45,8 +45,10 @@ int64_t window_argmax(const Pool2dGeometry& g, const PoolWindow& win, const T* x
 }
 
 // Plane p of the input and of the output.
-PoolPlane input_plane(const Pool2dGeometry& g, int64_t p) { return pool_plane(g, p, g.h, g.w); }
-PoolPlane output_plane(const Pool2dGeometry& g, int64_t p) { return pool_plane(g, p, g.out_h, g.out_w); }
+PoolPlane input_plane(const Pool2dGeometry& g, int64_t p) { return pool_plane(g, IntDivider(g.channels), p, g.h, g.w); }
+PoolPlane output_plane(const Pool2dGeometry& g, int64_t p) {
+  return pool_plane(g, IntDivider(g.channels), p, g.out_h, g.out_w);
+}
 
 template <typename T>
 void max_forward(const Pool2dGeometry& g, const T* x, T* out, int32_t* indices) {

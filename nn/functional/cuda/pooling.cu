@@ -51,11 +51,12 @@ __device__ __forceinline__ T store(Acc<T> v) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < (n); i += int64_t{gridDim.x} * blockDim.x)
 
 template <typename T>
-__global__ void max_forward(Pool2dGeometry g, const T* x, T* out, int32_t* indices) {
+__global__ void max_forward(Pool2dGeometry g, PoolDividers by, const T* x, T* out, int32_t* indices) {
   TS_GRID_STRIDE(o, g.planes * g.out_h * g.out_w) {
-    const PoolElement at = pool_element_at(g, o, g.out_h, g.out_w);
-    const PoolWindow win = pool_window(g, at.pixel / g.out_w, at.pixel % g.out_w);
-    const PoolPlane in = pool_plane(g, at.plane, g.h, g.w);
+    const PoolElement at = pool_element_at(g, by.channels, by.out_plane, o);
+    const int64_t oh = by.out_w.div(at.pixel);
+    const PoolWindow win = pool_window(g, oh, at.pixel - oh * g.out_w);
+    const PoolPlane in = pool_plane(g, by.channels, at.plane, g.h, g.w);
     int64_t best_at = win.h0 * g.w + win.w0;
     Acc<T> best = -INFINITY;
     bool found_nan = false;
@@ -78,12 +79,13 @@ __global__ void max_forward(Pool2dGeometry g, const T* x, T* out, int32_t* indic
 }
 
 template <typename T>
-__global__ void max_backward(Pool2dGeometry g, const T* grad_out, const int32_t* indices, T* grad_x) {
+__global__ void max_backward(Pool2dGeometry g, PoolDividers by, const T* grad_out, const int32_t* indices, T* grad_x) {
   TS_GRID_STRIDE(i, g.planes * g.h * g.w) {
-    const PoolElement at = pool_element_at(g, i, g.h, g.w);
-    const PoolCover rows = pool_cover(at.pixel / g.w, g.kh, g.stride_h, g.pad_h, g.out_h);
-    const PoolCover cols = pool_cover(at.pixel % g.w, g.kw, g.stride_w, g.pad_w, g.out_w);
-    const PoolPlane out = pool_plane(g, at.plane, g.out_h, g.out_w);
+    const PoolElement at = pool_element_at(g, by.channels, by.plane, i);
+    const int64_t ih = by.w.div(at.pixel);
+    const PoolCover rows = pool_cover(ih, g.kh, by.stride_h, g.pad_h, g.out_h);
+    const PoolCover cols = pool_cover(at.pixel - ih * g.w, g.kw, by.stride_w, g.pad_w, g.out_w);
+    const PoolPlane out = pool_plane(g, by.channels, at.plane, g.out_h, g.out_w);
     Acc<T> sum = 0;
     for (int64_t oh = rows.begin; oh < rows.end; ++oh) {
       for (int64_t ow = cols.begin; ow < cols.end; ++ow) {
@@ -96,11 +98,12 @@ __global__ void max_backward(Pool2dGeometry g, const T* grad_out, const int32_t*
 }
 
 template <typename T>
-__global__ void avg_forward(Pool2dGeometry g, const T* x, T* out) {
+__global__ void avg_forward(Pool2dGeometry g, PoolDividers by, const T* x, T* out) {
   TS_GRID_STRIDE(o, g.planes * g.out_h * g.out_w) {
-    const PoolElement at = pool_element_at(g, o, g.out_h, g.out_w);
-    const PoolWindow win = pool_window(g, at.pixel / g.out_w, at.pixel % g.out_w);
-    const PoolPlane in = pool_plane(g, at.plane, g.h, g.w);
+    const PoolElement at = pool_element_at(g, by.channels, by.out_plane, o);
+    const int64_t oh = by.out_w.div(at.pixel);
+    const PoolWindow win = pool_window(g, oh, at.pixel - oh * g.out_w);
+    const PoolPlane in = pool_plane(g, by.channels, at.plane, g.h, g.w);
     Acc<T> sum = 0;
     for (int64_t ih = win.h0; ih < win.h1; ++ih) {
       for (int64_t iw = win.w0; iw < win.w1; ++iw) sum += load(x[in.at(ih * g.w + iw)]);
@@ -110,11 +113,12 @@ __global__ void avg_forward(Pool2dGeometry g, const T* x, T* out) {
 }
 
 template <typename T>
-__global__ void avg_backward(Pool2dGeometry g, const T* grad_out, Acc<T>* grad_x) {
+__global__ void avg_backward(Pool2dGeometry g, PoolDividers by, const T* grad_out, Acc<T>* grad_x) {
   TS_GRID_STRIDE(o, g.planes * g.out_h * g.out_w) {
-    const PoolElement at = pool_element_at(g, o, g.out_h, g.out_w);
-    const PoolWindow win = pool_window(g, at.pixel / g.out_w, at.pixel % g.out_w);
-    const PoolPlane in = pool_plane(g, at.plane, g.h, g.w);
+    const PoolElement at = pool_element_at(g, by.channels, by.out_plane, o);
+    const int64_t oh = by.out_w.div(at.pixel);
+    const PoolWindow win = pool_window(g, oh, at.pixel - oh * g.out_w);
+    const PoolPlane in = pool_plane(g, by.channels, at.plane, g.h, g.w);
     const Acc<T> share = load(grad_out[o]) / static_cast<Acc<T>>(win.divisor);
     for (int64_t ih = win.h0; ih < win.h1; ++ih) {
       for (int64_t iw = win.w0; iw < win.w1; ++iw) atomicAdd(grad_x + in.at(ih * g.w + iw), share);
@@ -170,7 +174,8 @@ void CudaKernels::max_pool2d_forward(const Pool2dGeometry& g, const Tensor& x, c
     using T = decltype(tag);
     ts::cuda::DeviceGuard guard(x.device().index);
     max_forward<T><<<blocks_for(out.numel()), kThreads, 0, ts::cuda::current_stream(x.device().index)>>>(
-        g, static_cast<const T*>(x.raw_data()), static_cast<T*>(out.raw_data()), indices.data<int32_t>());
+        g, PoolDividers(g), static_cast<const T*>(x.raw_data()), static_cast<T*>(out.raw_data()),
+        indices.data<int32_t>());
     TS_CUDA_CHECK(cudaGetLastError());
   });
 }
@@ -181,7 +186,8 @@ void CudaKernels::max_pool2d_backward(const Pool2dGeometry& g, const Tensor& gra
     using T = decltype(tag);
     ts::cuda::DeviceGuard guard(grad_x.device().index);
     max_backward<T><<<blocks_for(grad_x.numel()), kThreads, 0, ts::cuda::current_stream(grad_x.device().index)>>>(
-        g, static_cast<const T*>(grad_out.raw_data()), indices.data<int32_t>(), static_cast<T*>(grad_x.raw_data()));
+        g, PoolDividers(g), static_cast<const T*>(grad_out.raw_data()), indices.data<int32_t>(),
+        static_cast<T*>(grad_x.raw_data()));
     TS_CUDA_CHECK(cudaGetLastError());
   });
 }
@@ -191,7 +197,7 @@ void CudaKernels::avg_pool2d_forward(const Pool2dGeometry& g, const Tensor& x, c
     using T = decltype(tag);
     ts::cuda::DeviceGuard guard(x.device().index);
     avg_forward<T><<<blocks_for(out.numel()), kThreads, 0, ts::cuda::current_stream(x.device().index)>>>(
-        g, static_cast<const T*>(x.raw_data()), static_cast<T*>(out.raw_data()));
+        g, PoolDividers(g), static_cast<const T*>(x.raw_data()), static_cast<T*>(out.raw_data()));
     TS_CUDA_CHECK(cudaGetLastError());
   });
 }
@@ -201,8 +207,8 @@ void CudaKernels::avg_pool2d_backward(const Pool2dGeometry& g, const Tensor& gra
     using T = decltype(tag);
     ts::cuda::DeviceGuard guard(grad_x.device().index);
     scatter_backward<T>(grad_x, [&](Acc<T>* acc, cudaStream_t stream) {
-      avg_backward<T>
-          <<<blocks_for(grad_out.numel()), kThreads, 0, stream>>>(g, static_cast<const T*>(grad_out.raw_data()), acc);
+      avg_backward<T><<<blocks_for(grad_out.numel()), kThreads, 0, stream>>>(
+          g, PoolDividers(g), static_cast<const T*>(grad_out.raw_data()), acc);
     });
   });
 }

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -321,7 +322,7 @@ TEST_F(PoolingTest, CoverIsTheOutputsWhoseWindowsHoldAnInputPixel) {
           const auto [begin, end] = window(o);
           if (begin <= i && i < end) holding.push_back(o);
         }
-        const PoolCover cover = pool_cover(i, kernel, stride, pad, out);
+        const PoolCover cover = pool_cover(i, kernel, IntDivider(stride), pad, out);
         for (int64_t o = cover.begin; o < cover.end; ++o) covered.push_back(o);
         EXPECT_EQ(covered, holding) << dim << " " << i;
       }
@@ -334,6 +335,33 @@ TEST_F(PoolingTest, CoverIsTheOutputsWhoseWindowsHoldAnInputPixel) {
       const PoolWindow win = pool_window(g, 0, ow);
       return std::pair(win.w0, win.w1);
     });
+  }
+}
+
+// The CUDA kernels walk their results in memory order: pool_element_at
+// gives each position's plane and pixel, and pool_plane puts that pixel of
+// that plane back at the same position, in both layouts (divisions by
+// multiply-shift, against the plain index arithmetic).
+TEST_F(PoolingTest, ElementsAndPlanesRoundTripInBothLayouts) {
+  for (const bool channels_last : {false, true}) {
+    SCOPED_TRACE(channels_last ? "channels-last" : "row-major");
+    Pool2dGeometry g{};
+    g.channels = 7, g.h = 5, g.w = 3, g.out_h = 3, g.out_w = 2, g.planes = 2 * 7;
+    g.stride_h = 2, g.stride_w = 2;
+    g.channels_last = channels_last;
+    const PoolDividers by(g);
+    for (const auto& [rows, cols, by_plane] :
+         {std::tuple(g.h, g.w, by.plane), std::tuple(g.out_h, g.out_w, by.out_plane)}) {
+      for (int64_t position = 0; position < g.planes * rows * cols; ++position) {
+        const PoolElement at = pool_element_at(g, by.channels, by_plane, position);
+        const int64_t n = position / (rows * cols * g.channels);
+        const int64_t c = channels_last ? position % g.channels : position / (rows * cols) % g.channels;
+        const int64_t pixel = channels_last ? position / g.channels % (rows * cols) : position % (rows * cols);
+        ASSERT_EQ(at.plane, n * g.channels + c) << position;
+        ASSERT_EQ(at.pixel, pixel) << position;
+        ASSERT_EQ(pool_plane(g, by.channels, at.plane, rows, cols).at(at.pixel), position);
+      }
+    }
   }
 }
 
