@@ -178,6 +178,8 @@ autograd::Variable batch_norm_eval(const autograd::Variable& x, const Tensor& ru
 
 }  // namespace
 
+namespace batch_norm_internal {
+
 autograd::Variable batch_norm_relu_fused(const LayerKernels& kernels, const autograd::Variable& x,
                                          const autograd::Variable& z, const Tensor& running_mean,
                                          const Tensor& running_var, const autograd::Variable& weight,
@@ -205,6 +207,8 @@ autograd::Variable batch_norm_relu_fused(const LayerKernels& kernels, const auto
   return autograd::record("batch_norm_relu", {x, z, weight, bias}, ts::to(p.y, x.dtype()), std::move(backward));
 }
 
+}  // namespace batch_norm_internal
+
 autograd::Variable batch_norm_relu(const autograd::Variable& x, const autograd::Variable& z, const Tensor& running_mean,
                                    const Tensor& running_var, const autograd::Variable& weight,
                                    const autograd::Variable& bias, bool training, double momentum, double eps) {
@@ -217,7 +221,8 @@ autograd::Variable batch_norm_relu(const autograd::Variable& x, const autograd::
   if (training && kernels.fuses_batch_norm_relu(x.data()) && (!z.defined() || z.dtype() == x.dtype())) {
     check_inputs(x.data(), running_mean, running_var, weight.defined() ? weight.data() : Tensor(),
                  bias.defined() ? bias.data() : Tensor(), training, momentum, eps);
-    return batch_norm_relu_fused(kernels, x, z, running_mean, running_var, weight, bias, momentum, eps);
+    return batch_norm_internal::batch_norm_relu_fused(kernels, x, z, running_mean, running_var, weight, bias, momentum,
+                                                      eps);
   }
   const autograd::Variable normalized = batch_norm(x, running_mean, running_var, weight, bias, training, momentum, eps);
   return autograd::relu(z.defined() ? normalized + z : normalized);

@@ -8,11 +8,11 @@
 #include "autograd/variable.h"
 #include "nn/functional/kernels.h"
 
-namespace ts::nn::functional {
+namespace ts::nn::functional::batch_norm_internal {
 
 autograd::Variable batch_norm_relu_fused(const LayerKernels& kernels, const autograd::Variable& x,
                                          const autograd::Variable& z, const Tensor& running_mean,
                                          const Tensor& running_var, const autograd::Variable& weight,
                                          const autograd::Variable& bias, double momentum, double eps);
 
-}  // namespace ts::nn::functional
+}  // namespace ts::nn::functional::batch_norm_internal

@@ -66,9 +66,9 @@ void CudaBackend::transfer(const Tensor& src, const Tensor& dst) {
   // buffer as soon as this returns (the pool hands it to the next batch), so
   // that copy is waited for, with the work queued before it; the
   // asynchronous path for pinned batches is DevicePrefetcher, which keeps
-  // the buffers until its own copies are done. A device-to-host copy is complete only once the
-  // stream has caught up, which the caller relies on. So is one between
-  // GPUs: the source GPU's streams know nothing of the destination's. For
+  // the buffers until its own copies are done. A device-to-host copy is
+  // complete only once the stream has caught up, which the caller relies on.
+  // So is one between GPUs: the source GPU's streams know nothing of the destination's. For
   // the same reason the copy runs only once the source GPU's stream has
   // written `src` (the caller has just filled it there); under the source's
   // device, since the legacy default stream is each device's own.

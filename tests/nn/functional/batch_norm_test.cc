@@ -446,8 +446,9 @@ TEST_F(BatchNormTest, FusedBatchNormReluFrontendMatchesTheOpsWrittenOut) {
       std::vector<Variable> v = {Variable(x, true), Variable(z, true), Variable(w, true), Variable(b, true)};
       const Tensor rm = zeros({4}, {DType::kF64}), rv = ones({4}, {DType::kF64});
       const Variable zv = with_z ? v[1] : Variable();
-      const Variable y = fused ? batch_norm_relu_fused(fusing, v[0], zv, rm, rv, v[2], v[3], 0.1, 1e-5)
-                               : batch_norm_relu(v[0], zv, rm, rv, v[2], v[3], /*training=*/true, 0.1, 1e-5);
+      const Variable y =
+          fused ? batch_norm_internal::batch_norm_relu_fused(fusing, v[0], zv, rm, rv, v[2], v[3], 0.1, 1e-5)
+                : batch_norm_relu(v[0], zv, rm, rv, v[2], v[3], /*training=*/true, 0.1, 1e-5);
       autograd::sum(y * Variable(grad_out)).backward();
       std::vector<std::vector<double>>& r = results[fused ? 0 : 1];
       for (const Tensor& t : {y.data(), rm, rv, v[0].grad(), v[2].grad(), v[3].grad()})
@@ -466,8 +467,8 @@ TEST_F(BatchNormTest, FusedBatchNormReluFrontendMatchesTheOpsWrittenOut) {
   }
   EXPECT_OK(autograd::gradcheck(
       [&](const std::vector<Variable>& v) {
-        return batch_norm_relu_fused(fusing, v[0], v[1], zeros({4}, {DType::kF64}), ones({4}, {DType::kF64}), v[2],
-                                     v[3], 0.1, 1e-5);
+        return batch_norm_internal::batch_norm_relu_fused(fusing, v[0], v[1], zeros({4}, {DType::kF64}),
+                                                          ones({4}, {DType::kF64}), v[2], v[3], 0.1, 1e-5);
       },
       {random_tensor(rng(), shape, DType::kF64), random_tensor(rng(), shape, DType::kF64),
        random_tensor(rng(), {4}, DType::kF64), random_tensor(rng(), {4}, DType::kF64)}));
