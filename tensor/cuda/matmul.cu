@@ -1,14 +1,33 @@
-// Batched matrix products through cuBLAS. cuBLAS is column-major, and a
-// row-major matrix read column-major is its transpose, so the row-major
-// out = a @ b is computed as the column-major out^T = b^T a^T with no copies:
-// each operand is handed over as stored, transposed or not.
+// Batched matrix products through cuBLASLt: tensor cores for f16 and bf16
+// (f32 accumulation) and for f32 when TF32 is allowed, FP64 otherwise.
+// cuBLASLt is column-major, and a row-major matrix read column-major is its
+// transpose, so the row-major out = a @ b is computed as the column-major
+// out^T = b^T a^T with no copies: each operand is handed over as stored,
+// transposed or not.
+//
+// Each distinct problem (types, shapes, strides, pointer alignments) gets its
+// descriptors and cuBLASLt's first heuristic choice once per thread and
+// device; later calls reuse them, with the algorithm's workspace taken from
+// the caching allocator on the current stream. Split-K partial sums are
+// reduced in f32 too, never in the 16-bit output type. A problem cuBLASLt
+// has no algorithm for (or any, with TS_CUBLASLT=0 when it is planned) runs
+// through cuBLAS's cublasGemmStridedBatchedEx, as PyTorch falls back.
+#include <cublasLt.h>
 #include <cublas_v2.h>
 
 #include <algorithm>
 #include <climits>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <tuple>
+#include <type_traits>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "base/error.h"
+#include "tensor/cuda/caching_allocator.h"
 #include "tensor/cuda/check.h"
 #include "tensor/cuda/cuda_backend.h"
 #include "tensor/cuda/device.h"
@@ -19,87 +38,261 @@
 namespace ts::cuda {
 namespace {
 
-// The calling thread's cuBLAS handle for `device` (handles must not be
-// shared by concurrent threads), created on first use and destroyed when the
-// thread exits.
-cublasHandle_t cublas_handle(int device) {
-  struct Handles {
-    absl::flat_hash_map<int, cublasHandle_t> by_device;
-    ~Handles() {
-      // Errors are ignored: at process exit the CUDA context may already be
-      // gone, and a failed destroy then is harmless.
-      for (const auto& [index, handle] : by_device) cublasDestroy(handle);
-    }
-  };
-  thread_local Handles handles;
-  if (auto it = handles.by_device.find(device); it != handles.by_device.end()) return it->second;
-  cublasHandle_t handle = nullptr;
-  TS_CUDA_CHECK(cublasCreate(&handle));
-  handles.by_device.emplace(device, handle);
-  return handle;
+// An owned cuBLASLt object, destroyed with `Destroy`. Errors on destroy are
+// ignored: at process exit the CUDA context may already be gone.
+template <typename T, cublasStatus_t (*Destroy)(T)>
+struct LtDeleter {
+  void operator()(T object) const { Destroy(object); }
+};
+template <typename T, cublasStatus_t (*Destroy)(T)>
+using LtOwned = std::unique_ptr<std::remove_pointer_t<T>, LtDeleter<T, Destroy>>;
+using MatmulDesc = LtOwned<cublasLtMatmulDesc_t, cublasLtMatmulDescDestroy>;
+using MatrixLayout = LtOwned<cublasLtMatrixLayout_t, cublasLtMatrixLayoutDestroy>;
+using Preference = LtOwned<cublasLtMatmulPreference_t, cublasLtMatmulPreferenceDestroy>;
+
+template <typename Desc, typename Attribute, typename T>
+void set_attribute(cublasStatus_t (*setter)(Desc, Attribute, const void*, size_t), Desc desc, Attribute attribute,
+                   T value) {
+  TS_CUDA_CHECK(setter(desc, attribute, &value, sizeof(value)));
 }
 
-// How cuBLAS reads a row-major [rows, cols] matrix with these strides (one of
-// them 1, as the frontend guarantees) as a factor of the transposed product.
-// With unit column stride its memory is, column-major, the transpose that
-// the product wants: no op, leading dimension the row stride. With unit row
-// stride its memory is the matrix itself, to be transposed.
+// How cuBLASLt reads a row-major [rows, cols] matrix with these strides (one
+// of them 1, as the frontend guarantees) as a factor of the transposed
+// product. With unit column stride its memory is, column-major, the
+// transpose that the product wants: no op, a column-major [cols, rows]
+// matrix with leading dimension the row stride. With unit row stride its
+// memory is the matrix itself, column-major [rows, cols], to be transposed.
 struct GemmOperand {
   cublasOperation_t op;
-  int64_t ld;
+  int64_t stored_rows, stored_cols, ld;
 };
 
 GemmOperand gemm_operand(int64_t rows, int64_t cols, int64_t row_stride, int64_t col_stride) {
-  if (col_stride == 1 && row_stride >= std::max<int64_t>(cols, 1)) return {CUBLAS_OP_N, row_stride};
-  return {CUBLAS_OP_T, std::max(col_stride, std::max<int64_t>(rows, 1))};
+  GemmOperand g = col_stride == 1 && row_stride >= std::max<int64_t>(cols, 1)
+                      ? GemmOperand{CUBLAS_OP_N, cols, rows, row_stride}
+                      : GemmOperand{CUBLAS_OP_T, rows, cols, col_stride};
+  // A single stored column's stride is arbitrary: the smallest valid one
+  // keeps it from splitting the plans or ruling out aligned algorithms.
+  if (g.stored_cols == 1 || g.ld < g.stored_rows) g.ld = std::max<int64_t>(g.stored_rows, 1);
+  return g;
+}
+
+// The largest power of two, up to 256 (cuBLASLt's default requirement),
+// dividing the address: algorithms needing more are ruled out.
+uint32_t alignment_of(const void* pointer) {
+  const auto address = reinterpret_cast<uintptr_t>(pointer);
+  return static_cast<uint32_t>(std::min<uintptr_t>(address & (~address + 1), 256));
+}
+
+struct Types {
+  cudaDataType_t data;
+  cublasComputeType_t compute;
+  cudaDataType_t scale;  // of alpha and beta
+};
+
+Types types_for(DType dtype) {
+  switch (dtype) {
+    case DType::kF32:
+      return {CUDA_R_32F, allow_tf32() ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, CUDA_R_32F};
+    case DType::kF16:  // tensor cores, f32 accumulation
+      return {CUDA_R_16F, CUBLAS_COMPUTE_32F, CUDA_R_32F};
+    case DType::kBF16:
+      return {CUDA_R_16BF, CUBLAS_COMPUTE_32F, CUDA_R_32F};
+    case DType::kF64:
+      return {CUDA_R_64F, CUBLAS_COMPUTE_64F, CUDA_R_64F};
+    default:
+      no_kernel("cuda", "matmul", dtype);
+  }
+}
+
+// Everything the descriptors and the heuristic's choice depend on.
+struct Problem {
+  Types types;
+  GemmOperand a, b;  // the column-major factors: out^T = b^T a^T, so cuBLASLt's A is our b
+  int64_t m, n, k, batch, a_batch_stride, b_batch_stride;
+  uint32_t a_alignment, b_alignment, out_alignment;
+
+  auto tie() const {
+    return std::make_tuple(types.data, types.compute, a.op, a.ld, b.op, b.ld, m, n, k, batch, a_batch_stride,
+                           b_batch_stride, a_alignment, b_alignment, out_alignment);
+  }
+  bool operator==(const Problem& other) const { return tie() == other.tie(); }
+  template <typename H>
+  friend H AbslHashValue(H h, const Problem& p) {
+    return H::combine(std::move(h), p.tie());
+  }
+};
+
+MatrixLayout matrix_layout(cudaDataType_t type, int64_t rows, int64_t cols, int64_t ld, int64_t batch,
+                           int64_t batch_stride) {
+  cublasLtMatrixLayout_t layout = nullptr;
+  TS_CUDA_CHECK(
+      cublasLtMatrixLayoutCreate(&layout, type, static_cast<uint64_t>(rows), static_cast<uint64_t>(cols), ld));
+  MatrixLayout owned(layout);
+  set_attribute(cublasLtMatrixLayoutSetAttribute, layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT,
+                static_cast<int32_t>(batch));
+  set_attribute(cublasLtMatrixLayoutSetAttribute, layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, batch_stride);
+  return owned;
+}
+
+// A problem's descriptors and the algorithm chosen for it; without a
+// descriptor, cuBLAS runs the problem.
+struct Plan {
+  MatmulDesc desc;
+  MatrixLayout a, b, out;  // cuBLASLt's A (our b), B (our a), and C = D
+  cublasLtMatmulAlgo_t algorithm{};
+  size_t workspace_bytes = 0;
+  bool uses_lt() const { return desc != nullptr; }
+};
+
+bool lt_disabled() {
+  const char* value = std::getenv("TS_CUBLASLT");
+  return value != nullptr && std::strcmp(value, "0") == 0;
+}
+
+// cuBLAS's recommended workspace: 32 MiB on Hopper and later, 4 MiB before.
+size_t max_workspace_bytes(int device) {
+  return value_or_throw(device_properties(device)).major >= 9 ? (32u << 20) : (4u << 20);
+}
+
+Plan make_plan(cublasLtHandle_t handle, const Problem& p, size_t max_workspace) {
+  if (p.batch > INT_MAX || lt_disabled()) return {};  // cuBLASLt counts the batch in an int32
+  Plan plan;
+  cublasLtMatmulDesc_t desc = nullptr;
+  TS_CUDA_CHECK(cublasLtMatmulDescCreate(&desc, p.types.compute, p.types.scale));
+  plan.desc.reset(desc);
+  set_attribute(cublasLtMatmulDescSetAttribute, desc, CUBLASLT_MATMUL_DESC_TRANSA, static_cast<int32_t>(p.b.op));
+  set_attribute(cublasLtMatmulDescSetAttribute, desc, CUBLASLT_MATMUL_DESC_TRANSB, static_cast<int32_t>(p.a.op));
+  plan.a = matrix_layout(p.types.data, p.b.stored_rows, p.b.stored_cols, p.b.ld, p.batch, p.b_batch_stride);
+  plan.b = matrix_layout(p.types.data, p.a.stored_rows, p.a.stored_cols, p.a.ld, p.batch, p.a_batch_stride);
+  plan.out = matrix_layout(p.types.data, p.n, p.m, p.n, p.batch, p.m * p.n);
+
+  cublasLtMatmulPreference_t preference = nullptr;
+  TS_CUDA_CHECK(cublasLtMatmulPreferenceCreate(&preference));
+  const Preference owned_preference(preference);
+  set_attribute(cublasLtMatmulPreferenceSetAttribute, preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                static_cast<uint64_t>(max_workspace));
+  set_attribute(cublasLtMatmulPreferenceSetAttribute, preference, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK,
+                static_cast<uint32_t>(CUBLASLT_REDUCTION_SCHEME_NONE | CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE));
+  set_attribute(cublasLtMatmulPreferenceSetAttribute, preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
+                p.b_alignment);
+  set_attribute(cublasLtMatmulPreferenceSetAttribute, preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+                p.a_alignment);
+  set_attribute(cublasLtMatmulPreferenceSetAttribute, preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
+                p.out_alignment);
+  set_attribute(cublasLtMatmulPreferenceSetAttribute, preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES,
+                p.out_alignment);
+  cublasLtMatmulHeuristicResult_t best{};
+  int returned = 0;
+  const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(handle, desc, plan.a.get(), plan.b.get(), plan.out.get(),
+                                                               plan.out.get(), preference, 1, &best, &returned);
+  // No algorithm for these types, sizes or alignments: cuBLAS's turn.
+  if (status == CUBLAS_STATUS_NOT_SUPPORTED || (status == CUBLAS_STATUS_SUCCESS && returned == 0)) return {};
+  TS_CUDA_CHECK(status);
+  TS_CUDA_CHECK(best.state);
+  plan.algorithm = best.algo;
+  plan.workspace_bytes = best.workspaceSize;
+  return plan;
+}
+
+// The calling thread's handles and plans for one device (a handle must not
+// be used by two threads at once), created on first use and destroyed when
+// the thread exits.
+class GemmContext {
+ public:
+  explicit GemmContext(int device) : max_workspace_(max_workspace_bytes(device)) {
+    cublasLtHandle_t handle = nullptr;
+    TS_CUDA_CHECK(cublasLtCreate(&handle));
+    handle_.reset(handle);
+  }
+  cublasLtHandle_t handle() const { return handle_.get(); }
+
+  // For the problems cuBLASLt does not take; created when first needed.
+  cublasHandle_t cublas_handle() {
+    if (cublas_handle_ == nullptr) {
+      cublasHandle_t handle = nullptr;
+      TS_CUDA_CHECK(cublasCreate(&handle));
+      cublas_handle_.reset(handle);
+    }
+    return cublas_handle_.get();
+  }
+
+  const Plan& plan(const Problem& problem) {
+    if (auto it = plans_.find(problem); it != plans_.end()) return *it->second;
+    // Shapes that keep changing (sequence lengths) must not grow this
+    // without bound; a miss costs one heuristic query.
+    if (plans_.size() >= kMaxPlans) plans_.clear();
+    auto plan = std::make_unique<Plan>(make_plan(handle(), problem, max_workspace_));
+    return *plans_.emplace(problem, std::move(plan)).first->second;
+  }
+
+ private:
+  static constexpr size_t kMaxPlans = 4096;
+  LtOwned<cublasLtHandle_t, cublasLtDestroy> handle_;
+  LtOwned<cublasHandle_t, cublasDestroy> cublas_handle_;
+  size_t max_workspace_;
+  absl::flat_hash_map<Problem, std::unique_ptr<Plan>> plans_;
+};
+
+GemmContext& gemm_context(int device) {
+  thread_local absl::flat_hash_map<int, std::unique_ptr<GemmContext>> contexts;
+  std::unique_ptr<GemmContext>& context = contexts[device];
+  if (context == nullptr) context = std::make_unique<GemmContext>(device);
+  return *context;
+}
+
+// The same product through cuBLAS (64-bit sizes, so nothing is out of range).
+void cublas_matmul(cublasHandle_t handle, cudaStream_t stream, const Problem& p, const void* alpha, const void* beta,
+                   const void* a, const void* b, void* out) {
+  TS_CUDA_CHECK(cublasSetStream(handle, stream));
+  TS_CUDA_CHECK(cublasGemmStridedBatchedEx_64(
+      handle, p.b.op, p.a.op, p.n, p.m, p.k, alpha, b, p.types.data, p.b.ld, p.b_batch_stride, a, p.types.data, p.a.ld,
+      p.a_batch_stride, beta, out, p.types.data, p.n, p.m * p.n, p.batch, p.types.compute, CUBLAS_GEMM_DEFAULT));
 }
 
 }  // namespace
 
 void CudaBackend::matmul(const Tensor& a, const Tensor& b, const Tensor& out) {
-  cudaDataType_t type;
-  cublasComputeType_t compute;
-  switch (out.dtype()) {
-    case DType::kF32:
-      type = CUDA_R_32F;
-      compute = allow_tf32() ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
-      break;
-    case DType::kF16:  // tensor cores, f32 accumulation
-      type = CUDA_R_16F;
-      compute = CUBLAS_COMPUTE_32F;
-      break;
-    case DType::kBF16:
-      type = CUDA_R_16BF;
-      compute = CUBLAS_COMPUTE_32F;
-      break;
-    case DType::kF64:
-      type = CUDA_R_64F;
-      compute = CUBLAS_COMPUTE_64F;
-      break;
-    default:
-      no_kernel("cuda", "matmul", out.dtype());
-  }
   const int64_t batch = out.size(0), m = out.size(1), n = out.size(2), k = a.size(2);
-  const GemmOperand ga = gemm_operand(m, k, a.stride(1), a.stride(2));
-  const GemmOperand gb = gemm_operand(k, n, b.stride(1), b.stride(2));
-  for (const int64_t v : {batch, m, n, k, ga.ld, gb.ld}) {
-    TS_CHECK(v <= INT_MAX, "cuda matmul: ", a.describe(), " @ ", b.describe(),
-             " has a size or leading dimension beyond cuBLAS's int range");
-  }
+  // The batch stride of a batch of one is arbitrary: 0 keeps the plans apart
+  // only by what matters.
+  const Problem problem{types_for(out.dtype()),
+                        gemm_operand(m, k, a.stride(1), a.stride(2)),
+                        gemm_operand(k, n, b.stride(1), b.stride(2)),
+                        m,
+                        n,
+                        k,
+                        batch,
+                        batch > 1 ? a.stride(0) : 0,
+                        batch > 1 ? b.stride(0) : 0,
+                        alignment_of(a.raw_data()),
+                        alignment_of(b.raw_data()),
+                        alignment_of(out.raw_data())};
   const int device = out.device().index;
   DeviceGuard guard(device);
-  const cublasHandle_t handle = cublas_handle(device);
-  TS_CUDA_CHECK(cublasSetStream(handle, current_stream(device)));
-  // alpha and beta come in the compute type's scalar type.
+  GemmContext& context = gemm_context(device);
+  const Plan& plan = context.plan(problem);
+  const cudaStream_t stream = current_stream(device);
+  // alpha and beta come in the scale type.
   const float one_f = 1, zero_f = 0;
   const double one_d = 1, zero_d = 0;
-  const bool f64 = compute == CUBLAS_COMPUTE_64F;
+  const bool f64 = problem.types.scale == CUDA_R_64F;
   const void* alpha = f64 ? static_cast<const void*>(&one_d) : &one_f;
   const void* beta = f64 ? static_cast<const void*>(&zero_d) : &zero_f;
-  TS_CUDA_CHECK(cublasGemmStridedBatchedEx(
-      handle, gb.op, ga.op, static_cast<int>(n), static_cast<int>(m), static_cast<int>(k), alpha, b.raw_data(), type,
-      static_cast<int>(gb.ld), b.stride(0), a.raw_data(), type, static_cast<int>(ga.ld), a.stride(0), beta,
-      out.raw_data(), type, static_cast<int>(n), m * n, static_cast<int>(batch), compute, CUBLAS_GEMM_DEFAULT));
+  if (!plan.uses_lt()) {
+    cublas_matmul(context.cublas_handle(), stream, problem, alpha, beta, a.raw_data(), b.raw_data(), out.raw_data());
+    return;
+  }
+  CachingAllocator& allocator = caching_allocator(device);
+  void* workspace = value_or_throw(allocator.allocate(plan.workspace_bytes, stream));
+  const cublasStatus_t status =
+      cublasLtMatmul(context.handle(), plan.desc.get(), alpha, b.raw_data(), plan.a.get(), a.raw_data(), plan.b.get(),
+                     beta, out.raw_data(), plan.out.get(), out.raw_data(), plan.out.get(), &plan.algorithm, workspace,
+                     plan.workspace_bytes, stream);
+  // Stream-ordered: the next user of the workspace on this stream runs after
+  // the product.
+  if (workspace != nullptr) allocator.deallocate(workspace);
+  TS_CUDA_CHECK(status);
 }
 
 }  // namespace ts::cuda

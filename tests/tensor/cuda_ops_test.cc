@@ -2,12 +2,13 @@
 // float64 references), on the same inputs: the backend-comparison harness for
 // what the OpInfo table (tests/op_info/cuda_vs_cpu_test.cc, every elementwise
 // op, reduction, softmax and matmul entry) does not cover: copies, more
-// reductions, matmul shapes and TF32, indexing, random numbers, and the
-// elementwise corners the table leaves out. Skips, with the reason, on
-// machines without a usable GPU. Device-mismatch errors are checked
-// everywhere, using a tensor that only claims to be on the GPU (the ops must
-// reject it before touching its memory).
+// reductions, matmul shapes, alignments, TF32 and the cuBLAS path, indexing,
+// random numbers, and the elementwise corners the table leaves out. Skips,
+// with the reason, on machines without a usable GPU. Device-mismatch errors
+// are checked everywhere, using a tensor that only claims to be on the GPU
+// (the ops must reject it before touching its memory).
 #include <cmath>
+#include <cstdlib>
 #include <functional>
 
 #include "tests/tensor/testing.h"
@@ -153,14 +154,43 @@ TEST_F(CudaOpsTest, ReductionsAndSoftmax) {
 
 TEST_F(CudaOpsTest, Matmul) {
   TS_SKIP_WITHOUT_CUDA();
-  const std::pair<Shape, Shape> shapes[] = {
-      {{64, 128}, {128, 96}},    {{7}, {7, 5}},           {{3, 7}, {7}}, {{4, 33, 17}, {4, 17, 9}},
-      {{2, 1, 5, 8}, {3, 8, 6}}, {{512, 512}, {512, 512}}};
+  const std::pair<Shape, Shape> shapes[] = {{{64, 128}, {128, 96}},
+                                            {{7}, {7, 5}},
+                                            {{3, 7}, {7}},
+                                            {{4, 33, 17}, {4, 17, 9}},
+                                            {{2, 1, 5, 8}, {3, 8, 6}},
+                                            {{512, 512}, {512, 512}},
+                                            // One factor shared by the whole batch (batch stride 0), at odd sizes
+                                            // and at sizes the tensor-core kernels take.
+                                            {{4, 33, 17}, {17, 9}},
+                                            {{33, 17}, {4, 17, 9}},
+                                            {{8, 64, 128}, {128, 96}},
+                                            {{64, 128}, {8, 128, 96}},
+                                            {{8, 64, 128}, {8, 128, 96}}};
   for (DType dtype : {DType::kF32, DType::kF64, DType::kF16, DType::kBF16}) {
     for (const auto& [sa, sb] : shapes) {
       for (Layout la : {Layout::kContiguous, Layout::kTransposed}) {
-        check({absl::StrCat("matmul ", dtype_name(dtype), shape_str(sa), shape_str(sb)),
-               {input(sa, dtype, -1, 1, la), input(sb, dtype, -1, 1, Layout::kTransposed)},
+        for (Layout lb : {Layout::kContiguous, Layout::kTransposed}) {
+          check({absl::StrCat("matmul ", dtype_name(dtype), shape_str(sa), shape_str(sb)),
+                 {input(sa, dtype, -1, 1, la), input(sb, dtype, -1, 1, lb)},
+                 [](const std::vector<Tensor>& x) { return matmul(x[0], x[1]); },
+                 true});
+        }
+      }
+    }
+  }
+  // Operands at 16-byte aligned leading dimensions whose first element is 0,
+  // 1, 2, 4 or 8 elements into a row, each operand on its own. A product is
+  // planned once per shapes, strides and pointer alignments, so the aligned
+  // run first must not hand its algorithm (which may read 16 bytes at a
+  // time) to a misaligned one; mixed alignments are where cuBLASLt users
+  // have seen failures.
+  for (DType dtype : {DType::kF32, DType::kF64, DType::kF16, DType::kBF16}) {
+    const Tensor a = input({64, 136}, dtype, -1, 1), b = input({128, 104}, dtype, -1, 1);
+    for (int64_t skip_a : {0, 1, 2, 4, 8}) {
+      for (int64_t skip_b : {0, 1, 2, 4, 8}) {
+        check({absl::StrCat("matmul ", dtype_name(dtype), " views skipping ", skip_a, " and ", skip_b),
+               {a.narrow(1, skip_a, 128), b.narrow(1, skip_b, 96)},
                [](const std::vector<Tensor>& x) { return matmul(x[0], x[1]); },
                true});
       }
@@ -179,6 +209,26 @@ TEST_F(CudaOpsTest, Matmul) {
   double largest = 0;
   for (double v : ref_of(cpu_result).v) largest = std::max(largest, std::abs(v));
   testing::expect_close(gpu_result, ref_of(cpu_result), 1e-3, largest, "tf32 matmul");
+}
+
+// TS_CUBLASLT=0, read when a product is first planned, sends it through
+// cuBLAS, the path for what cuBLASLt has no algorithm for. The shapes are
+// this test's own, so no plan made before it is reused.
+TEST_F(CudaOpsTest, MatmulThroughCublas) {
+  TS_SKIP_WITHOUT_CUDA();
+  ASSERT_EQ(setenv("TS_CUBLASLT", "0", 1), 0);
+  const std::pair<Shape, Shape> shapes[] = {{{37, 41}, {41, 19}}, {{3, 29, 31}, {31, 23}}, {{3, 29, 31}, {3, 31, 23}}};
+  for (DType dtype : {DType::kF32, DType::kF64, DType::kF16, DType::kBF16}) {
+    for (const auto& [sa, sb] : shapes) {
+      for (Layout layout : {Layout::kContiguous, Layout::kTransposed}) {
+        check({absl::StrCat("cuBLAS matmul ", dtype_name(dtype), shape_str(sa), shape_str(sb)),
+               {input(sa, dtype, -1, 1, layout), input(sb, dtype, -1, 1, layout)},
+               [](const std::vector<Tensor>& x) { return matmul(x[0], x[1]); },
+               true});
+      }
+    }
+  }
+  ASSERT_EQ(unsetenv("TS_CUBLASLT"), 0);
 }
 
 TEST_F(CudaOpsTest, Indexing) {
