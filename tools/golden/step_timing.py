@@ -45,6 +45,13 @@ def time_steps(model, opt, x, target, steps, warmup, amp_dtype=None):
         if i == warmup and cuda:
             torch.cuda.reset_peak_memory_stats(x.device)
         sync()
+        # A timed step is a profiler window (cudaProfilerStart/Stop), as in
+        # our step benchmarks, for tools/kernel_profile and nsys.
+        # Their status is ignored, as ours ignore it: a mark must never fail
+        # the timing.
+        window = cuda and i >= warmup
+        if window:
+            torch.cuda.cudart().cudaProfilerStart()
         start = time.perf_counter()
         opt.zero_grad(set_to_none=True)
         with torch.autocast(x.device.type, dtype=amp_dtype or torch.float32, enabled=amp_dtype is not None):
@@ -55,6 +62,8 @@ def time_steps(model, opt, x, target, steps, warmup, amp_dtype=None):
         sync()
         if i >= warmup:
             times.append(time.perf_counter() - start)
+        if window:
+            torch.cuda.cudart().cudaProfilerStop()
     return sorted(times)
 
 

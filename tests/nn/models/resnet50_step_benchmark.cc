@@ -14,7 +14,8 @@
 //                           [--steps=30] [--warmup=5] [benchmark flags]
 //
 // Each step ends when its loss is on the host, so a step's time is its
-// completion, not its enqueueing. Counters: median_step_s, images_per_s
+// completion, not its enqueueing. On CUDA each timed step is a profiler
+// window (cudaProfilerStart/Stop), for tools/kernel_profile and nsys. Counters: median_step_s, images_per_s
 // (batch / median step), peak_memory_gib (the caching allocator's peak of
 // allocated bytes over the timed run, on CUDA), skipped_steps.
 #include <benchmark/benchmark.h>
@@ -25,6 +26,7 @@
 #include <cstdlib>
 #include <memory>
 #include <numeric>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -86,6 +88,10 @@ Timed time_steps(const Settings& s) {
   Timed timed;
   for (int i = 0; i < s.warmup + s.steps; ++i) {
     if (i == s.warmup && s.device.is_cuda()) cuda::caching_allocator(s.device.index).reset_peak_stats();
+    // A timed step is a profiler window (tools/kernel_profile), closed after
+    // the loss reached the host.
+    std::optional<cuda::ProfiledRegion> window;
+    if (i >= s.warmup && s.device.is_cuda()) window.emplace();
     const auto start = std::chrono::steady_clock::now();
     sgd.zero_grad();
     const autograd::Variable loss = cross_entropy(model->forward(autograd::Variable(images)), labels);

@@ -1,0 +1,140 @@
+"""tools/kernel_profile: `compare` and `show` against golden tables on fixture
+traces (kernel names as cuDNN, PyTorch and our kernels spell them), the kind
+each name is put in, one clear line and exit status 1 for bad input, and the
+tracer library: it loads and exports the entry point the CUDA driver looks up
+by name (a C++-mangled name would leave every trace unwritten, silently).
+Tracing itself needs a GPU: tools/gpu_test profile runs it there."""
+import ctypes
+import importlib.machinery
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+RUNFILES = os.path.join(os.environ.get("TEST_SRCDIR", ""), "trainstack")
+TOOL = os.path.join(RUNFILES, "tools", "kernel_profile")
+LIBRARY = os.path.join(RUNFILES, "tools", "cupti", "libkernel_trace.so")
+
+
+def load_tool():
+    loader = importlib.machinery.SourceFileLoader("kernel_profile", TOOL)
+    spec = importlib.util.spec_from_loader("kernel_profile", loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+kp = load_tool()
+
+
+def fixture(name):
+    return os.path.join(HERE, name)
+
+
+def tool(*args):
+    return subprocess.run([sys.executable, TOOL, *args], capture_output=True, text=True)
+
+
+class GoldenTest(unittest.TestCase):
+    def expect_golden(self, args, golden):
+        result = tool(*args)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        with open(fixture(golden)) as f:
+            self.assertEqual(result.stdout, f.read())
+
+    def test_compare(self):
+        # Run from the fixtures' folder: the golden output names the files.
+        os.chdir(HERE)
+        self.expect_golden(["compare", "ours.json", "torch.json", "--top", "4"], "compare.golden")
+
+    def test_show_a_trace_without_windows(self):
+        os.chdir(HERE)
+        self.expect_golden(["show", "whole_run.json", "--top", "3"], "show.golden")
+
+
+class KindTest(unittest.TestCase):
+    def test_kinds(self):
+        cases = {
+            "[memcpy HtoD]": "memcpy/memset",
+            "ncclDevKernel_AllReduce_Sum_f16_RING_LL(ncclDevKernelArgsStorage<4096ul>)": "nccl",
+            "sm90_xmma_wgrad_implicit_gemm_f16f16_f16f32_f32_nhwckrsc_nhwc": "conv wgrad",
+            "void cudnn::cnn::wgrad_alg0_engine<float, 128, 5, 5, 3, 3, 3, false, 512>(int)": "conv wgrad",
+            "sm80_xmma_dgrad_implicit_gemm_indexed_f16f16_f16f32_f32_nhwckrsc_nchw": "conv dgrad",
+            "void implicit_convolve_sgemm<float, float, 1024, 5, 5, 3, 3, 3, 1, false, false, true>(int)": "conv fprop",
+            "void cudnn::ops::nchwToNhwcKernel<__half, __half, float, false, true>(cudnn::ops::nchw2nhwc_params_t<float>)":
+                "layout change",
+            "void cudnn::bn_fw_tr_1C11_kernel_NCHW<__half, float, 512, true, 1>(cudnnTensorStruct)": "batch norm",
+            "void at::native::batch_norm_collect_statistics_channels_last_kernel<c10::Half, float, float, 4>()":
+                "batch norm",
+            "sm90_xmma_gemm_f16f16_f16f32_f32_tn_n_tilesize128x128x64": "gemm",
+            "void at::native::(anonymous namespace)::multi_tensor_apply_kernel<FusedSgdMathFunctor>()": "optimizer",
+            "void at::native::amp_update_scale_cuda_kernel(float*, int*, int const*, double, double, int)": "optimizer",
+            "void at::native::vectorized_elementwise_kernel<4, launch_clamp_scalar(c10::Half)#1}>(int)": "elementwise",
+            "void ts::cuda::(anonymous namespace)::flat_kernel<8, __half, ts::ReluOp, __half>(long)": "elementwise",
+            "void at::native::(anonymous namespace)::cunn_SoftMaxForward<4, c10::Half, float, float>()": "softmax/loss",
+            "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::func_wrapper_t>>()":
+                "reduction",
+            "void some_library::mystery(int)": "other",
+        }
+        for name, kind in cases.items():
+            self.assertEqual(kp.kind_of(name), kind, name)
+
+
+class BadInputTest(unittest.TestCase):
+    def expect_one_line(self, args, fragment):
+        result = tool(*args)
+        self.assertEqual(result.returncode, 1)
+        self.assertEqual(result.stdout, "")
+        self.assertEqual(len(result.stderr.strip().splitlines()), 1, result.stderr)
+        self.assertIn(fragment, result.stderr)
+
+    def test_missing_file(self):
+        self.expect_one_line(["show", fixture("absent.json")], "cannot read")
+
+    def test_not_json(self):
+        self.expect_one_line(["show", fixture("compare.golden")], "is not JSON")
+
+    def test_another_kind_of_report(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+            json.dump({"format": "trainstack.ddp_bench.v1", "rows": []}, f)
+        try:
+            self.expect_one_line(["compare", fixture("ours.json"), f.name], "is not a kernel trace")
+        finally:
+            os.unlink(f.name)
+
+    def test_windows_against_a_whole_run(self):
+        self.expect_one_line(["compare", fixture("ours.json"), fixture("whole_run.json")], "cannot be set side by side")
+
+    def test_bad_labels(self):
+        self.expect_one_line(["compare", fixture("ours.json"), fixture("torch.json"), "--labels", "ours"],
+                             "--labels takes two names")
+
+    def test_run_without_a_command(self):
+        env = dict(os.environ, KERNEL_TRACE_LIB=LIBRARY)
+        result = subprocess.run([sys.executable, TOOL, "run", "out.json", "--"], capture_output=True, text=True,
+                                env=env)
+        self.assertEqual(result.returncode, 1)
+        self.assertIn("no command", result.stderr)
+
+    def test_run_of_a_program_without_cuda_writes_no_trace(self):
+        with tempfile.TemporaryDirectory() as d:
+            env = dict(os.environ, KERNEL_TRACE_LIB=LIBRARY)
+            out = os.path.join(d, "trace.json")
+            result = subprocess.run([sys.executable, TOOL, "run", out, "--", "true"], capture_output=True, text=True,
+                                    env=env)
+            self.assertEqual(result.returncode, 1)
+            self.assertIn("wrote no trace", result.stderr)
+
+
+class LibraryTest(unittest.TestCase):
+    def test_exports_the_driver_entry_point(self):
+        library = ctypes.CDLL(LIBRARY)
+        self.assertTrue(hasattr(library, "InitializeInjection"))
+
+
+if __name__ == "__main__":
+    unittest.main()
