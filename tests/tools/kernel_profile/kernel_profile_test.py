@@ -5,8 +5,6 @@ tracer library: it loads and exports the entry point the CUDA driver looks up
 by name (a C++-mangled name would leave every trace unwritten, silently).
 Tracing itself needs a GPU: tools/gpu_test profile runs it there."""
 import ctypes
-import importlib.machinery
-import importlib.util
 import json
 import os
 import subprocess
@@ -14,21 +12,14 @@ import sys
 import tempfile
 import unittest
 
+from tests.tools import tool_module
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-RUNFILES = os.path.join(os.environ.get("TEST_SRCDIR", ""), "trainstack")
-TOOL = os.path.join(RUNFILES, "tools", "kernel_profile")
-LIBRARY = os.path.join(RUNFILES, "tools", "cupti", "libkernel_trace.so")
+TOOL = tool_module.tool_path("kernel_profile")
+LIBRARY = tool_module.tool_path("cupti/libkernel_trace.so")
 
 
-def load_tool():
-    loader = importlib.machinery.SourceFileLoader("kernel_profile", TOOL)
-    spec = importlib.util.spec_from_loader("kernel_profile", loader)
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module
-
-
-kp = load_tool()
+kp = tool_module.load("kernel_profile")
 
 
 def fixture(name):

@@ -6,8 +6,6 @@ same for `ratios` on saved runs (a ratio twice the baseline's fails, one
 within the tolerance passes, a pair missing from the run is reported and
 fails), its choice of the baseline run by CPU, and which pairs the CI
 subset holds."""
-import importlib.machinery
-import importlib.util
 import json
 import os
 import subprocess
@@ -15,20 +13,13 @@ import sys
 import tempfile
 import unittest
 
+from tests.tools import tool_module
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-RUNFILES = os.path.join(os.environ.get("TEST_SRCDIR", ""), "trainstack")
-TOOL = os.path.join(RUNFILES, "tools", "microbench")
+TOOL = tool_module.tool_path("microbench")
 
 
-def load_tool():
-    loader = importlib.machinery.SourceFileLoader("microbench", TOOL)
-    spec = importlib.util.spec_from_loader("microbench", loader)
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module
-
-
-mb = load_tool()
+mb = tool_module.load("microbench")
 
 
 class MannWhitneyTest(unittest.TestCase):

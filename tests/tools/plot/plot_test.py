@@ -10,8 +10,6 @@ report trimmed (written before "curves" and "throughput.step_seconds"
 existed), comm_bench_mpi.json a real 2-rank sweep thinned to every fifth size;
 the others follow the ddp_bench and neighbor_bench schemas."""
 import glob
-import importlib.machinery
-import importlib.util
 import json
 import os
 import struct
@@ -20,9 +18,10 @@ import sys
 import tempfile
 import unittest
 
+from tests.tools import tool_module
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-RUNFILES = os.path.join(os.environ.get("TEST_SRCDIR", ""), "trainstack")
-TOOL = os.path.join(RUNFILES, "tools", "plot")
+TOOL = tool_module.tool_path("plot")
 NEIGHBOR_BENCH = sorted(glob.glob(os.path.join(HERE, "neighbor_bench", "*.json")))
 
 
@@ -30,15 +29,7 @@ def fixture(name):
     return os.path.join(HERE, name)
 
 
-def load_tool():
-    loader = importlib.machinery.SourceFileLoader("plot", TOOL)
-    spec = importlib.util.spec_from_loader("plot", loader)
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module
-
-
-plot = load_tool()
+plot = tool_module.load("plot")
 
 
 def setUpModule():
