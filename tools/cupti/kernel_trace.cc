@@ -35,6 +35,13 @@ struct Activity {
   uint64_t start, end;
 };
 
+// A record as read from a buffer: the kernel's mangled name (owned by
+// CUPTI, shared by its records) or one of ours in brackets.
+struct Parsed {
+  const char* name;
+  uint64_t start, end;
+};
+
 // Everything recorded, shared by CUPTI's threads and the program's.
 struct Trace {
   std::mutex mutex;
@@ -44,13 +51,15 @@ struct Trace {
   std::vector<Activity> activities;
   std::vector<std::pair<uint64_t, uint64_t>> windows;  // [start, stop] in CUPTI's clock
   bool window_open = false;
+  bool initialized = false;
   uint64_t window_start = 0;
   uint64_t dropped = 0;
+  uint64_t untimed = 0;  // records without a valid start and end
   std::vector<std::string> errors;
 
-  uint32_t intern(const std::string& name) {
+  uint32_t intern(const char* name) {
     auto [it, inserted] = name_ids.try_emplace(name, static_cast<uint32_t>(names.size()));
-    if (inserted) names.push_back(name);
+    if (inserted) names.push_back(it->first);
     return it->second;
   }
 };
@@ -69,7 +78,6 @@ void note_error(const char* what, CUptiResult result) {
 }
 
 std::string demangle(const char* name) {
-  if (name == nullptr) return "[unnamed kernel]";
   int status = 0;
   char* readable = abi::__cxa_demangle(name, nullptr, nullptr, &status);
   std::string result = status == 0 && readable != nullptr ? readable : name;
@@ -96,36 +104,53 @@ void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_recor
   *max_records = 0;  // as many as fit
 }
 
+// Parses without the lock (a buffer holds tens of thousands of records),
+// then appends under it; names are demangled once each, in the report.
 void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream, uint8_t* buffer, size_t, size_t valid) {
-  Trace& t = trace();
-  std::lock_guard<std::mutex> lock(t.mutex);
+  std::vector<Parsed> parsed;
+  uint64_t untimed = 0;
   CUpti_Activity* record = nullptr;
   while (cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) {
+    Parsed p{nullptr, 0, 0};
     switch (record->kind) {
       case CUPTI_ACTIVITY_KIND_KERNEL:
       case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
         const auto* kernel = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
-        t.activities.push_back({t.intern(demangle(kernel->name)), kernel->start, kernel->end});
+        p = {kernel->name != nullptr ? kernel->name : "[unnamed kernel]", kernel->start, kernel->end};
         break;
       }
       case CUPTI_ACTIVITY_KIND_MEMCPY: {
         const auto* copy = reinterpret_cast<const CUpti_ActivityMemcpy6*>(record);
-        t.activities.push_back({t.intern(memcpy_name(copy->copyKind)), copy->start, copy->end});
+        p = {memcpy_name(copy->copyKind), copy->start, copy->end};
         break;
       }
       case CUPTI_ACTIVITY_KIND_MEMSET: {
         const auto* set = reinterpret_cast<const CUpti_ActivityMemset4*>(record);
-        t.activities.push_back({t.intern("[memset]"), set->start, set->end});
+        p = {"[memset]", set->start, set->end};
         break;
       }
       default:
-        break;
+        continue;
+    }
+    // CUPTI leaves both at 0 when it could not time the work, and a forced
+    // flush may hand over records not yet complete.
+    if (p.start == 0 || p.end < p.start) {
+      ++untimed;
+    } else {
+      parsed.push_back(p);
     }
   }
   size_t dropped = 0;
-  if (cuptiActivityGetNumDroppedRecords(context, stream, &dropped) == CUPTI_SUCCESS) t.dropped += dropped;
+  if (cuptiActivityGetNumDroppedRecords(context, stream, &dropped) != CUPTI_SUCCESS) dropped = 0;
   std::free(buffer);
+  Trace& t = trace();
+  std::lock_guard<std::mutex> lock(t.mutex);
+  for (const Parsed& p : parsed) t.activities.push_back({t.intern(p.name), p.start, p.end});
+  t.untimed += untimed;
+  t.dropped += dropped;
 }
+
+void write_report();
 
 // Opens a window when cuProfilerStart returns and closes it when
 // cuProfilerStop is entered (the programs synchronize before stopping).
@@ -138,14 +163,21 @@ void CUPTIAPI on_driver_call(void*, CUpti_CallbackDomain domain, CUpti_CallbackI
   uint64_t now = 0;
   cuptiGetTimestamp(&now);
   Trace& t = trace();
-  std::lock_guard<std::mutex> lock(t.mutex);
-  if (start && !t.window_open) {
-    t.window_open = true;
-    t.window_start = now;
-  } else if (stop && t.window_open) {
+  {
+    std::lock_guard<std::mutex> lock(t.mutex);
+    if (start && !t.window_open) {
+      t.window_open = true;
+      t.window_start = now;
+      return;
+    }
+    if (!stop || !t.window_open) return;
     t.window_open = false;
     t.windows.emplace_back(t.window_start, now);
   }
+  // The report is rewritten after every window (outside the program's timed
+  // step, which ended before it stopped the profiler), so a program killed
+  // by a time limit still leaves what it traced.
+  write_report();
 }
 
 std::string json_string(const std::string& s) {
@@ -171,21 +203,27 @@ bool in_windows(const std::vector<std::pair<uint64_t, uint64_t>>& windows, uint6
   return it != windows.begin() && time <= std::prev(it)->second;
 }
 
+// Flushes CUPTI's buffers and writes the totals so far (the lock is not held
+// while flushing: the flush delivers buffers to buffer_completed).
 void write_report() {
   if (const CUptiResult r = cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED); r != CUPTI_SUCCESS) {
     note_error("cuptiActivityFlushAll", r);
   }
+  size_t late_drops = 0;
+  if (cuptiActivityGetNumDroppedRecords(nullptr, 0, &late_drops) != CUPTI_SUCCESS) late_drops = 0;
   Trace& t = trace();
   std::lock_guard<std::mutex> lock(t.mutex);
-  if (t.window_open) t.windows.emplace_back(t.window_start, UINT64_MAX);
-  const bool whole_run = t.windows.empty();
+  t.dropped += late_drops;
+  std::vector<std::pair<uint64_t, uint64_t>> windows = t.windows;
+  if (t.window_open) windows.emplace_back(t.window_start, UINT64_MAX);
+  const bool whole_run = windows.empty();
   struct Totals {
     int64_t count = 0;
     uint64_t total_ns = 0;
   };
   std::map<uint32_t, Totals> by_name;
   for (const Activity& a : t.activities) {
-    if (!whole_run && !in_windows(t.windows, a.start)) continue;
+    if (!whole_run && !in_windows(windows, a.start)) continue;
     Totals& totals = by_name[a.name];
     ++totals.count;
     totals.total_ns += a.end - a.start;
@@ -193,23 +231,31 @@ void write_report() {
   std::vector<std::pair<uint32_t, Totals>> rows(by_name.begin(), by_name.end());
   std::sort(rows.begin(), rows.end(),
             [](const auto& x, const auto& y) { return x.second.total_ns > y.second.total_ns; });
-  FILE* f = std::fopen(t.out_path.c_str(), "w");
+  // Written beside and renamed over, so a reader never sees half a report.
+  const std::string partial = t.out_path + ".partial";
+  FILE* f = std::fopen(partial.c_str(), "w");
   if (f == nullptr) {
-    std::fprintf(stderr, "kernel_trace: cannot write %s: %s\n", t.out_path.c_str(), std::strerror(errno));
+    std::fprintf(stderr, "kernel_trace: cannot write %s: %s\n", partial.c_str(), std::strerror(errno));
     return;
   }
-  std::fprintf(f, "{\"format\": \"trainstack.kernel_trace.v1\", \"windows\": %zu, \"dropped_records\": %llu,\n",
-               whole_run ? 0 : t.windows.size(), static_cast<unsigned long long>(t.dropped));
+  std::fprintf(f,
+               "{\"format\": \"trainstack.kernel_trace.v1\", \"windows\": %zu, \"dropped_records\": %llu, "
+               "\"untimed_records\": %llu,\n",
+               whole_run ? 0 : windows.size(), static_cast<unsigned long long>(t.dropped),
+               static_cast<unsigned long long>(t.untimed));
   std::fprintf(f, " \"errors\": [");
   for (size_t i = 0; i < t.errors.size(); ++i) std::fprintf(f, "%s%s", i ? ", " : "", json_string(t.errors[i]).c_str());
   std::fprintf(f, "],\n \"kernels\": [");
   for (size_t i = 0; i < rows.size(); ++i) {
     std::fprintf(f, "%s\n  {\"name\": %s, \"count\": %lld, \"total_ns\": %llu}", i ? "," : "",
-                 json_string(t.names[rows[i].first]).c_str(), static_cast<long long>(rows[i].second.count),
+                 json_string(demangle(t.names[rows[i].first].c_str())).c_str(),
+                 static_cast<long long>(rows[i].second.count),
                  static_cast<unsigned long long>(rows[i].second.total_ns));
   }
   std::fprintf(f, "\n]}\n");
-  std::fclose(f);
+  if (std::fclose(f) != 0 || std::rename(partial.c_str(), t.out_path.c_str()) != 0) {
+    std::fprintf(stderr, "kernel_trace: cannot write %s: %s\n", t.out_path.c_str(), std::strerror(errno));
+  }
 }
 
 bool check(const char* what, CUptiResult result) {
@@ -224,6 +270,11 @@ bool check(const char* what, CUptiResult result) {
 // CUPTI call failed: the report then lists the errors, which says more than
 // a driver that quietly unloads the library.
 extern "C" __attribute__((visibility("default"))) int InitializeInjection() {
+  {
+    std::lock_guard<std::mutex> lock(trace().mutex);
+    if (trace().initialized) return 1;
+    trace().initialized = true;
+  }
   const char* path = std::getenv("TS_KERNEL_TRACE");
   trace().out_path = path != nullptr && *path != '\0' ? path : "kernel_trace.json";
   CUpti_SubscriberHandle subscriber = nullptr;
