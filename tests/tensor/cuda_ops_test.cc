@@ -31,6 +31,10 @@ struct OpCase {
 
 class CudaOpsTest : public testing::SeededTest {
  protected:
+  // A product cuBLASLt refuses at run time is an error here, not a quiet
+  // detour through cuBLAS as elsewhere (tensor/cuda/matmul.cu).
+  static void SetUpTestSuite() { ASSERT_EQ(setenv("TS_CUBLASLT", "strict", 1), 0); }
+
   // Runs the case on both devices and compares: exactly for integer and bool
   // results, else within the result dtype's tolerance.
   void check(const OpCase& c) {
@@ -228,7 +232,7 @@ TEST_F(CudaOpsTest, MatmulThroughCublas) {
       }
     }
   }
-  ASSERT_EQ(unsetenv("TS_CUBLASLT"), 0);
+  ASSERT_EQ(setenv("TS_CUBLASLT", "strict", 1), 0);
 }
 
 TEST_F(CudaOpsTest, Indexing) {
