@@ -1,20 +1,19 @@
 // Batched matrix products through cuBLASLt: tensor cores for f16 and bf16
-// (f32 accumulation) and for f32 when TF32 is allowed, FP64 otherwise.
-// cuBLASLt is column-major, and a row-major matrix read column-major is its
-// transpose, so the row-major out = a @ b is computed as the column-major
-// out^T = b^T a^T with no copies: each operand is handed over as stored,
-// transposed or not.
+// (f32 accumulation) and for f32 when TF32 is allowed, plain f32 and f64
+// arithmetic otherwise. cuBLASLt is column-major, and a row-major matrix
+// read column-major is its transpose, so the row-major out = a @ b is
+// computed as the column-major out^T = b^T a^T with no copies: each operand
+// is handed over as stored, transposed or not.
 //
 // Each distinct problem (types, shapes, strides, pointer alignments) gets its
 // descriptors and cuBLASLt's first heuristic choice once per thread and
 // device; later calls reuse them, with the algorithm's workspace taken from
-// the caching allocator on the current stream. Split-K partial sums are
-// reduced in f32 too, never in the 16-bit output type. A problem cuBLASLt
-// has no algorithm for (or any, with TS_CUBLASLT=0 when it is planned) runs
-// through cuBLAS's cublasGemmStridedBatchedEx, as PyTorch falls back. So
-// does one whose cuBLASLt call is refused (not supported, invalid value):
-// with a warning, once, unless TS_CUBLASLT=strict makes that an error (the
-// CUDA tests run strict, so a refusal fails them rather than hiding).
+// the caching allocator on the current stream. Split-K partial sums of
+// 16-bit products are reduced in f32, never in the output type, on both
+// libraries. Which library runs a product is cuda_gemm_library()'s choice
+// (TS_CUBLASLT): by default cuBLAS's cublasGemmStridedBatchedEx takes what
+// cuBLASLt has no algorithm for or refuses at run time, as PyTorch falls
+// back, so that a path never run on some GPU cannot stop a training run.
 #include <cublasLt.h>
 #include <cublas_v2.h>
 
@@ -22,10 +21,7 @@
 #include <climits>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -39,22 +35,23 @@
 #include "tensor/cuda/device.h"
 #include "tensor/cuda/kernel_utils.h"
 #include "tensor/cuda/stream.h"
+#include "tensor/cuda_gemm.h"
 #include "tensor/precision.h"
 
 namespace ts::cuda {
 namespace {
 
-// An owned cuBLASLt object, destroyed with `Destroy`. Errors on destroy are
+// An owned cuBLAS(Lt) object, destroyed with `Destroy`. Errors on destroy are
 // ignored: at process exit the CUDA context may already be gone.
 template <typename T, cublasStatus_t (*Destroy)(T)>
-struct LtDeleter {
+struct Deleter {
   void operator()(T object) const { Destroy(object); }
 };
 template <typename T, cublasStatus_t (*Destroy)(T)>
-using LtOwned = std::unique_ptr<std::remove_pointer_t<T>, LtDeleter<T, Destroy>>;
-using MatmulDesc = LtOwned<cublasLtMatmulDesc_t, cublasLtMatmulDescDestroy>;
-using MatrixLayout = LtOwned<cublasLtMatrixLayout_t, cublasLtMatrixLayoutDestroy>;
-using Preference = LtOwned<cublasLtMatmulPreference_t, cublasLtMatmulPreferenceDestroy>;
+using Owned = std::unique_ptr<std::remove_pointer_t<T>, Deleter<T, Destroy>>;
+using MatmulDesc = Owned<cublasLtMatmulDesc_t, cublasLtMatmulDescDestroy>;
+using MatrixLayout = Owned<cublasLtMatrixLayout_t, cublasLtMatrixLayoutDestroy>;
+using Preference = Owned<cublasLtMatmulPreference_t, cublasLtMatmulPreferenceDestroy>;
 
 template <typename Desc, typename Attribute, typename T>
 void set_attribute(cublasStatus_t (*setter)(Desc, Attribute, const void*, size_t), Desc desc, Attribute attribute,
@@ -62,12 +59,13 @@ void set_attribute(cublasStatus_t (*setter)(Desc, Attribute, const void*, size_t
   TS_CUDA_CHECK(setter(desc, attribute, &value, sizeof(value)));
 }
 
-// How cuBLASLt reads a row-major [rows, cols] matrix with these strides (one
-// of them 1, as the frontend guarantees) as a factor of the transposed
-// product. With unit column stride its memory is, column-major, the
-// transpose that the product wants: no op, a column-major [cols, rows]
-// matrix with leading dimension the row stride. With unit row stride its
-// memory is the matrix itself, column-major [rows, cols], to be transposed.
+// How cuBLAS reads a row-major [rows, cols] matrix with these strides (one
+// of them 1 and the other at least the extent it spans, as the frontend
+// guarantees) as a factor of the transposed product. With unit column
+// stride its memory is, column-major, the transpose that the product wants:
+// no op, a column-major [cols, rows] matrix with leading dimension the row
+// stride. With unit row stride its memory is the matrix itself,
+// column-major [rows, cols], to be transposed.
 struct GemmOperand {
   cublasOperation_t op;
   int64_t stored_rows, stored_cols, ld;
@@ -79,7 +77,7 @@ GemmOperand gemm_operand(int64_t rows, int64_t cols, int64_t row_stride, int64_t
                       : GemmOperand{CUBLAS_OP_T, rows, cols, col_stride};
   // A single stored column's stride is arbitrary: the smallest valid one
   // keeps it from splitting the plans or ruling out aligned algorithms.
-  if (g.stored_cols == 1 || g.ld < g.stored_rows) g.ld = std::max<int64_t>(g.stored_rows, 1);
+  if (g.stored_cols == 1) g.ld = std::max<int64_t>(g.stored_rows, 1);
   return g;
 }
 
@@ -94,6 +92,7 @@ struct Types {
   cudaDataType_t data;
   cublasComputeType_t compute;
   cudaDataType_t scale;  // of alpha and beta
+  bool is_16_bit() const { return data == CUDA_R_16F || data == CUDA_R_16BF; }
 };
 
 Types types_for(DType dtype) {
@@ -114,7 +113,7 @@ Types types_for(DType dtype) {
 // Everything the descriptors and the heuristic's choice depend on.
 struct Problem {
   Types types;
-  GemmOperand a, b;  // the column-major factors: out^T = b^T a^T, so cuBLASLt's A is our b
+  GemmOperand a, b;  // ours; cuBLAS's A is our b and its B our a
   int64_t m, n, k, batch, a_batch_stride, b_batch_stride;
   uint32_t a_alignment, b_alignment, out_alignment;
 
@@ -126,6 +125,9 @@ struct Problem {
   template <typename H>
   friend H AbslHashValue(H h, const Problem& p) {
     return H::combine(std::move(h), p.tie());
+  }
+  std::string describe() const {
+    return absl::StrCat("a batch of ", batch, " [", m, ", ", k, "] @ [", k, ", ", n, "] products");
   }
 };
 
@@ -141,40 +143,46 @@ MatrixLayout matrix_layout(cudaDataType_t type, int64_t rows, int64_t cols, int6
   return owned;
 }
 
-// A problem's descriptors and the algorithm chosen for it; without a
-// descriptor, cuBLAS runs the problem.
+// A problem's cuBLASLt descriptors and the algorithm chosen for it; without
+// a descriptor (no algorithm, or refused), cuBLAS runs the problem.
 struct Plan {
   MatmulDesc desc;
-  MatrixLayout a, b, out;  // cuBLASLt's A (our b), B (our a), and C = D
+  MatrixLayout lt_a, lt_b, out;  // cuBLASLt's A (our b) and B (our a); C = D
   cublasLtMatmulAlgo_t algorithm{};
   size_t workspace_bytes = 0;
   bool uses_lt() const { return desc != nullptr; }
 };
-
-bool lt_setting_is(const char* setting) {
-  const char* value = std::getenv("TS_CUBLASLT");
-  return value != nullptr && std::strcmp(value, setting) == 0;
-}
-
-std::string describe(const Problem& p) {
-  return absl::StrCat("a batch of ", p.batch, " [", p.m, ", ", p.k, "] @ [", p.k, ", ", p.n, "] products");
-}
 
 // cuBLAS's recommended workspace: 32 MiB on Hopper and later, 4 MiB before.
 size_t max_workspace_bytes(int device) {
   return value_or_throw(device_properties(device)).major >= 9 ? (32u << 20) : (4u << 20);
 }
 
+// A refusal (not supported, an invalid value), at planning or at run time,
+// is cuBLAS's turn unless the setting is strict; other failures are errors.
+bool refused(cublasStatus_t status) {
+  return status == CUBLAS_STATUS_NOT_SUPPORTED || status == CUBLAS_STATUS_INVALID_VALUE;
+}
+
+void check_lt_call(cublasStatus_t status, const char* call, const Problem& p) {
+  if (status == CUBLAS_STATUS_SUCCESS) return;
+  TS_CHECK(refused(status) && cuda_gemm_library() != CudaGemmLibrary::kCublasLtStrict, "cuda matmul: ", call,
+           " failed on ", p.describe(), ": ", describe_error(status));
+  std::fprintf(stderr, "cuda matmul: %s refused %s (%s); it goes through cuBLAS\n", call, p.describe().c_str(),
+               describe_error(status).c_str());
+}
+
 Plan make_plan(cublasLtHandle_t handle, const Problem& p, size_t max_workspace) {
-  if (p.batch > INT_MAX || lt_setting_is("0")) return {};  // cuBLASLt counts the batch in an int32
+  // cuBLASLt counts the batch in an int32.
+  if (p.batch > INT_MAX) return {};
   Plan plan;
   cublasLtMatmulDesc_t desc = nullptr;
   TS_CUDA_CHECK(cublasLtMatmulDescCreate(&desc, p.types.compute, p.types.scale));
   plan.desc.reset(desc);
   set_attribute(cublasLtMatmulDescSetAttribute, desc, CUBLASLT_MATMUL_DESC_TRANSA, static_cast<int32_t>(p.b.op));
   set_attribute(cublasLtMatmulDescSetAttribute, desc, CUBLASLT_MATMUL_DESC_TRANSB, static_cast<int32_t>(p.a.op));
-  plan.a = matrix_layout(p.types.data, p.b.stored_rows, p.b.stored_cols, p.b.ld, p.batch, p.b_batch_stride);
-  plan.b = matrix_layout(p.types.data, p.a.stored_rows, p.a.stored_cols, p.a.ld, p.batch, p.a_batch_stride);
+  plan.lt_a = matrix_layout(p.types.data, p.b.stored_rows, p.b.stored_cols, p.b.ld, p.batch, p.b_batch_stride);
+  plan.lt_b = matrix_layout(p.types.data, p.a.stored_rows, p.a.stored_cols, p.a.ld, p.batch, p.a_batch_stride);
   plan.out = matrix_layout(p.types.data, p.n, p.m, p.n, p.batch, p.m * p.n);
 
   cublasLtMatmulPreference_t preference = nullptr;
@@ -182,8 +190,10 @@ Plan make_plan(cublasLtHandle_t handle, const Problem& p, size_t max_workspace) 
   const Preference owned_preference(preference);
   set_attribute(cublasLtMatmulPreferenceSetAttribute, preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                 static_cast<uint64_t>(max_workspace));
-  set_attribute(cublasLtMatmulPreferenceSetAttribute, preference, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK,
-                static_cast<uint32_t>(CUBLASLT_REDUCTION_SCHEME_NONE | CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE));
+  if (p.types.is_16_bit()) {
+    set_attribute(cublasLtMatmulPreferenceSetAttribute, preference, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK,
+                  static_cast<uint32_t>(CUBLASLT_REDUCTION_SCHEME_NONE | CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE));
+  }
   set_attribute(cublasLtMatmulPreferenceSetAttribute, preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
                 p.b_alignment);
   set_attribute(cublasLtMatmulPreferenceSetAttribute, preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
@@ -194,35 +204,41 @@ Plan make_plan(cublasLtHandle_t handle, const Problem& p, size_t max_workspace) 
                 p.out_alignment);
   cublasLtMatmulHeuristicResult_t best{};
   int returned = 0;
-  const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(handle, desc, plan.a.get(), plan.b.get(), plan.out.get(),
-                                                               plan.out.get(), preference, 1, &best, &returned);
-  // No algorithm for these types, sizes or alignments: cuBLAS's turn.
-  if (status == CUBLAS_STATUS_NOT_SUPPORTED || (status == CUBLAS_STATUS_SUCCESS && returned == 0)) return {};
-  TS_CUDA_CHECK(status);
-  TS_CUDA_CHECK(best.state);
+  cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(handle, desc, plan.lt_a.get(), plan.lt_b.get(), plan.out.get(),
+                                                         plan.out.get(), preference, 1, &best, &returned);
+  if (status == CUBLAS_STATUS_SUCCESS && returned == 0) status = CUBLAS_STATUS_NOT_SUPPORTED;
+  if (status == CUBLAS_STATUS_SUCCESS) status = best.state;
+  check_lt_call(status, "cublasLtMatmulAlgoGetHeuristic", p);
+  if (status != CUBLAS_STATUS_SUCCESS) return {};
   plan.algorithm = best.algo;
   plan.workspace_bytes = best.workspaceSize;
   return plan;
 }
 
 // The calling thread's handles and plans for one device (a handle must not
-// be used by two threads at once), created on first use and destroyed when
-// the thread exits.
+// be used by two threads at once), each created when first needed and
+// destroyed when the thread exits.
 class GemmContext {
  public:
-  explicit GemmContext(int device) : max_workspace_(max_workspace_bytes(device)) {
-    cublasLtHandle_t handle = nullptr;
-    TS_CUDA_CHECK(cublasLtCreate(&handle));
-    handle_.reset(handle);
-  }
-  cublasLtHandle_t handle() const { return handle_.get(); }
+  explicit GemmContext(int device) : max_workspace_(max_workspace_bytes(device)) {}
 
-  // For the problems cuBLASLt does not take; created when first needed.
+  cublasLtHandle_t lt_handle() {
+    if (lt_handle_ == nullptr) {
+      cublasLtHandle_t handle = nullptr;
+      TS_CUDA_CHECK(cublasLtCreate(&handle));
+      lt_handle_.reset(handle);
+    }
+    return lt_handle_.get();
+  }
+
   cublasHandle_t cublas_handle() {
     if (cublas_handle_ == nullptr) {
       cublasHandle_t handle = nullptr;
       TS_CUDA_CHECK(cublasCreate(&handle));
       cublas_handle_.reset(handle);
+      // As the preference does for cuBLASLt: split-K sums of 16-bit products
+      // stay in f32.
+      TS_CUDA_CHECK(cublasSetMathMode(handle, CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION));
     }
     return cublas_handle_.get();
   }
@@ -232,15 +248,15 @@ class GemmContext {
     // Shapes that keep changing (sequence lengths) must not grow this
     // without bound; a miss costs one heuristic query.
     if (plans_.size() >= kMaxPlans) plans_.clear();
-    auto plan = std::make_unique<Plan>(make_plan(handle(), problem, max_workspace_));
+    auto plan = std::make_unique<Plan>(make_plan(lt_handle(), problem, max_workspace_));
     return *plans_.emplace(problem, std::move(plan)).first->second;
   }
 
  private:
   static constexpr size_t kMaxPlans = 4096;
-  LtOwned<cublasLtHandle_t, cublasLtDestroy> handle_;
-  LtOwned<cublasHandle_t, cublasDestroy> cublas_handle_;
   size_t max_workspace_;
+  Owned<cublasLtHandle_t, cublasLtDestroy> lt_handle_;
+  Owned<cublasHandle_t, cublasDestroy> cublas_handle_;
   absl::flat_hash_map<Problem, std::unique_ptr<Plan>> plans_;
 };
 
@@ -258,6 +274,7 @@ void cublas_matmul(cublasHandle_t handle, cudaStream_t stream, const Problem& p,
   TS_CUDA_CHECK(cublasGemmStridedBatchedEx_64(
       handle, p.b.op, p.a.op, p.n, p.m, p.k, alpha, b, p.types.data, p.b.ld, p.b_batch_stride, a, p.types.data, p.a.ld,
       p.a_batch_stride, beta, out, p.types.data, p.n, p.m * p.n, p.batch, p.types.compute, CUBLAS_GEMM_DEFAULT));
+  count_cuda_gemm(CudaGemmLibrary::kCublas);
 }
 
 }  // namespace
@@ -281,7 +298,6 @@ void CudaBackend::matmul(const Tensor& a, const Tensor& b, const Tensor& out) {
   const int device = out.device().index;
   DeviceGuard guard(device);
   GemmContext& context = gemm_context(device);
-  Plan& plan = context.plan(problem);
   const cudaStream_t stream = current_stream(device);
   // alpha and beta come in the scale type.
   const float one_f = 1, zero_f = 0;
@@ -289,32 +305,28 @@ void CudaBackend::matmul(const Tensor& a, const Tensor& b, const Tensor& out) {
   const bool f64 = problem.types.scale == CUDA_R_64F;
   const void* alpha = f64 ? static_cast<const void*>(&one_d) : &one_f;
   const void* beta = f64 ? static_cast<const void*>(&zero_d) : &zero_f;
-  if (!plan.uses_lt()) {
+  const auto through_cublas = [&] {
     cublas_matmul(context.cublas_handle(), stream, problem, alpha, beta, a.raw_data(), b.raw_data(), out.raw_data());
-    return;
-  }
+  };
+  if (cuda_gemm_library() == CudaGemmLibrary::kCublas) return through_cublas();
+  Plan& plan = context.plan(problem);
+  if (!plan.uses_lt()) return through_cublas();
   CachingAllocator& allocator = caching_allocator(device);
   void* workspace = value_or_throw(allocator.allocate(plan.workspace_bytes, stream));
   const cublasStatus_t status =
-      cublasLtMatmul(context.handle(), plan.desc.get(), alpha, b.raw_data(), plan.a.get(), a.raw_data(), plan.b.get(),
-                     beta, out.raw_data(), plan.out.get(), out.raw_data(), plan.out.get(), &plan.algorithm, workspace,
-                     plan.workspace_bytes, stream);
+      cublasLtMatmul(context.lt_handle(), plan.desc.get(), alpha, b.raw_data(), plan.lt_a.get(), a.raw_data(),
+                     plan.lt_b.get(), beta, out.raw_data(), plan.out.get(), out.raw_data(), plan.out.get(),
+                     &plan.algorithm, workspace, plan.workspace_bytes, stream);
   // Stream-ordered: the next user of the workspace on this stream runs after
   // the product.
   if (workspace != nullptr) allocator.deallocate(workspace);
-  const bool refused = status == CUBLAS_STATUS_NOT_SUPPORTED || status == CUBLAS_STATUS_INVALID_VALUE;
-  if (!refused || lt_setting_is("strict")) {
-    TS_CHECK(status == CUBLAS_STATUS_SUCCESS, "cuda matmul: cuBLASLt failed on ", describe(problem), " of ",
-             dtype_name(out.dtype()), ": ", describe_error(status));
+  check_lt_call(status, "cublasLtMatmul", problem);
+  if (status == CUBLAS_STATUS_SUCCESS) {
+    count_cuda_gemm(CudaGemmLibrary::kCublasLt);
     return;
   }
-  static std::once_flag warned;
-  std::call_once(warned, [&] {
-    std::fprintf(stderr, "cuda matmul: cuBLASLt refused %s of %s (%s); such products go through cuBLAS\n",
-                 describe(problem).c_str(), dtype_name(out.dtype()), describe_error(status).c_str());
-  });
-  plan = Plan{};
-  cublas_matmul(context.cublas_handle(), stream, problem, alpha, beta, a.raw_data(), b.raw_data(), out.raw_data());
+  plan = Plan{};  // this problem's later calls go straight to cuBLAS
+  through_cublas();
 }
 
 }  // namespace ts::cuda

@@ -8,9 +8,9 @@
 // are checked everywhere, using a tensor that only claims to be on the GPU
 // (the ops must reject it before touching its memory).
 #include <cmath>
-#include <cstdlib>
 #include <functional>
 
+#include "tensor/cuda_gemm.h"
 #include "tests/tensor/testing.h"
 
 namespace ts {
@@ -31,9 +31,15 @@ struct OpCase {
 
 class CudaOpsTest : public testing::SeededTest {
  protected:
-  // A product cuBLASLt refuses at run time is an error here, not a quiet
-  // detour through cuBLAS as elsewhere (tensor/cuda/matmul.cu).
-  static void SetUpTestSuite() { ASSERT_EQ(setenv("TS_CUBLASLT", "strict", 1), 0); }
+  // A product cuBLASLt cannot run is an error here, not a detour through
+  // cuBLAS as elsewhere (tensor/cuda/matmul.cu).
+  static void SetUpTestSuite() { set_cuda_gemm_library(CudaGemmLibrary::kCublasLtStrict); }
+
+  // a @ b on both devices; returns 1, the products it ran on the GPU.
+  int64_t check_matmul(const std::string& name, const Tensor& a, const Tensor& b) {
+    check({name, {a, b}, [](const std::vector<Tensor>& x) { return matmul(x[0], x[1]); }, true});
+    return 1;
+  }
 
   // Runs the case on both devices and compares: exactly for integer and bool
   // results, else within the result dtype's tolerance.
@@ -158,6 +164,8 @@ TEST_F(CudaOpsTest, ReductionsAndSoftmax) {
 
 TEST_F(CudaOpsTest, Matmul) {
   TS_SKIP_WITHOUT_CUDA();
+  const CudaGemmCounts before = cuda_gemm_counts();
+  int64_t products = 0;
   const std::pair<Shape, Shape> shapes[] = {{{64, 128}, {128, 96}},
                                             {{7}, {7, 5}},
                                             {{3, 7}, {7}},
@@ -170,15 +178,18 @@ TEST_F(CudaOpsTest, Matmul) {
                                             {{33, 17}, {4, 17, 9}},
                                             {{8, 64, 128}, {128, 96}},
                                             {{64, 128}, {8, 128, 96}},
-                                            {{8, 64, 128}, {8, 128, 96}}};
+                                            {{8, 64, 128}, {8, 128, 96}},
+                                            // A long sum over few outputs, where split-K algorithms are chosen
+                                            // (their partial sums must stay f32 for 16-bit operands).
+                                            {{64, 16384}, {16384, 64}}};
   for (DType dtype : {DType::kF32, DType::kF64, DType::kF16, DType::kBF16}) {
     for (const auto& [sa, sb] : shapes) {
       for (Layout la : {Layout::kContiguous, Layout::kTransposed}) {
         for (Layout lb : {Layout::kContiguous, Layout::kTransposed}) {
-          check({absl::StrCat("matmul ", dtype_name(dtype), shape_str(sa), shape_str(sb)),
-                 {input(sa, dtype, -1, 1, la), input(sb, dtype, -1, 1, lb)},
-                 [](const std::vector<Tensor>& x) { return matmul(x[0], x[1]); },
-                 true});
+          products += check_matmul(
+              absl::StrCat("matmul ", dtype_name(dtype), shape_str(sa), la == Layout::kTransposed ? "^T" : "",
+                           shape_str(sb), lb == Layout::kTransposed ? "^T" : ""),
+              input(sa, dtype, -1, 1, la), input(sb, dtype, -1, 1, lb));
         }
       }
     }
@@ -193,13 +204,16 @@ TEST_F(CudaOpsTest, Matmul) {
     const Tensor a = input({64, 136}, dtype, -1, 1), b = input({128, 104}, dtype, -1, 1);
     for (int64_t skip_a : {0, 1, 2, 4, 8}) {
       for (int64_t skip_b : {0, 1, 2, 4, 8}) {
-        check({absl::StrCat("matmul ", dtype_name(dtype), " views skipping ", skip_a, " and ", skip_b),
-               {a.narrow(1, skip_a, 128), b.narrow(1, skip_b, 96)},
-               [](const std::vector<Tensor>& x) { return matmul(x[0], x[1]); },
-               true});
+        products +=
+            check_matmul(absl::StrCat("matmul ", dtype_name(dtype), " views skipping ", skip_a, " and ", skip_b),
+                         a.narrow(1, skip_a, 128), b.narrow(1, skip_b, 96));
       }
     }
   }
+  // Every one of them ran on cuBLASLt (strict: one it could not run fails).
+  const CudaGemmCounts after = cuda_gemm_counts();
+  EXPECT_EQ(after.cublaslt - before.cublaslt, products);
+  EXPECT_EQ(after.cublas, before.cublas);
   // TF32 trades precision for speed: within its own tolerance (1e-3), relative
   // to the largest output (inputs rounded to 10-bit mantissas leave an
   // absolute error of about 1e-2 on every output, however small).
@@ -215,24 +229,32 @@ TEST_F(CudaOpsTest, Matmul) {
   testing::expect_close(gpu_result, ref_of(cpu_result), 1e-3, largest, "tf32 matmul");
 }
 
-// TS_CUBLASLT=0, read when a product is first planned, sends it through
-// cuBLAS, the path for what cuBLASLt has no algorithm for. The shapes are
-// this test's own, so no plan made before it is reused.
+// cuBLAS alone (TS_CUBLASLT=0), the path for what cuBLASLt cannot run.
 TEST_F(CudaOpsTest, MatmulThroughCublas) {
   TS_SKIP_WITHOUT_CUDA();
-  ASSERT_EQ(setenv("TS_CUBLASLT", "0", 1), 0);
-  const std::pair<Shape, Shape> shapes[] = {{{37, 41}, {41, 19}}, {{3, 29, 31}, {31, 23}}, {{3, 29, 31}, {3, 31, 23}}};
+  struct CublasAlone {
+    CublasAlone() { set_cuda_gemm_library(CudaGemmLibrary::kCublas); }
+    ~CublasAlone() { set_cuda_gemm_library(CudaGemmLibrary::kCublasLtStrict); }
+  } cublas_alone;
+  const CudaGemmCounts before = cuda_gemm_counts();
+  int64_t products = 0;
+  const std::pair<Shape, Shape> shapes[] = {
+      {{37, 41}, {41, 19}}, {{3, 29, 31}, {31, 23}}, {{3, 29, 31}, {3, 31, 23}}, {{64, 16384}, {16384, 64}}};
   for (DType dtype : {DType::kF32, DType::kF64, DType::kF16, DType::kBF16}) {
     for (const auto& [sa, sb] : shapes) {
-      for (Layout layout : {Layout::kContiguous, Layout::kTransposed}) {
-        check({absl::StrCat("cuBLAS matmul ", dtype_name(dtype), shape_str(sa), shape_str(sb)),
-               {input(sa, dtype, -1, 1, layout), input(sb, dtype, -1, 1, layout)},
-               [](const std::vector<Tensor>& x) { return matmul(x[0], x[1]); },
-               true});
+      for (Layout la : {Layout::kContiguous, Layout::kTransposed}) {
+        for (Layout lb : {Layout::kContiguous, Layout::kTransposed}) {
+          products += check_matmul(
+              absl::StrCat("cuBLAS matmul ", dtype_name(dtype), shape_str(sa), la == Layout::kTransposed ? "^T" : "",
+                           shape_str(sb), lb == Layout::kTransposed ? "^T" : ""),
+              input(sa, dtype, -1, 1, la), input(sb, dtype, -1, 1, lb));
+        }
       }
     }
   }
-  ASSERT_EQ(setenv("TS_CUBLASLT", "strict", 1), 0);
+  const CudaGemmCounts after = cuda_gemm_counts();
+  EXPECT_EQ(after.cublas - before.cublas, products);
+  EXPECT_EQ(after.cublaslt, before.cublaslt);
 }
 
 TEST_F(CudaOpsTest, Indexing) {

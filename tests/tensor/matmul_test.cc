@@ -2,6 +2,8 @@
 // broadcasting, transposed and strided operands, every floating dtype.
 #include <cmath>
 
+#include "absl/strings/str_cat.h"
+#include "tensor/cuda_gemm.h"
 #include "tests/tensor/testing.h"
 
 namespace ts {
@@ -83,6 +85,21 @@ TEST_F(MatmulTest, BadOperandsAreErrors) {
   Tensor x = zeros({2, 2, 3});
   Tensor y = zeros({3, 3, 4});
   testing::expect_throws(absl::StatusCode::kInvalidArgument, {"matmul", "broadcastable"}, [&] { matmul(x, y); });
+}
+
+// TS_CUBLASLT's values (which library runs CUDA products, tensor/cuda_gemm.h;
+// the CUDA tests check that each runs where it should): anything else is an
+// error naming the variable and its value.
+TEST(CudaGemmLibraryTest, ParsesTsCublasLt) {
+  EXPECT_EQ(parse_cuda_gemm_library("1").value(), CudaGemmLibrary::kCublasLt);
+  EXPECT_EQ(parse_cuda_gemm_library("strict").value(), CudaGemmLibrary::kCublasLtStrict);
+  EXPECT_EQ(parse_cuda_gemm_library("0").value(), CudaGemmLibrary::kCublas);
+  for (const char* bad : {"", "off", "2", "Strict"}) {
+    const absl::StatusOr<CudaGemmLibrary> parsed = parse_cuda_gemm_library(bad);
+    ASSERT_FALSE(parsed.ok()) << bad;
+    EXPECT_NE(parsed.status().message().find(absl::StrCat("TS_CUBLASLT=", bad, ":")), std::string::npos)
+        << parsed.status();
+  }
 }
 
 }  // namespace
