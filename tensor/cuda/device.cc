@@ -1,6 +1,5 @@
 #include "tensor/cuda/device.h"
 
-#include <cuda_profiler_api.h>
 #include <cuda_runtime_api.h>
 
 #include "absl/status/statusor.h"
@@ -93,20 +92,5 @@ DeviceGuard::~DeviceGuard() {
   CHECK_CUDA(cudaGetDevice(&current));
   if (current != previous_) CHECK_CUDA(cudaSetDevice(previous_));
 }
-
-namespace {
-
-// A failed start or stop is not the program's error: it must not stay as
-// the thread's last error, where the next kernel launch's check would find
-// it (an error pending before the call stays).
-void call_leaving_no_error(cudaError_t (*call)()) {
-  const cudaError_t pending = cudaPeekAtLastError();
-  if (call() != cudaSuccess && pending == cudaSuccess) cudaGetLastError();
-}
-
-}  // namespace
-
-ProfiledRegion::ProfiledRegion() { call_leaving_no_error(cudaProfilerStart); }
-ProfiledRegion::~ProfiledRegion() { call_leaving_no_error(cudaProfilerStop); }
 
 }  // namespace ts::cuda

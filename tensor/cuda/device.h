@@ -46,17 +46,4 @@ class DeviceGuard {
   int previous_ = -1;
 };
 
-// Marks a region for profilers attached from outside (cudaProfilerStart and
-// cudaProfilerStop: tools/kernel_profile's windows, nsys's
-// --capture-range=cudaProfilerApi); without one attached, nothing happens.
-// End the region after the work in it has completed (synchronize first), so
-// that what it captured is the region's alone.
-class ProfiledRegion {
- public:
-  ProfiledRegion();
-  ~ProfiledRegion();
-  ProfiledRegion(const ProfiledRegion&) = delete;
-  ProfiledRegion& operator=(const ProfiledRegion&) = delete;
-};
-
 }  // namespace ts::cuda

@@ -1,13 +1,14 @@
 // A CUPTI injection library: the CUDA driver loads it into any CUDA program
 // started with CUDA_INJECTION64_PATH=<this .so> and calls InitializeInjection
-// at cuInit. It records every kernel, memcpy and memset the GPU runs, and at
-// exit writes to $TS_KERNEL_TRACE (JSON, trainstack.kernel_trace.v1) each
-// kernel's launch count and total GPU time, counting only what started inside
-// the program's profiler windows (cudaProfilerStart .. cudaProfilerStop, as
-// nsys --capture-range=cudaProfilerApi; the whole run when it opens none).
-// Our step benchmarks and the PyTorch peers open one window per timed step,
-// so `tools/kernel_profile compare` sets the two side by side per step, with
-// one method of measurement for both programs. See tools/kernel_profile.
+// at cuInit. It records every kernel, memcpy and memset the GPU runs, and
+// after each profiler window and at exit writes to $TS_KERNEL_TRACE (JSON,
+// trainstack.kernel_trace.v1) each kernel's launch count and total GPU time,
+// counting only what started inside the program's profiler windows
+// (cudaProfilerStart .. cudaProfilerStop; the whole run when it opens none).
+// Our ResNet-50 step benchmark and the PyTorch step peers open one window per
+// timed step when TS_KERNEL_TRACE is set, so `tools/kernel_profile compare`
+// sets the two side by side per step, with one method of measurement for
+// both programs. See tools/kernel_profile.
 #include <cupti.h>
 #include <cxxabi.h>
 
@@ -150,7 +151,7 @@ void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream, uint8_t* buff
   t.dropped += dropped;
 }
 
-void write_report();
+void write_report(uint32_t flush_flags);
 
 // Opens a window when cuProfilerStart returns and closes it when
 // cuProfilerStop is entered (the programs synchronize before stopping).
@@ -176,8 +177,10 @@ void CUPTIAPI on_driver_call(void*, CUpti_CallbackDomain domain, CUpti_CallbackI
   }
   // The report is rewritten after every window (outside the program's timed
   // step, which ended before it stopped the profiler), so a program killed
-  // by a time limit still leaves what it traced.
-  write_report();
+  // by a time limit still leaves what it traced. Only complete buffers are
+  // taken here: a forced flush could hand over records still being filled
+  // in, lost for good as untimed.
+  write_report(0);
 }
 
 std::string json_string(const std::string& s) {
@@ -205,8 +208,8 @@ bool in_windows(const std::vector<std::pair<uint64_t, uint64_t>>& windows, uint6
 
 // Flushes CUPTI's buffers and writes the totals so far (the lock is not held
 // while flushing: the flush delivers buffers to buffer_completed).
-void write_report() {
-  if (const CUptiResult r = cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED); r != CUPTI_SUCCESS) {
+void write_report(uint32_t flush_flags) {
+  if (const CUptiResult r = cuptiActivityFlushAll(flush_flags); r != CUPTI_SUCCESS) {
     note_error("cuptiActivityFlushAll", r);
   }
   size_t late_drops = 0;
@@ -269,7 +272,7 @@ bool check(const char* what, CUptiResult result) {
 // Called by the CUDA driver once, at cuInit. It reports success even when a
 // CUPTI call failed: the report then lists the errors, which says more than
 // a driver that quietly unloads the library.
-extern "C" __attribute__((visibility("default"))) int InitializeInjection() {
+extern "C" int InitializeInjection() {
   {
     std::lock_guard<std::mutex> lock(trace().mutex);
     if (trace().initialized) return 1;
@@ -292,6 +295,6 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection() {
     }
   }
   if (!ok) std::fprintf(stderr, "kernel_trace: CUPTI did not start; %s will list why\n", trace().out_path.c_str());
-  std::atexit(write_report);
+  std::atexit([] { write_report(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED); });
   return 1;
 }

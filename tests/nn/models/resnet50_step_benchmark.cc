@@ -14,10 +14,11 @@
 //                           [--steps=30] [--warmup=5] [benchmark flags]
 //
 // Each step ends when its loss is on the host, so a step's time is its
-// completion, not its enqueueing. On CUDA each timed step is a profiler
-// window (cudaProfilerStart/Stop), for tools/kernel_profile and nsys. Counters: median_step_s, images_per_s
+// completion, not its enqueueing. Counters: median_step_s, images_per_s
 // (batch / median step), peak_memory_gib (the caching allocator's peak of
-// allocated bytes over the timed run, on CUDA), skipped_steps.
+// allocated bytes over the timed run, on CUDA), skipped_steps. Under
+// tools/kernel_profile (TS_KERNEL_TRACE set) each timed step on CUDA is a
+// profiler window.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -41,6 +42,7 @@
 #include "tasks/common/precision.h"
 #include "tensor/cuda/caching_allocator.h"
 #include "tensor/cuda/device.h"
+#include "tensor/cuda/profiler.h"
 #include "tensor/device.h"
 #include "tensor/ops.h"
 
@@ -53,6 +55,7 @@ struct Settings {
   tasks::Precision precision;  // --dtype, --tf32, --channels_last
   int steps = 30;
   int warmup = 5;
+  bool traced = false;  // on CUDA under tools/kernel_profile (TS_KERNEL_TRACE set)
 };
 
 [[noreturn]] void die(const absl::Status& status) {
@@ -88,10 +91,10 @@ Timed time_steps(const Settings& s) {
   Timed timed;
   for (int i = 0; i < s.warmup + s.steps; ++i) {
     if (i == s.warmup && s.device.is_cuda()) cuda::caching_allocator(s.device.index).reset_peak_stats();
-    // A timed step is a profiler window (tools/kernel_profile), closed after
-    // the loss reached the host.
+    // Under tools/kernel_profile a timed step is a profiler window, closed
+    // after the loss reached the host.
     std::optional<cuda::ProfiledRegion> window;
-    if (i >= s.warmup && s.device.is_cuda()) window.emplace();
+    if (i >= s.warmup && s.traced) window.emplace();
     const auto start = std::chrono::steady_clock::now();
     sgd.zero_grad();
     const autograd::Variable loss = cross_entropy(model->forward(autograd::Variable(images)), labels);
@@ -170,6 +173,7 @@ Settings parse_settings(int& argc, char** argv) {
   absl::StatusOr<Device> parsed = parse_device(device);
   if (!parsed.ok()) die(parsed.status());
   s.device = *parsed;
+  s.traced = s.device.is_cuda() && std::getenv("TS_KERNEL_TRACE") != nullptr;
   return s;
 }
 

@@ -53,17 +53,6 @@ TEST(CudaCheckTest, OutOfMemoryIsResourceExhausted) {
   EXPECT_EQ(status_code_of(CUBLAS_STATUS_ALLOC_FAILED), absl::StatusCode::kResourceExhausted);
 }
 
-// Whether or not a profiler is attached, a profiler region must leave no
-// error as the thread's last, for the next kernel launch's check to find.
-// (Without a driver every runtime call, the error query too, reports the
-// missing driver: there is nothing to check.)
-TEST(ProfiledRegionTest, LeavesNoErrorBehind) {
-  if (!is_available()) GTEST_SKIP() << "no CUDA device: " << unavailable_reason();
-  ASSERT_EQ(cudaGetLastError(), cudaSuccess);
-  { const ProfiledRegion region; }
-  EXPECT_EQ(cudaPeekAtLastError(), cudaSuccess);
-}
-
 TEST(CudaDeviceTest, WithoutAGpuEverythingSaysSo) {
   if (is_available()) GTEST_SKIP() << "a CUDA device is present; this test covers machines without one";
   EXPECT_EQ(device_count(), 0);

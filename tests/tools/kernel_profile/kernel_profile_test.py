@@ -7,15 +7,12 @@ Tracing itself needs a GPU: tools/gpu_test profile runs it there."""
 import ctypes
 import json
 import os
-import subprocess
-import sys
 import tempfile
 import unittest
 
 from tests.tools import tool_module
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-TOOL = tool_module.tool_path("kernel_profile")
 LIBRARY = tool_module.tool_path("cupti/libkernel_trace.so")
 
 
@@ -26,24 +23,22 @@ def fixture(name):
     return os.path.join(HERE, name)
 
 
-def tool(*args):
-    return subprocess.run([sys.executable, TOOL, *args], capture_output=True, text=True)
+def tool(*args, env=None, cwd=None):
+    return tool_module.run("kernel_profile", *args, env=env, cwd=cwd)
 
 
 class GoldenTest(unittest.TestCase):
     def expect_golden(self, args, golden):
-        result = tool(*args)
+        # Run in the fixtures' folder: the golden output names the files.
+        result = tool(*args, cwd=HERE)
         self.assertEqual(result.returncode, 0, result.stderr)
         with open(fixture(golden)) as f:
             self.assertEqual(result.stdout, f.read())
 
     def test_compare(self):
-        # Run from the fixtures' folder: the golden output names the files.
-        os.chdir(HERE)
         self.expect_golden(["compare", "ours.json", "torch.json", "--top", "4"], "compare.golden")
 
     def test_show_a_trace_without_windows(self):
-        os.chdir(HERE)
         self.expect_golden(["show", "whole_run.json", "--top", "3"], "show.golden")
 
 
@@ -69,6 +64,27 @@ class KindTest(unittest.TestCase):
             "void at::native::(anonymous namespace)::cunn_SoftMaxForward<4, c10::Half, float, float>()": "softmax/loss",
             "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::func_wrapper_t>>()":
                 "reduction",
+            # Ours, as our kernels' templates demangle.
+            "void ts::cuda::(anonymous namespace)::flat_kernel<8, __half, ts::cuda::Identity, float>"
+            "(long, __half*, ts::cuda::Identity, ts::cuda::Input<float>)": "copy/cast",
+            "void ts::cuda::elementwise_internal::strided_kernel<4, float, ts::AddFunctor, float, float>()":
+                "elementwise",
+            "void ts::optim::cuda::(anonymous namespace)::scale_kernel<__half>"
+            "(ts::optim::cuda::(anonymous namespace)::TensorEntry const*, int*)": "optimizer",
+            "void ts::optim::cuda::(anonymous namespace)::fused_sgd_kernel<float>(int)": "optimizer",
+            "void ts::nn::functional::(anonymous namespace)::max_backward<__half>"
+            "(ts::nn::functional::Pool2dGeometry, ts::nn::functional::PoolDividers, __half const*, int const*, __half*)":
+                "pooling",
+            "void ts::cuda::(anonymous namespace)::cross_entropy_kernel<__half, float>(__half const*, float*)":
+                "softmax/loss",
+            "void ts::cuda::(anonymous namespace)::reduce_kernel<float, float>(float const*, float*)": "reduction",
+            "void ts::cuda::(anonymous namespace)::index_copy_kernel<float>(long const*, float*)": "indexing",
+            "void ts::cuda::(anonymous namespace)::random_kernel<float>(ts::PhiloxKey, float*)": "elementwise",
+            # PyTorch's casts and cuDNN's padding.
+            "void at::native::elementwise_kernel<128, 2, at::native::gpu_kernel_impl_nocast<at::native::"
+            "direct_copy_kernel_cuda(at::TensorIteratorBase&)::{lambda()#3}>>(int)": "copy/cast",
+            "void cudnn::engines_precompiled::nhwcAddPaddingKernel<__half, __half, float, true, "
+            "cudnn::reduced_divisor>(int, int, int, int, __half const*, __half*)": "layout change",
             "void some_library::mystery(int)": "other",
         }
         for name, kind in cases.items():
@@ -77,7 +93,7 @@ class KindTest(unittest.TestCase):
 
 class BadInputTest(unittest.TestCase):
     def expect_one_line(self, args, fragment):
-        result = tool(*args)
+        result = tool(*args, env=dict(os.environ, KERNEL_TRACE_LIB=LIBRARY))
         self.assertEqual(result.returncode, 1)
         self.assertEqual(result.stdout, "")
         self.assertEqual(len(result.stderr.strip().splitlines()), 1, result.stderr)
@@ -105,18 +121,13 @@ class BadInputTest(unittest.TestCase):
                              "--labels takes two names")
 
     def test_run_without_a_command(self):
-        env = dict(os.environ, KERNEL_TRACE_LIB=LIBRARY)
-        result = subprocess.run([sys.executable, TOOL, "run", "out.json", "--"], capture_output=True, text=True,
-                                env=env)
-        self.assertEqual(result.returncode, 1)
-        self.assertIn("no command", result.stderr)
+        self.expect_one_line(["run", "out.json", "--"], "no command")
 
-    def test_run_of_a_program_without_cuda_writes_no_trace(self):
+    def test_run_of_a_program_that_never_starts_cuda(self):
+        # The driver never loads the tracer, so no trace: said in one line.
         with tempfile.TemporaryDirectory() as d:
-            env = dict(os.environ, KERNEL_TRACE_LIB=LIBRARY)
-            out = os.path.join(d, "trace.json")
-            result = subprocess.run([sys.executable, TOOL, "run", out, "--", "true"], capture_output=True, text=True,
-                                    env=env)
+            result = tool("run", os.path.join(d, "trace.json"), "--", "true",
+                          env=dict(os.environ, KERNEL_TRACE_LIB=LIBRARY))
             self.assertEqual(result.returncode, 1)
             self.assertIn("wrote no trace", result.stderr)
 

@@ -8,15 +8,12 @@ fails), its choice of the baseline run by CPU, and which pairs the CI
 subset holds."""
 import json
 import os
-import subprocess
-import sys
 import tempfile
 import unittest
 
 from tests.tools import tool_module
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-TOOL = tool_module.tool_path("microbench")
 
 
 mb = tool_module.load("microbench")
@@ -62,7 +59,7 @@ class MannWhitneyTest(unittest.TestCase):
 
 
 def run_tool(*args):
-    return subprocess.run([sys.executable, TOOL, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return tool_module.run("microbench", *args)
 
 
 class CompareTest(unittest.TestCase):

@@ -13,15 +13,12 @@ import glob
 import json
 import os
 import struct
-import subprocess
-import sys
 import tempfile
 import unittest
 
 from tests.tools import tool_module
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-TOOL = tool_module.tool_path("plot")
 NEIGHBOR_BENCH = sorted(glob.glob(os.path.join(HERE, "neighbor_bench", "*.json")))
 
 
@@ -61,8 +58,7 @@ class ToolCase(unittest.TestCase):
         self.tmp.cleanup()
 
     def run_tool(self, *args):
-        return subprocess.run([sys.executable, TOOL, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True, env=self.env)
+        return tool_module.run("plot", *args, env=self.env)
 
     def assert_renders(self, args, names, size=(1200, 800)):
         """Runs the tool, which must write exactly names.png under the out folder, say so, and
