@@ -41,6 +41,25 @@ class CudaOpsTest : public testing::SeededTest {
     return 1;
   }
 
+  // Each pair of shapes in every floating dtype and both layouts of each
+  // operand; returns the products run on the GPU.
+  int64_t check_matmuls(const std::string& label, absl::Span<const std::pair<Shape, Shape>> shapes) {
+    int64_t products = 0;
+    for (DType dtype : {DType::kF32, DType::kF64, DType::kF16, DType::kBF16}) {
+      for (const auto& [sa, sb] : shapes) {
+        for (Layout la : {Layout::kContiguous, Layout::kTransposed}) {
+          for (Layout lb : {Layout::kContiguous, Layout::kTransposed}) {
+            products += check_matmul(
+                absl::StrCat(label, " ", dtype_name(dtype), shape_str(sa), la == Layout::kTransposed ? "^T" : "",
+                             shape_str(sb), lb == Layout::kTransposed ? "^T" : ""),
+                input(sa, dtype, -1, 1, la), input(sb, dtype, -1, 1, lb));
+          }
+        }
+      }
+    }
+    return products;
+  }
+
   // Runs the case on both devices and compares: exactly for integer and bool
   // results, else within the result dtype's tolerance.
   void check(const OpCase& c) {
@@ -182,18 +201,7 @@ TEST_F(CudaOpsTest, Matmul) {
                                             // A long sum over few outputs, where split-K algorithms are chosen
                                             // (their partial sums must stay f32 for 16-bit operands).
                                             {{64, 16384}, {16384, 64}}};
-  for (DType dtype : {DType::kF32, DType::kF64, DType::kF16, DType::kBF16}) {
-    for (const auto& [sa, sb] : shapes) {
-      for (Layout la : {Layout::kContiguous, Layout::kTransposed}) {
-        for (Layout lb : {Layout::kContiguous, Layout::kTransposed}) {
-          products += check_matmul(
-              absl::StrCat("matmul ", dtype_name(dtype), shape_str(sa), la == Layout::kTransposed ? "^T" : "",
-                           shape_str(sb), lb == Layout::kTransposed ? "^T" : ""),
-              input(sa, dtype, -1, 1, la), input(sb, dtype, -1, 1, lb));
-        }
-      }
-    }
-  }
+  products += check_matmuls("matmul", shapes);
   // Operands at 16-byte aligned leading dimensions whose first element is 0,
   // 1, 2, 4 or 8 elements into a row, each operand on its own. A product is
   // planned once per shapes, strides and pointer alignments, so the aligned
@@ -237,21 +245,9 @@ TEST_F(CudaOpsTest, MatmulThroughCublas) {
     ~CublasAlone() { set_cuda_gemm_library(CudaGemmLibrary::kCublasLtStrict); }
   } cublas_alone;
   const CudaGemmCounts before = cuda_gemm_counts();
-  int64_t products = 0;
   const std::pair<Shape, Shape> shapes[] = {
       {{37, 41}, {41, 19}}, {{3, 29, 31}, {31, 23}}, {{3, 29, 31}, {3, 31, 23}}, {{64, 16384}, {16384, 64}}};
-  for (DType dtype : {DType::kF32, DType::kF64, DType::kF16, DType::kBF16}) {
-    for (const auto& [sa, sb] : shapes) {
-      for (Layout la : {Layout::kContiguous, Layout::kTransposed}) {
-        for (Layout lb : {Layout::kContiguous, Layout::kTransposed}) {
-          products += check_matmul(
-              absl::StrCat("cuBLAS matmul ", dtype_name(dtype), shape_str(sa), la == Layout::kTransposed ? "^T" : "",
-                           shape_str(sb), lb == Layout::kTransposed ? "^T" : ""),
-              input(sa, dtype, -1, 1, la), input(sb, dtype, -1, 1, lb));
-        }
-      }
-    }
-  }
+  const int64_t products = check_matmuls("cuBLAS matmul", shapes);
   const CudaGemmCounts after = cuda_gemm_counts();
   EXPECT_EQ(after.cublas - before.cublas, products);
   EXPECT_EQ(after.cublaslt, before.cublaslt);
