@@ -173,8 +173,12 @@ void check_lt_call(cublasStatus_t status, const char* call, const Problem& p) {
 }
 
 Plan make_plan(cublasLtHandle_t handle, const Problem& p, size_t max_workspace) {
-  // cuBLASLt counts the batch in an int32.
-  if (p.batch > INT_MAX) return {};
+  // cuBLASLt counts the batch in an int32: past that it cannot run the
+  // product (an error when strict, as any other it cannot run).
+  if (p.batch > INT_MAX) {
+    check_lt_call(CUBLAS_STATUS_NOT_SUPPORTED, "cuBLASLt (a batch past int32)", p);
+    return {};
+  }
   Plan plan;
   cublasLtMatmulDesc_t desc = nullptr;
   TS_CUDA_CHECK(cublasLtMatmulDescCreate(&desc, p.types.compute, p.types.scale));

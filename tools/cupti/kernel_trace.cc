@@ -183,6 +183,8 @@ void CUPTIAPI on_driver_call(void*, CUpti_CallbackDomain domain, CUpti_CallbackI
   write_report(0);
 }
 
+// The report is written by hand rather than with base/json: this library
+// lives inside other programs (PyTorch's too), so it links nothing of ours.
 std::string json_string(const std::string& s) {
   std::string out = "\"";
   for (const char c : s) {
