@@ -25,6 +25,8 @@ class Embedding final : public Module {
   // ids (i32 or i64, any shape) -> [ids..., dim].
   Variable forward(const Tensor& ids);
 
+  // [num_embeddings, dim]; a decoder tied to the embedding shares it.
+  const Variable& weight() const { return param("weight"); }
   int64_t num_embeddings() const { return num_embeddings_; }
   int64_t dim() const { return dim_; }
   // The padding row counted from the start, or functional::kNoPadding.

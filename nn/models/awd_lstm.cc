@@ -43,7 +43,7 @@ AwdLstm::AwdLstm(int64_t vocabulary, AwdLstmOptions options)
   drop_ = register_module("lockdrop", std::make_shared<LockedDropout>(options.dropout));
   // The reference's init_weights: the embedding (and so the tied decoder)
   // uniform in +-0.1, the decoder's bias 0.
-  const Tensor& embedding = encoder_->named_parameters()[0].second.data();
+  const Tensor& embedding = encoder_->weight().data();
   copy_(embedding, uniform(embedding.shape(), -0.1, 0.1));
   if (!options.tie_weights) register_parameter("decoder_weight", uniform({vocabulary, last_size}, -0.1, 0.1));
   register_parameter("decoder_bias", zeros({vocabulary}));
@@ -62,8 +62,7 @@ AwdLstmOutput AwdLstm::forward(const Tensor& ids, const std::vector<LstmState>& 
     x = l + 1 < options_.num_layers ? drop_h_(layer.output) : layer.output;
   }
   out.dropped_output = drop_(x);
-  const Variable& decoder_weight =
-      options_.tie_weights ? encoder_->named_parameters()[0].second : param("decoder_weight");
+  const Variable& decoder_weight = options_.tie_weights ? encoder_->weight() : param("decoder_weight");
   const Variable flat = autograd::reshape(out.dropped_output, {-1, out.dropped_output.size(2)});
   out.logits = autograd::matmul(flat, autograd::transpose(decoder_weight, 0, 1)) + param("decoder_bias");
   return out;
