@@ -43,7 +43,11 @@ struct CommunicatorOptions {
 // the data is in place (or the operation failed or timed out). CUDA backends:
 // wait() orders the caller's current stream after the operation, without
 // blocking the host, and returns the errors known so far; synchronize()
-// blocks the host too. Waiting again returns the same status.
+// blocks the host too, and also reports a failure found while it waited.
+// Code that reads a result on the host synchronizes: after wait(), a copy to
+// the host would also wait for the operation, but an operation that a
+// timeout aborted ends with a partial result and no error. Waiting again
+// returns the same status.
 class Work {
  public:
   class Impl {
@@ -91,6 +95,11 @@ class Communicator {
   virtual int local_rank() const = 0;
   virtual int local_size() const = 0;
   virtual absl::string_view backend_name() const = 0;  // "mpi", "nccl"
+  // The failure that ended this communicator (a collective that timed out,
+  // a peer that died: every later call fails with it), OK while it works.
+  // Never blocks. After wait() on a CUDA backend, a host that waited for the
+  // device by other means asks it before trusting the results (see Work).
+  virtual absl::Status health() const = 0;
 
   // Every rank ends with the reduction of all ranks' `tensor`.
   virtual Work allreduce(const Tensor& tensor, ReduceOp op) = 0;

@@ -60,7 +60,7 @@ absl::StatusOr<int> machine_index(Communicator& world, const Device& device) {
     mine = all.narrow(0, world.rank(), 1);
     copy_(mine, from_vector<int64_t>(std::vector<int64_t>{hash}, {1}));
   }));
-  RETURN_IF_ERROR(world.allgather(all, mine).wait());
+  RETURN_IF_ERROR(world.allgather(all, mine).synchronize());
   // Machines are numbered in the order of their lowest rank.
   ASSIGN_OR_RETURN(const std::vector<int64_t> hashes, capture([&] { return to_vector<int64_t>(all); }));
   std::vector<int64_t> seen;

@@ -99,8 +99,8 @@ Device model_device(const nn::Module& module) {
 absl::Status check_same_model(Communicator& comm, const nn::Module& module, Device device) {
   const Tensor mine = to(model_signature(module), device);
   const Tensor all = empty({comm.world_size() * 3}, {DType::kI64, device});
-  RETURN_IF_ERROR(comm.allgather(all, mine).wait());
-  // Read on the host; the copy waits for the allgather.
+  RETURN_IF_ERROR(comm.allgather(all, mine).synchronize());
+  // Read on the host.
   const Tensor gathered = to(all, Device::cpu());
   const int64_t* s = gathered.data<int64_t>();
   for (int r = 1; r < comm.world_size(); ++r) {

@@ -121,6 +121,11 @@ Engine::~Engine() {
   MPI_Comm_free(&c);
 }
 
+absl::Status Engine::health() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return broken_;
+}
+
 Work Engine::start(OpInfo info, std::vector<Round> rounds) {
   auto op = std::make_shared<Op>();
   op->info = std::move(info);

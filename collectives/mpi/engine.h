@@ -74,6 +74,8 @@ class Engine : public std::enable_shared_from_this<Engine> {
   Work start(OpInfo info, std::vector<Round> rounds);
 
   absl::Duration timeout() const { return timeout_; }
+  // Why the communicator was aborted, OK until it is.
+  absl::Status health();
 
  private:
   struct Op;

@@ -42,6 +42,7 @@ class NcclCommunicator final : public Communicator {
   int local_rank() const override { return local_rank_; }
   int local_size() const override { return local_size_; }
   absl::string_view backend_name() const override { return "nccl"; }
+  absl::Status health() const override { return broken(); }
 
   Work allreduce(const Tensor& tensor, ReduceOp op) override;
   Work broadcast(const Tensor& tensor, int root) override;

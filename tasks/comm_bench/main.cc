@@ -71,7 +71,7 @@ Stats stats_of(std::vector<double> t) {
 // Per repeat, the slowest rank's time (exchanged on the communicator's device).
 absl::StatusOr<std::vector<double>> slowest(Communicator& comm, const Device& device, const std::vector<double>& mine) {
   Tensor t = to(from_vector<double>(mine, {static_cast<int64_t>(mine.size())}), device);
-  RETURN_IF_ERROR(comm.allreduce(t, ReduceOp::kMax).wait());
+  RETURN_IF_ERROR(comm.allreduce(t, ReduceOp::kMax).synchronize());
   return to_vector<double>(t);
 }
 

@@ -146,7 +146,7 @@ optim::LrControlOptions lr_options(const TaskConfig& c, int world_size, optim::L
 // 1 on rank 0 when it rejected the baseline report, as all ranks learn it.
 absl::StatusOr<bool> rejected_on_rank0(collectives::Communicator& comm, Device device, bool rejected) {
   ASSIGN_OR_RETURN(const Tensor flag, capture([&] { return full({1}, rejected ? 1.0 : 0.0, {DType::kF64, device}); }));
-  RETURN_IF_ERROR(comm.broadcast(flag, 0).wait());
+  RETURN_IF_ERROR(comm.broadcast(flag, 0).synchronize());
   return capture([&] { return item<double>(flag) != 0; });
 }
 
@@ -154,7 +154,7 @@ absl::StatusOr<int> count_nodes(collectives::Communicator& comm, Device device) 
   ASSIGN_OR_RETURN(const Tensor firsts, capture([&] {
                      return full({1}, comm.local_rank() == 0 ? 1.0 : 0.0, {DType::kF64, device});
                    }));
-  RETURN_IF_ERROR(comm.allreduce(firsts, collectives::ReduceOp::kSum).wait());
+  RETURN_IF_ERROR(comm.allreduce(firsts, collectives::ReduceOp::kSum).synchronize());
   ASSIGN_OR_RETURN(const double nodes, capture([&] { return item<double>(firsts); }));
   return static_cast<int>(std::lround(nodes));
 }
@@ -375,6 +375,10 @@ absl::Status Trainer::absorb() {
     session_step_seconds_ += s.seconds;
   }
   ASSIGN_OR_RETURN(const std::vector<StepLoss> losses, capture([&] { return p.losses.read(); }));
+  // Reading the losses waited for the device. A collective a watchdog
+  // aborted meanwhile (NCCL) ended with a partial result and left steps
+  // taken on it: fail here, before a checkpoint or report records them.
+  if (options_.comm != nullptr) RETURN_IF_ERROR(options_.comm->health());
   for (const StepLoss& s : losses) {
     if (!std::isfinite(s.value)) {
       // Under mixed precision a forward that overflowed is a step the loss
@@ -473,7 +477,7 @@ absl::StatusOr<Metrics> Trainer::evaluate(int epoch) {
                      return contiguous(cat(values, 0));
                    }));
   if (options_.comm != nullptr) {
-    RETURN_IF_ERROR(options_.comm->allreduce(packed, collectives::ReduceOp::kSum).wait());
+    RETURN_IF_ERROR(options_.comm->allreduce(packed, collectives::ReduceOp::kSum).synchronize());
   }
   ASSIGN_OR_RETURN(const std::vector<double> totals, capture([&] { return to_vector<double>(packed); }));
   std::map<std::string, double> by_name;

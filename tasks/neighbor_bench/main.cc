@@ -214,7 +214,7 @@ class Bench {
         ASSIGN_OR_RETURN(const Tensor flag, capture([&] {
                            return full({1}, found_here ? 1.0 : 0.0, {DType::kF32, device});
                          }));
-        RETURN_IF_ERROR(world_.allreduce(flag, collectives::ReduceOp::kMax).wait());
+        RETURN_IF_ERROR(world_.allreduce(flag, collectives::ReduceOp::kMax).synchronize());
         return capture([&] { return item<float>(flag) > 0; });
       };
     }

@@ -36,6 +36,7 @@ int last_rank() { return world().world_size() - 1; }
 
 TEST(MpiFailure, LateRankIsNamedAndTheOthersGiveUp) {
   std::unique_ptr<mpi::MpiCommunicator> comm = short_timeout_comm();
+  ASSERT_OK(comm->health());
   Tensor t = ones({100});
   const std::string missing = absl::StrCat("rank ", last_rank(), " did not reach it");
   if (comm->rank() == last_rank()) {
@@ -43,6 +44,7 @@ TEST(MpiFailure, LateRankIsNamedAndTheOthersGiveUp) {
     // By now the others have aborted the communicator and told this rank.
     expect_error(comm->allreduce(t, ReduceOp::kSum).wait(), absl::StatusCode::kAborted,
                  {"aborted the communicator", "allreduce(sum) #0 of f32[100]", missing});
+    expect_error(comm->health(), absl::StatusCode::kAborted, {missing});
   } else {
     const absl::Time start = absl::Now();
     const absl::Status status = comm->allreduce(t, ReduceOp::kSum).wait();
@@ -53,8 +55,10 @@ TEST(MpiFailure, LateRankIsNamedAndTheOthersGiveUp) {
         << status;
     expect_error(status, status.code(), {"allreduce(sum) #0 of f32[100]", "timed out after", missing});
     EXPECT_LT(elapsed, kFailWithin);
-    // Later calls fail at once, naming the earlier failure.
+    // Later calls fail at once, naming the earlier failure, which the
+    // communicator's health reports too.
     expect_error(comm->barrier().wait(), status.code(), {"barrier #1", "earlier failure", missing});
+    expect_error(comm->health(), status.code(), {"allreduce(sum) #0 of f32[100]", missing});
   }
   // The last rank dies in the next test, so mpi_test.sh does not read its
   // results: it tells the others whether its checks held.

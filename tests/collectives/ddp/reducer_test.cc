@@ -26,6 +26,7 @@ class RecordingCommunicator final : public Communicator {
   int local_rank() const override { return 0; }
   int local_size() const override { return 1; }
   absl::string_view backend_name() const override { return "recording"; }
+  absl::Status health() const override { return absl::OkStatus(); }
   Work allreduce(const Tensor& tensor, ReduceOp op) override {
     allreduced.push_back(tensor.numel());
     dtypes.push_back(tensor.dtype());
