@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <iterator>
+#include <vector>
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
@@ -243,6 +245,12 @@ void NcclCommunicator::watchdog() {
       continue;
     }
     absl::Status timed_out;
+    // Entries leave pending_ under mu_ but are destroyed after the abort,
+    // outside it: dropping the last reference to a tensor frees it through
+    // the caching allocator, whose lock a thread may hold while it
+    // synchronizes the device, which waits for the kernel only the abort
+    // can end.
+    std::vector<std::shared_ptr<Pending>> retired;
     {
       std::lock_guard<std::mutex> lock(mu_);
       for (const std::shared_ptr<Pending>& p : pending_) {
@@ -260,9 +268,14 @@ void NcclCommunicator::watchdog() {
           break;
         }
       }
-      std::erase_if(pending_, [&](const std::shared_ptr<Pending>& p) { return p->finished || !timed_out.ok(); });
+      const auto kept = std::stable_partition(pending_.begin(), pending_.end(), [&](const std::shared_ptr<Pending>& p) {
+        return !p->finished && timed_out.ok();
+      });
+      retired.assign(std::make_move_iterator(kept), std::make_move_iterator(pending_.end()));
+      pending_.erase(kept, pending_.end());
     }
     if (!timed_out.ok()) fail_and_abort(std::move(timed_out));
+    retired.clear();
   }
 }
 

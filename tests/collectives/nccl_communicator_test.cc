@@ -95,10 +95,13 @@ TEST(NcclCommunicator, WatchdogFailsACollectiveThatCannotFinishAndAborts) {
     ASSERT_EQ(cudaLaunchHostFunc(caller.get(), &StreamGate::hold, &gate), cudaSuccess);
     stuck = comm->allreduce(x, ReduceOp::kSum);
   }
+  ASSERT_OK(comm->health());
   const absl::Time start = absl::Now();
   expect_error(stuck.synchronize(), absl::StatusCode::kDeadlineExceeded,
                {"allreduce(sum) #0", "f32[1000]", "timed out after", "NCCL watchdog", "aborted"});
   EXPECT_LT(absl::Now() - start, absl::Seconds(6)) << "the watchdog polls every 50 ms";
+  // What a host that waited by other means (a copy of the result) asks.
+  expect_error(comm->health(), absl::StatusCode::kDeadlineExceeded, {"allreduce(sum) #0", "NCCL watchdog"});
   gate.open = true;
   // Whatever the aborted operation left on the stream, the process must not
   // hang; later calls fail at once, naming the first failure.
