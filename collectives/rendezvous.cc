@@ -9,8 +9,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstddef>
 #include <cstring>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -70,6 +73,47 @@ absl::StatusOr<sockaddr_in> resolve(const std::string& addr, int port) {
   return out;
 }
 
+// A connection to `address` made before the deadline, or why not. The
+// connect is nonblocking: a host that drops the packets (a wrong
+// MASTER_ADDR, a firewall, rank 0's full accept queue) costs the deadline,
+// not the kernel's two minutes of retries.
+absl::StatusOr<int> connect_before(const sockaddr_in& address, absl::Time deadline) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return absl::UnavailableError(std::strerror(errno));
+  make_nonblocking(fd);
+  int error = 0;
+  if (::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof(address)) != 0) {
+    error = errno;
+    if (error == EINPROGRESS) {
+      pollfd pfd{fd, POLLOUT, 0};
+      int ready;
+      do {
+        ready = ::poll(&pfd, 1, remaining_ms(deadline));
+      } while (ready < 0 && errno == EINTR);
+      if (ready == 0) {
+        error = ETIMEDOUT;
+      } else if (ready < 0) {
+        error = errno;
+      } else {
+        socklen_t length = sizeof(error);
+        ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length);
+      }
+    }
+  }
+  if (error != 0) {
+    ::close(fd);
+    return absl::UnavailableError(std::strerror(error));
+  }
+  return fd;
+}
+
+// A connection rank 0 accepted that has not yet said which rank it is.
+struct Newcomer {
+  int fd;
+  Hello hello{};
+  size_t received = 0;
+};
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<TcpRendezvous>> TcpRendezvous::connect(const std::string& addr, int port, int rank,
@@ -88,72 +132,106 @@ absl::StatusOr<std::unique_ptr<TcpRendezvous>> TcpRendezvous::connect(const std:
     const int one = 1;
     ::setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
     address.sin_addr.s_addr = htonl(INADDR_ANY);
-    if (::bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0 ||
+    if (listener < 0 || ::bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0 ||
         ::listen(listener, world_size) != 0) {
       const std::string error = std::strerror(errno);
-      ::close(listener);
+      if (listener >= 0) ::close(listener);
       return absl::UnavailableError(absl::StrCat("rendezvous: rank 0 cannot listen on port ", port, ": ", error));
     }
     make_nonblocking(listener);
     rv->peers_.assign(world_size, -1);
+    // Hellos are read as their bytes arrive, from every newcomer at once, so
+    // a connection that sends nothing (a port scanner, a stale process) holds
+    // up no rank; one that is not ours (another magic number) or closes
+    // before its hello is dropped.
+    std::vector<Newcomer> newcomers;
+    const auto close_unjoined = [&] {
+      ::close(listener);
+      for (const Newcomer& n : newcomers) ::close(n.fd);
+    };
     int joined = 1;
     while (joined < world_size) {
-      pollfd pfd{listener, POLLIN, 0};
-      if (::poll(&pfd, 1, remaining_ms(deadline)) <= 0 && absl::Now() >= deadline) {
+      std::vector<pollfd> polled = {{listener, POLLIN, 0}};
+      for (const Newcomer& n : newcomers) polled.push_back({n.fd, POLLIN, 0});
+      const int ready = ::poll(polled.data(), polled.size(), remaining_ms(deadline));
+      if (ready < 0 && errno != EINTR) {
+        const std::string error = std::strerror(errno);
+        close_unjoined();
+        return absl::UnavailableError(absl::StrCat("rendezvous on ", where, ": rank 0 polling: ", error));
+      }
+      if (ready <= 0 && absl::Now() >= deadline) {
         std::vector<int> missing;
         for (int r = 1; r < world_size; ++r) {
           if (rv->peers_[r] < 0) missing.push_back(r);
         }
-        ::close(listener);
+        const std::string silent =
+            newcomers.empty() ? "" : absl::StrCat(" (", newcomers.size(), " connection(s) never said which rank)");
+        close_unjoined();
         return absl::DeadlineExceededError(absl::StrCat(
             "rendezvous on ", where, ": rank 0 timed out after ", absl::FormatDuration(absl::Now() - start),
-            " waiting for rank", missing.size() > 1 ? "s " : " ", absl::StrJoin(missing, ", "), " to connect"));
+            " waiting for rank", missing.size() > 1 ? "s " : " ", absl::StrJoin(missing, ", "), " to connect", silent));
       }
-      const int fd = ::accept(listener, nullptr, nullptr);
-      if (fd < 0) continue;
-      make_nonblocking(fd);
-      Hello hello{};
-      absl::Status s = transfer(fd, &hello, sizeof(hello), false, deadline, "rendezvous: reading a peer's hello");
-      if (s.ok() && (hello.magic != kMagic || hello.world_size != world_size || hello.rank < 1 ||
-                     hello.rank >= world_size || rv->peers_[hello.rank] >= 0)) {
-        s = absl::FailedPreconditionError(absl::StrCat("rendezvous on ", where, ": a peer announced rank ", hello.rank,
-                                                       " of ", hello.world_size, " but rank 0 expects ranks 1..",
-                                                       world_size - 1, " of ", world_size, " once each"));
+      if (ready <= 0) continue;
+      // Newcomers from the back, so that erasing one leaves the indices of
+      // those still to visit (newcomer i was polled at i + 1).
+      for (size_t i = newcomers.size(); i-- > 0;) {
+        if (polled[i + 1].revents == 0) continue;
+        Newcomer& n = newcomers[i];
+        const ssize_t k = ::recv(n.fd, reinterpret_cast<char*>(&n.hello) + n.received, sizeof(Hello) - n.received, 0);
+        if (k < 0 && (errno == EAGAIN || errno == EINTR)) continue;
+        if (k > 0) n.received += static_cast<size_t>(k);
+        const bool whole = n.received == sizeof(Hello);
+        if (k <= 0 || (whole && n.hello.magic != kMagic)) {
+          ::close(n.fd);
+          newcomers.erase(newcomers.begin() + static_cast<std::ptrdiff_t>(i));
+          continue;
+        }
+        if (!whole) continue;
+        const Hello& hello = n.hello;
+        if (hello.world_size != world_size || hello.rank < 1 || hello.rank >= world_size ||
+            rv->peers_[hello.rank] >= 0) {
+          close_unjoined();
+          return absl::FailedPreconditionError(
+              absl::StrCat("rendezvous on ", where, ": a peer announced rank ", hello.rank, " of ", hello.world_size,
+                           " but rank 0 expects ranks 1..", world_size - 1, " of ", world_size, " once each"));
+        }
+        rv->peers_[hello.rank] = n.fd;
+        ++joined;
+        newcomers.erase(newcomers.begin() + static_cast<std::ptrdiff_t>(i));
       }
-      if (!s.ok()) {
-        ::close(fd);
-        ::close(listener);
-        return s;
+      if (polled[0].revents != 0) {
+        for (int fd; (fd = ::accept(listener, nullptr, nullptr)) >= 0;) {
+          make_nonblocking(fd);
+          newcomers.push_back({fd});
+        }
       }
-      rv->peers_[hello.rank] = fd;
-      ++joined;
     }
-    ::close(listener);
+    close_unjoined();
     return rv;
   }
 
   // Other ranks retry until rank 0 listens.
-  std::string last_error = "no attempt";
   while (true) {
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0) {
-      make_nonblocking(fd);
+    absl::StatusOr<int> fd = connect_before(address, deadline);
+    if (fd.ok()) {
       const int one = 1;
-      ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+      ::setsockopt(*fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
       Hello hello{kMagic, rank, world_size};
-      RETURN_IF_ERROR(transfer(fd, &hello, sizeof(hello), true, deadline,
-                               absl::StrCat("rendezvous: rank ", rank, " sending its hello to ", where)));
-      rv->peers_.push_back(fd);
+      if (absl::Status sent = transfer(*fd, &hello, sizeof(hello), true, deadline,
+                                       absl::StrCat("rendezvous: rank ", rank, " sending its hello to ", where));
+          !sent.ok()) {
+        ::close(*fd);
+        return sent;
+      }
+      rv->peers_.push_back(*fd);
       return rv;
     }
-    last_error = std::strerror(errno);
-    ::close(fd);
     if (absl::Now() >= deadline) {
       return absl::DeadlineExceededError(absl::StrCat("rendezvous: rank ", rank, " could not connect to rank 0 at ",
                                                       where, " within ", absl::FormatDuration(timeout),
-                                                      " (last error: ", last_error, ")"));
+                                                      " (last error: ", fd.status().message(), ")"));
     }
-    ::usleep(50'000);
+    ::usleep(static_cast<useconds_t>(std::min(50, remaining_ms(deadline)) * 1000));
   }
 }
 

@@ -1,12 +1,14 @@
 // The TCP rendezvous over loopback, one thread per rank: the broadcast
-// reaches everyone, and missing ranks or a missing rank 0 are errors naming
-// them within the timeout.
+// reaches everyone; missing ranks or a missing rank 0 are errors naming
+// them within the timeout, also when rank 0's host drops the connection's
+// packets; connections that are not ranks hold up no one.
 #include "collectives/rendezvous.h"
 
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <thread>
 #include <vector>
 
@@ -62,6 +64,74 @@ TEST(TcpRendezvous, MissingRanksAreNamed) {
                absl::StatusCode::kDeadlineExceeded, {"127.0.0.1:", "waiting for ranks 2, 3 to connect"});
   EXPECT_LT(absl::Now() - start, absl::Seconds(5));
   peer.join();
+}
+
+// A loopback socket connected to `port`, once something listens there.
+int connect_raw(int port) {
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  for (int attempt = 0; attempt < 400; ++attempt) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0) return fd;
+    ::close(fd);
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return -1;
+}
+
+TEST(TcpRendezvous, ConnectionsThatAreNotRanksHoldUpNoOne) {
+  const int port = free_port();
+  absl::StatusOr<std::string> got0 = absl::UnknownError("not run");
+  std::thread rank0([&] {
+    auto rv = TcpRendezvous::connect("127.0.0.1", port, 0, 2, absl::Seconds(20));
+    got0 = rv.ok() ? (*rv)->broadcast("id") : rv.status();
+  });
+  // Before rank 1: one connection that says nothing (a port scanner), one
+  // that says something else, one that closes at once.
+  const int silent = connect_raw(port);
+  ASSERT_GE(silent, 0);
+  const int stranger = connect_raw(port);
+  ASSERT_GE(stranger, 0);
+  const char noise[sizeof(int32_t) * 3] = "GET / HTTP";
+  ASSERT_EQ(::send(stranger, noise, sizeof(noise), 0), static_cast<ssize_t>(sizeof(noise)));
+  ::close(connect_raw(port));
+  const absl::Time start = absl::Now();
+  auto rank1 = TcpRendezvous::connect("127.0.0.1", port, 1, 2, absl::Seconds(20));
+  ASSERT_OK(rank1.status());
+  absl::StatusOr<std::string> got1 = (*rank1)->broadcast("");
+  rank0.join();
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+  ASSERT_OK(got0.status());
+  ASSERT_OK(got1.status());
+  EXPECT_EQ(*got1, "id");
+  ::close(silent);
+  ::close(stranger);
+}
+
+TEST(TcpRendezvous, RankZeroThatNeverAnswersIsATimeoutNotAHang) {
+  // A listener whose accept queue is full drops new connections' packets,
+  // as an unreachable host does: the connect is never answered.
+  const int listener = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
+  ASSERT_EQ(::listen(listener, 0), 0);
+  socklen_t len = sizeof(a);
+  ::getsockname(listener, reinterpret_cast<sockaddr*>(&a), &len);
+  const int port = ntohs(a.sin_port);
+  const int queued = connect_raw(port);  // fills the queue
+  ASSERT_GE(queued, 0);
+  const absl::Time start = absl::Now();
+  expect_error(TcpRendezvous::connect("127.0.0.1", port, 1, 2, absl::Seconds(1)).status(),
+               absl::StatusCode::kDeadlineExceeded,
+               {"rank 1 could not connect to rank 0 at 127.0.0.1:", "Connection timed out"});
+  // The kernel alone would retry the connect for about two minutes.
+  EXPECT_LT(absl::Now() - start, absl::Seconds(4));
+  ::close(queued);
+  ::close(listener);
 }
 
 TEST(TcpRendezvous, NoRankZeroIsAnErrorNamingTheAddress) {
