@@ -80,6 +80,9 @@ absl::Status DataLoader::start_epoch(int64_t epoch, int64_t first_batch) {
   }
   std::unique_lock<std::mutex> lock(mu_);
   ++generation_;
+  // No worker claims more of the old epoch while the batches in flight
+  // drain: it would make a whole batch only to see it dropped.
+  started_ = false;
   idle_cv_.wait(lock, [&] { return in_flight_ == 0; });
   ready_.clear();
   batch_sampler_.set_epoch(epoch);
