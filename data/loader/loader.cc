@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/error.h"
 #include "base/status_macros.h"
+#include "tensor/cpu/parallel.h"
 
 namespace ts::data {
 namespace {
@@ -47,7 +48,11 @@ absl::StatusOr<std::unique_ptr<DataLoader>> DataLoader::create(std::shared_ptr<c
                    BatchSampler::create(std::move(sampler), options.batch_size, options.drop_last));
   std::unique_ptr<DataLoader> loader(new DataLoader(std::move(dataset), std::move(batch_sampler), std::move(options)));
   for (int w = 0; w < loader->options_.num_workers; ++w) {
-    loader->workers_.emplace_back([raw = loader.get()] { raw->worker_loop(); });
+    loader->workers_.emplace_back([raw = loader.get()] {
+      // The workers share the cores among themselves and with training.
+      cpu::run_serially_on_this_thread();
+      raw->worker_loop();
+    });
   }
   return loader;
 }

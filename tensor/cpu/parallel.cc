@@ -15,6 +15,10 @@ namespace ts::cpu {
 
 int num_threads() { return omp_get_max_threads(); }
 
+// The thread's own OpenMP setting (its nthreads-var), which OpenBLAS and
+// oneDNN read too.
+void run_serially_on_this_thread() { omp_set_num_threads(1); }
+
 void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
   if (n <= 0) return;
   const int64_t max_chunks = grain > 0 ? std::max<int64_t>(1, n / grain) : n;

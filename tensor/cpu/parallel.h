@@ -21,4 +21,11 @@ int num_threads();
 // rethrown here.
 void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn);
 
+// From now on, everything the calling thread runs (parallel_for, OpenBLAS,
+// oneDNN) runs on it alone. For threads that are one of several doing the
+// same work (the data loader's workers, as PyTorch's run with one thread
+// each): a team of their own each would compete with the training thread's
+// for the cores.
+void run_serially_on_this_thread();
+
 }  // namespace ts::cpu

@@ -1,7 +1,7 @@
 // The DataLoader: order with and without shuffling, determinism across
 // worker counts, errors and exceptions (ts::Error from tensor ops included)
-// from workers, shutdown mid-epoch, and the bound on how far the workers run
-// ahead.
+// from workers, shutdown mid-epoch, the bound on how far the workers run
+// ahead, and workers that run their ops on one thread.
 #include "data/loader/loader.h"
 
 #include <atomic>
@@ -11,6 +11,7 @@
 
 #include "base/error.h"
 #include "gtest/gtest.h"
+#include "tensor/cpu/parallel.h"
 #include "tensor/ops.h"
 #include "tests/tensor/testing.h"
 
@@ -321,6 +322,36 @@ TEST(LoaderTest, WorkersNeverRunMoreThanPrefetchDepthAhead) {
     EXPECT_EQ(dataset->max_requested.load(), limit) << "after batch " << k;
     // Pooled batch memory: the queue plus the batch the test holds.
     EXPECT_LE(loader->memory_stats().in_use_bytes, (depth + 1) * batch_bytes);
+  }
+}
+
+// get(i) = {i64 scalar: the threads the CPU backend would use on this thread}.
+class ThreadsDataset : public Dataset {
+ public:
+  int64_t size() const override { return 4; }
+  absl::StatusOr<Example> get(int64_t) const override {
+    Example e;
+    e.fields.push_back(full({}, cpu::num_threads(), {DType::kI64}));
+    return e;
+  }
+};
+
+TEST(LoaderTest, WorkersRunTheirOpsSerially) {
+  // Each worker with a thread team of its own would compete with the
+  // training thread for the cores; without workers the loading is the
+  // training thread's own, with its team.
+  for (int workers : {0, 2}) {
+    auto loader = make_loader(std::make_shared<ThreadsDataset>(), std::make_unique<SequentialSampler>(4),
+                              {.batch_size = 2, .num_workers = workers});
+    ASSERT_OK(loader->start_epoch(0));
+    for (int b = 0; b < 2; ++b) {
+      absl::StatusOr<std::optional<Batch>> batch = loader->next();
+      ASSERT_OK(batch.status());
+      ASSERT_TRUE(batch->has_value());
+      for (int64_t threads : to_vector<int64_t>((*batch)->fields[0])) {
+        EXPECT_EQ(threads, workers == 0 ? cpu::num_threads() : 1) << workers << " workers";
+      }
+    }
   }
 }
 
