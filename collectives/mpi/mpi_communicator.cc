@@ -210,7 +210,8 @@ Work MpiCommunicator::reduce_scatter(const Tensor& output, const Tensor& input, 
   const int rank = rank_;
   const double factor = op == ReduceOp::kAvg ? 1.0 / world_size_ : 1.0;
   rounds.push_back(local_round([buffer, scratch, output, rank, factor] {
-    std::memcpy(bytes_of(output), buffer.chunk_data(rank), nbytes(output));
+    // An empty output may have no storage: memcpy's pointers must not be null.
+    if (nbytes(output) > 0) std::memcpy(bytes_of(output), buffer.chunk_data(rank), nbytes(output));
     if (factor != 1.0) scale(bytes_of(output), output.numel(), output.dtype(), factor);
     return absl::OkStatus();
   }));

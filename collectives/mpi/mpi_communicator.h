@@ -27,6 +27,7 @@ class MpiCommunicator final : public Communicator {
   int local_rank() const override { return local_rank_; }
   int local_size() const override { return local_size_; }
   absl::string_view backend_name() const override { return "mpi"; }
+  absl::Status health() const override { return engine_->health(); }
 
   Work allreduce(const Tensor& tensor, ReduceOp op) override;
   Work broadcast(const Tensor& tensor, int root) override;
@@ -49,7 +50,8 @@ class MpiCommunicator final : public Communicator {
   // `signature_tensor` and `also_held` stay alive until it ends.
   Work start_collective(std::string op, const Tensor& signature_tensor, int64_t sequence, std::vector<Round> rounds,
                         std::vector<Tensor> also_held = {});
-  int tag_for(int64_t sequence) const { return static_cast<int>(sequence % (tag_ub_ + 1)); }
+  // In 64 bits: MPI_TAG_UB may be INT_MAX (Open MPI's is).
+  int tag_for(int64_t sequence) const { return static_cast<int>(sequence % (int64_t{tag_ub_} + 1)); }
 
   CommunicatorOptions options_;
   MPI_Comm collective_comm_;
