@@ -7,7 +7,7 @@ fuzzer=$1
 seeds=$2
 scratch="${TEST_TMPDIR:-$(mktemp -d)}/corpus"
 mkdir -p "$scratch"
-# ASan (--config=asan or fuzz) should abort so the crash handler saves the input.
+# ASan (--config=sanitize or fuzz) should abort so the crash handler saves the input.
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}abort_on_error=1"
 cd "${TEST_UNDECLARED_OUTPUTS_DIR:-.}" 2>/dev/null || true
 exec "$OLDPWD/$fuzzer" -max_total_time=3 -seed=1 -runs=2000000 -rss_limit_mb=2048 "$scratch" "$OLDPWD/$seeds"

@@ -43,6 +43,7 @@ TEST_F(IntDividerTest, MatchesDivisionEverywhere) {
     for (const int64_t q : {int64_t{1}, int64_t{2}, int64_t{3}, kMax / d / 2, kMax / d}) {
       if (q > kMax / d) continue;
       for (const int64_t delta : {-1, 0, 1}) {
+        if (delta > 0 && q * d > kMax - delta) continue;  // past int64_t
         const int64_t n = q * d + delta;
         if (n >= 0) dividends.push_back(n);
       }
