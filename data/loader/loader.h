@@ -32,7 +32,8 @@ namespace ts::data {
 struct LoaderOptions {
   int64_t batch_size = 1;
   bool drop_last = false;
-  // 0: each batch is made on the caller's thread inside next().
+  // 0: each batch is made on the caller's thread inside next(). Each worker
+  // runs its ops on itself alone (no thread team of its own).
   int num_workers = 2;
   // Batches finished or in the making ahead of the one next() returns next;
   // bounds the loader's memory to about prefetch_depth batches.
