@@ -107,6 +107,31 @@ absl::StatusOr<int> connect_before(const sockaddr_in& address, absl::Time deadli
   return fd;
 }
 
+// Whether accept's errno means "try again": nothing pending, a signal, or
+// a connection that failed in the queue (accept(2) on Linux passes on the
+// pending connection's network errors; the next one may be fine).
+bool accept_can_retry(int error) {
+  switch (error) {
+    case EAGAIN:
+#if EWOULDBLOCK != EAGAIN
+    case EWOULDBLOCK:
+#endif
+    case EINTR:
+    case ECONNABORTED:
+    case EPROTO:
+    case ENETDOWN:
+    case ENOPROTOOPT:
+    case EHOSTDOWN:
+    case ENONET:
+    case EHOSTUNREACH:
+    case EOPNOTSUPP:
+    case ENETUNREACH:
+      return true;
+    default:
+      return false;
+  }
+}
+
 // A connection rank 0 accepted that has not yet said which rank it is.
 struct Newcomer {
   int fd;
@@ -200,9 +225,19 @@ absl::StatusOr<std::unique_ptr<TcpRendezvous>> TcpRendezvous::connect(const std:
         newcomers.erase(newcomers.begin() + static_cast<std::ptrdiff_t>(i));
       }
       if (polled[0].revents != 0) {
-        for (int fd; (fd = ::accept(listener, nullptr, nullptr)) >= 0;) {
+        int fd;
+        while ((fd = ::accept(listener, nullptr, nullptr)) >= 0) {
           make_nonblocking(fd);
           newcomers.push_back({fd});
+        }
+        // Out of file descriptors (or memory) the listener stays readable
+        // and every accept fails at once: waiting would spin to the deadline
+        // and then blame the ranks that did connect.
+        if (!accept_can_retry(errno)) {
+          const std::string error = std::strerror(errno);
+          close_unjoined();
+          return absl::UnavailableError(absl::StrCat("rendezvous on ", where, ": rank 0 cannot accept connections (",
+                                                     joined, " of ", world_size, " ranks joined): ", error));
         }
       }
     }

@@ -1,14 +1,19 @@
 // The TCP rendezvous over loopback, one thread per rank: the broadcast
 // reaches everyone; missing ranks or a missing rank 0 are errors naming
 // them within the timeout, also when rank 0's host drops the connection's
-// packets; connections that are not ranks hold up no one.
+// packets; connections that are not ranks hold up no one; a rank 0 that
+// cannot accept says why at once.
 #include "collectives/rendezvous.h"
 
 #include <netinet/in.h>
+#include <poll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <thread>
 #include <vector>
 
@@ -132,6 +137,46 @@ TEST(TcpRendezvous, RankZeroThatNeverAnswersIsATimeoutNotAHang) {
   EXPECT_LT(absl::Now() - start, absl::Seconds(4));
   ::close(queued);
   ::close(listener);
+}
+
+TEST(TcpRendezvous, RankZeroOutOfFileDescriptorsSaysSoAtOnce) {
+  const int port = free_port();
+  int result[2];
+  ASSERT_EQ(::pipe(result), 0);
+  // Rank 0 runs in a child whose file descriptor limit leaves room for the
+  // listener alone, so every accept fails with EMFILE.
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    const int lowest_free = ::dup(0);
+    ::close(lowest_free);
+    const rlimit limit{static_cast<rlim_t>(lowest_free + 1), static_cast<rlim_t>(lowest_free + 1)};
+    ::setrlimit(RLIMIT_NOFILE, &limit);
+    const absl::Status status = TcpRendezvous::connect("127.0.0.1", port, 0, 2, absl::Seconds(20)).status();
+    const std::string message = status.ToString();
+    (void)!::write(result[1], message.data(), message.size());
+    ::_exit(0);
+  }
+  ::close(result[1]);
+  const absl::Time start = absl::Now();
+  const int rank1 = connect_raw(port);  // queued by the kernel, never accepted
+  ASSERT_GE(rank1, 0);
+  std::string message;
+  pollfd answered{result[0], POLLIN, 0};
+  if (::poll(&answered, 1, 10000) == 1) {
+    char buffer[512];
+    for (ssize_t k; (k = ::read(result[0], buffer, sizeof(buffer))) > 0;) message.append(buffer, k);
+  } else {
+    ::kill(child, SIGKILL);  // it spins: the listener stays readable
+  }
+  ::waitpid(child, nullptr, 0);
+  ::close(result[0]);
+  ::close(rank1);
+  EXPECT_LT(absl::Now() - start, absl::Seconds(10));
+  EXPECT_NE(message.find("UNAVAILABLE"), std::string::npos) << message;
+  EXPECT_NE(message.find("rank 0 cannot accept connections (1 of 2 ranks joined): Too many open files"),
+            std::string::npos)
+      << message;
 }
 
 TEST(TcpRendezvous, NoRankZeroIsAnErrorNamingTheAddress) {
