@@ -47,7 +47,7 @@ class LayerKernels {
   // mean and 1 / sqrt(var + eps) per channel, and moves the running
   // statistics towards the batch's (momentum; unbiased variance). weight and
   // bias may be undefined (identity affine). Returns what else the backward
-  // needs: cuDNN's reserve space on CUDA, undefined on the CPU.
+  // needs: cuDNN's reserve space on CUDA, the unrounded means on the CPU.
   virtual Tensor batch_norm_forward_training(const Tensor& x, const Tensor& weight, const Tensor& bias,
                                              const Tensor& running_mean, const Tensor& running_var, double momentum,
                                              double eps, const Tensor& y, const Tensor& save_mean,

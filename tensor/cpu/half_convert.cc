@@ -1,9 +1,11 @@
 #include "tensor/cpu/half_convert.h"
 
+#include "tensor/cpu/isa.h"
+
 namespace ts::cpu {
 
 bool has_avx2_f16c() {
-  static const bool available = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+  static const bool available = use_avx2() && __builtin_cpu_supports("f16c");
   return available;
 }
 

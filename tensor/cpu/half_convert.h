@@ -14,8 +14,9 @@
 
 namespace ts::cpu {
 
-// Whether this CPU has AVX2 and F16C: every x86-64 CPU since Intel's Haswell
-// (2013) and AMD's Zen. Without them 16-bit floats convert one at a time.
+// Whether this CPU has AVX2 and F16C (every x86-64 CPU since Intel's Haswell,
+// 2013, and AMD's Zen) and use_avx2() (tensor/cpu/isa.h). Without them
+// 16-bit floats convert one at a time.
 bool has_avx2_f16c();
 
 // A function compiled for AVX2 and F16C: call it only where has_avx2_f16c().

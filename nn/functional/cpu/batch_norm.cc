@@ -6,12 +6,17 @@
 // would cancel. Row-major x is walked a channel at a time (its values are n
 // contiguous runs); channels-last x row by row, every channel of a row a
 // vector lane. Either way each channel sums in one fixed order, whatever the
-// thread count.
+// thread count, and the same bits in the loops' baseline and AVX2 clones
+// (tensor/cpu/isa.h). The forward hands the backward its means (the
+// reserve), so the backward reads x twice, not three times.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <vector>
 
+#include "base/error.h"
 #include "nn/functional/cpu/cpu_kernels.h"
+#include "tensor/cpu/isa.h"
 #include "tensor/cpu/parallel.h"
 
 namespace ts::nn::functional {
@@ -29,12 +34,21 @@ ChannelLayout layout_of(const Tensor& x) {
   return {x.size(0), x.size(1), plane};
 }
 
+// Runs body(channel_begin, channel_end) over the channels, threaded, body
+// compiled for AVX2 where the CPU has it (tensor/cpu/isa.h: the same bits
+// either way). Its lambda, and what it calls per element, must be
+// TS_INLINE_INTO_CLONE.
+template <typename Body>
+void for_each_channel(int64_t channels, const Body& body) {
+  cpu::parallel_for(channels, 1, [&](int64_t begin, int64_t end) { cpu::run_widest(body, begin, end); });
+}
+
 // The sum of term(j) for j in [0, n), in double over kLanes partial sums: one
 // running sum is a chain of dependent adds (one per add latency, and not
 // vectorizable, since reassociating it is not allowed); independent lanes
 // are both.
 template <typename Term>
-double lane_sum(int64_t n, Term term) {
+TS_INLINE_INTO_CLONE inline double lane_sum(int64_t n, const Term& term) {
   constexpr int kLanes = 8;
   double lanes[kLanes] = {};
   int64_t j = 0;
@@ -68,12 +82,12 @@ Mean shifted_mean(double shift, double offset_sum, double count) {
 }
 
 template <typename T>
-Mean channel_mean(const T* px, const ChannelLayout& l, int64_t ch) {
+TS_INLINE_INTO_CLONE inline Mean channel_mean(const T* px, const ChannelLayout& l, int64_t ch) {
   const double shift = px[l.offset(0, ch)];
   double sum = 0;
   for (int64_t i = 0; i < l.n; ++i) {
     const T* v = px + l.offset(i, ch);
-    sum += lane_sum(l.plane, [&](int64_t j) { return static_cast<double>(v[j]) - shift; });
+    sum += lane_sum(l.plane, [&](int64_t j) TS_INLINE_INTO_CLONE { return static_cast<double>(v[j]) - shift; });
   }
   return shifted_mean(shift, sum, static_cast<double>(l.n * l.plane));
 }
@@ -88,6 +102,20 @@ struct CenteredBy {
   U operator()(U v) const { return (v - hi) - lo; }
   U hi, lo;
 };
+
+// The reserve: every channel's mean, hi parts in row 0 and lo parts in row
+// 1 of a [2, c] f64 tensor (save_mean holds only the mean rounded to T,
+// which for |mean| >> std would shift every xhat of the channel).
+Tensor allocate_means(int64_t c) { return Tensor::allocate({2, c}, DType::kF64, Device::cpu()); }
+void store_mean(const Tensor& means, int64_t ch, const Mean& mean) {
+  double* m = means.data<double>();
+  m[ch] = mean.hi;
+  m[means.size(1) + ch] = mean.lo;
+}
+Mean load_mean(const Tensor& means, int64_t ch) {
+  const double* m = means.data<double>();
+  return {m[ch], m[means.size(1) + ch]};
+}
 
 // What the forward writes for channel ch once its mean and sum of squared
 // deviations are known (the saved mean and 1 / std, the running statistics),
@@ -134,19 +162,20 @@ GradCoefficients<T> finish_backward(int64_t ch, double sum_dy, double sum_dy_xmu
 template <typename T>
 void forward_training(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& running_mean,
                       const Tensor& running_var, double momentum, double eps, const Tensor& y, const Tensor& save_mean,
-                      const Tensor& save_invstd) {
+                      const Tensor& save_invstd, const Tensor& means) {
   const ChannelLayout l = layout_of(x);
   const double count = static_cast<double>(l.n * l.plane);
   const T* px = x.data<T>();
   T* py = y.data<T>();
-  cpu::parallel_for(l.c, 1, [&](int64_t begin, int64_t end) {
+  for_each_channel(l.c, [&](int64_t begin, int64_t end) TS_INLINE_INTO_CLONE {
     for (int64_t ch = begin; ch < end; ++ch) {
       const Mean mean = channel_mean(px, l, ch);
+      store_mean(means, ch, mean);
       const CenteredBy<double> centered_f64(mean);
       double sq = 0;
       for (int64_t i = 0; i < l.n; ++i) {
         const T* v = px + l.offset(i, ch);
-        sq += lane_sum(l.plane, [&](int64_t j) {
+        sq += lane_sum(l.plane, [&](int64_t j) TS_INLINE_INTO_CLONE {
           const double d = centered_f64(v[j]);
           return d * d;
         });
@@ -165,29 +194,29 @@ void forward_training(const Tensor& x, const Tensor& weight, const Tensor& bias,
 
 // dx = w * invstd * (dy - mean(dy) - xhat * mean(dy * xhat)), with
 // xhat = (x - mean) * invstd; dw = sum(dy * xhat); db = sum(dy). The mean is
-// taken again from x (the saved one was rounded to T, which for |mean| >> std
-// shifts every xhat of the channel), and sum(dy * (x - mean)) is summed over
-// the centered values in a pass of its own: the one-pass form
+// the forward's unrounded one (the reserve), and sum(dy * (x - mean)) is
+// summed over the centered values: the one-pass form
 // sum(dy * x) - mean * sum(dy) cancels when |mean| >> std (at 1e8 it lost
 // all but 7 digits of dw in f64).
 template <typename T>
 void backward_training(const Tensor& x, const Tensor& grad_y, const Tensor& weight, const Tensor& save_invstd,
-                       const Tensor& grad_x, const Tensor& grad_weight, const Tensor& grad_bias) {
+                       const Tensor& means, const Tensor& grad_x, const Tensor& grad_weight, const Tensor& grad_bias) {
   const ChannelLayout l = layout_of(x);
   const double count = static_cast<double>(l.n * l.plane);
   const T* px = x.data<T>();
   const T* pg = grad_y.data<T>();
   T* pgx = grad_x.data<T>();
-  cpu::parallel_for(l.c, 1, [&](int64_t begin, int64_t end) {
+  for_each_channel(l.c, [&](int64_t begin, int64_t end) TS_INLINE_INTO_CLONE {
     for (int64_t ch = begin; ch < end; ++ch) {
-      const Mean mean = channel_mean(px, l, ch);
+      const Mean mean = load_mean(means, ch);
       const CenteredBy<double> centered_f64(mean);
       double sum_dy = 0, sum_dy_xmu = 0;
       for (int64_t i = 0; i < l.n; ++i) {
         const T* v = px + l.offset(i, ch);
         const T* g = pg + l.offset(i, ch);
-        sum_dy += lane_sum(l.plane, [&](int64_t j) { return static_cast<double>(g[j]); });
-        sum_dy_xmu += lane_sum(l.plane, [&](int64_t j) { return static_cast<double>(g[j]) * centered_f64(v[j]); });
+        sum_dy += lane_sum(l.plane, [&](int64_t j) TS_INLINE_INTO_CLONE { return static_cast<double>(g[j]); });
+        sum_dy_xmu += lane_sum(
+            l.plane, [&](int64_t j) TS_INLINE_INTO_CLONE { return static_cast<double>(g[j]) * centered_f64(v[j]); });
       }
       const GradCoefficients<T> k =
           finish_backward<T>(ch, sum_dy, sum_dy_xmu, count, weight, save_invstd, grad_weight, grad_bias);
@@ -217,24 +246,43 @@ struct Rows {
 
 Rows rows_of(const Tensor& x) { return {x.numel() / x.size(1), x.size(1)}; }
 
-// Runs fn(row_begin, row_end) over every chunk of rows, threaded.
-template <typename Fn>
-void for_each_chunk(const Rows& r, Fn fn) {
+// Runs body(row_begin, row_end) over every chunk of rows, threaded, body
+// compiled for AVX2 where the CPU has it (tensor/cpu/isa.h: the same bits
+// either way). Its lambda must be TS_INLINE_INTO_CLONE.
+template <typename Body>
+void for_each_chunk(const Rows& r, const Body& body) {
   cpu::parallel_for(r.chunks(), 1, [&](int64_t begin, int64_t end) {
     for (int64_t chunk = begin; chunk < end; ++chunk) {
-      fn(chunk * kRowChunk, std::min(r.rows, (chunk + 1) * kRowChunk));
+      cpu::run_widest(body, chunk * kRowChunk, std::min(r.rows, (chunk + 1) * kRowChunk));
     }
   });
 }
 
-// K per-channel sums over all rows: accumulate(row, sums) adds row's terms
-// into sums[k * c + ch]. Returns the K * c totals.
-template <int K, typename Accumulate>
-std::vector<double> column_sums(const Rows& r, Accumulate accumulate) {
+// K per-channel sums over all rows of term(row, ch), a std::array<double,
+// K> (its lambda TS_INLINE_INTO_CLONE). Returns the K * c totals, sum k of
+// channel ch at k * c + ch. Each chunk sums its rows with the channels as
+// vector lanes, four rows at a time added in a tree before they reach the
+// chunk's sums: those live in memory (K * c of them), and a sum in memory
+// waits at every add for its own store of the add before.
+template <int K, typename Term>
+std::vector<double> column_sums(const Rows& r, const Term& term) {
   std::vector<double> partials(r.chunks() * K * r.c, 0.0);
-  for_each_chunk(r, [&](int64_t begin, int64_t end) {
+  for_each_chunk(r, [&](int64_t begin, int64_t end) TS_INLINE_INTO_CLONE {
     double* sums = partials.data() + begin / kRowChunk * K * r.c;
-    for (int64_t row = begin; row < end; ++row) accumulate(row, sums);
+    int64_t row = begin;
+    for (; row + 4 <= end; row += 4) {
+      for (int64_t ch = 0; ch < r.c; ++ch) {
+        const std::array<double, K> t0 = term(row, ch), t1 = term(row + 1, ch), t2 = term(row + 2, ch),
+                                    t3 = term(row + 3, ch);
+        for (int k = 0; k < K; ++k) sums[k * r.c + ch] += (t0[k] + t1[k]) + (t2[k] + t3[k]);
+      }
+    }
+    for (; row < end; ++row) {
+      for (int64_t ch = 0; ch < r.c; ++ch) {
+        const std::array<double, K> t = term(row, ch);
+        for (int k = 0; k < K; ++k) sums[k * r.c + ch] += t[k];
+      }
+    }
   });
   std::vector<double> totals(K * r.c, 0.0);
   for (int64_t chunk = 0; chunk < r.chunks(); ++chunk) {
@@ -244,53 +292,57 @@ std::vector<double> column_sums(const Rows& r, Accumulate accumulate) {
   return totals;
 }
 
-// Every channel's mean, as channel_mean takes it (offsets from the
-// channel's first value), with the hi and lo parts of CenteredBy in
+// Every channel's mean as CenteredBy<double> holds it, hi and lo parts in
 // separate arrays so the row loops vectorize.
-template <typename T>
-struct ChannelMeans {
-  std::vector<Mean> means;
-  std::vector<double> hi, lo;  // CenteredBy<double>'s
-  ChannelMeans(const T* px, const Rows& r) : means(r.c), hi(r.c), lo(r.c) {
-    std::vector<double> shift(px, px + r.c);
-    const double* sh = shift.data();
-    const std::vector<double> offsets = column_sums<1>(r, [&](int64_t row, double* sums) {
-      const T* v = px + row * r.c;
-      for (int64_t ch = 0; ch < r.c; ++ch) sums[ch] += static_cast<double>(v[ch]) - sh[ch];
-    });
-    for (int64_t ch = 0; ch < r.c; ++ch) {
-      means[ch] = shifted_mean(shift[ch], offsets[ch], static_cast<double>(r.rows));
+struct CenteringF64 {
+  std::vector<double> hi, lo;
+  explicit CenteringF64(const std::vector<Mean>& means) : hi(means.size()), lo(means.size()) {
+    for (size_t ch = 0; ch < means.size(); ++ch) {
       const CenteredBy<double> centered(means[ch]);
       hi[ch] = centered.hi, lo[ch] = centered.lo;
     }
   }
 };
 
+// Every channel's mean, as channel_mean takes it (offsets from the
+// channel's first value).
+template <typename T>
+std::vector<Mean> channel_means(const T* px, const Rows& r) {
+  const std::vector<double> shift(px, px + r.c);
+  const double* sh = shift.data();
+  const std::vector<double> offsets = column_sums<1>(r, [&](int64_t row, int64_t ch) TS_INLINE_INTO_CLONE {
+    return std::array<double, 1>{static_cast<double>(px[row * r.c + ch]) - sh[ch]};
+  });
+  std::vector<Mean> means(r.c);
+  for (int64_t ch = 0; ch < r.c; ++ch) means[ch] = shifted_mean(shift[ch], offsets[ch], static_cast<double>(r.rows));
+  return means;
+}
+
 template <typename T>
 void forward_training_channels_last(const Tensor& x, const Tensor& weight, const Tensor& bias,
                                     const Tensor& running_mean, const Tensor& running_var, double momentum, double eps,
-                                    const Tensor& y, const Tensor& save_mean, const Tensor& save_invstd) {
+                                    const Tensor& y, const Tensor& save_mean, const Tensor& save_invstd,
+                                    const Tensor& reserve) {
   const Rows r = rows_of(x);
   const T* px = x.data<T>();
   T* py = y.data<T>();
-  const ChannelMeans<T> m(px, r);
+  const std::vector<Mean> means = channel_means(px, r);
+  const CenteringF64 m(means);
   const double *hi = m.hi.data(), *lo = m.lo.data();
-  const std::vector<double> squares = column_sums<1>(r, [&](int64_t row, double* sums) {
-    const T* v = px + row * r.c;
-    for (int64_t ch = 0; ch < r.c; ++ch) {
-      const double d = (static_cast<double>(v[ch]) - hi[ch]) - lo[ch];
-      sums[ch] += d * d;
-    }
+  const std::vector<double> squares = column_sums<1>(r, [&](int64_t row, int64_t ch) TS_INLINE_INTO_CLONE {
+    const double d = (static_cast<double>(px[row * r.c + ch]) - hi[ch]) - lo[ch];
+    return std::array<double, 1>{d * d};
   });
   // y = ((x - hi) - lo) * scale + shift, in T.
   std::vector<T> t_hi(r.c), t_lo(r.c), scale(r.c), shift(r.c);
   for (int64_t ch = 0; ch < r.c; ++ch) {
-    const CenteredBy<T> centered(m.means[ch]);
-    const Affine<T> affine = finish_forward<T>(ch, m.means[ch], squares[ch], static_cast<double>(r.rows), weight, bias,
+    store_mean(reserve, ch, means[ch]);
+    const CenteredBy<T> centered(means[ch]);
+    const Affine<T> affine = finish_forward<T>(ch, means[ch], squares[ch], static_cast<double>(r.rows), weight, bias,
                                                running_mean, running_var, momentum, eps, save_mean, save_invstd);
     t_hi[ch] = centered.hi, t_lo[ch] = centered.lo, scale[ch] = affine.scale, shift[ch] = affine.shift;
   }
-  for_each_chunk(r, [&](int64_t begin, int64_t end) {
+  for_each_chunk(r, [&](int64_t begin, int64_t end) TS_INLINE_INTO_CLONE {
     for (int64_t row = begin; row < end; ++row) {
       const T* v = px + row * r.c;
       T* out = py + row * r.c;
@@ -301,35 +353,30 @@ void forward_training_channels_last(const Tensor& x, const Tensor& weight, const
 
 template <typename T>
 void backward_training_channels_last(const Tensor& x, const Tensor& grad_y, const Tensor& weight,
-                                     const Tensor& save_invstd, const Tensor& grad_x, const Tensor& grad_weight,
-                                     const Tensor& grad_bias) {
+                                     const Tensor& save_invstd, const Tensor& reserve, const Tensor& grad_x,
+                                     const Tensor& grad_weight, const Tensor& grad_bias) {
   const Rows r = rows_of(x);
   const T* px = x.data<T>();
   const T* pg = grad_y.data<T>();
   T* pgx = grad_x.data<T>();
-  const ChannelMeans<T> m(px, r);
+  std::vector<Mean> means(r.c);
+  for (int64_t ch = 0; ch < r.c; ++ch) means[ch] = load_mean(reserve, ch);
+  const CenteringF64 m(means);
   const double *hi = m.hi.data(), *lo = m.lo.data();
   // sum(dy) in the first c, sum(dy * (x - mean)) in the next.
-  const std::vector<double> sums = column_sums<2>(r, [&](int64_t row, double* acc) {
-    const T* v = px + row * r.c;
-    const T* g = pg + row * r.c;
-    double* sum_dy = acc;
-    double* sum_dy_xmu = acc + r.c;
-    for (int64_t ch = 0; ch < r.c; ++ch) {
-      const double dy = g[ch];
-      sum_dy[ch] += dy;
-      sum_dy_xmu[ch] += dy * ((static_cast<double>(v[ch]) - hi[ch]) - lo[ch]);
-    }
+  const std::vector<double> sums = column_sums<2>(r, [&](int64_t row, int64_t ch) TS_INLINE_INTO_CLONE {
+    const double dy = pg[row * r.c + ch];
+    return std::array<double, 2>{dy, dy * ((static_cast<double>(px[row * r.c + ch]) - hi[ch]) - lo[ch])};
   });
   // dx = a * dy + b * ((x - hi) - lo) + c, in T.
   std::vector<T> t_hi(r.c), t_lo(r.c), a(r.c), b(r.c), c(r.c);
   for (int64_t ch = 0; ch < r.c; ++ch) {
-    const CenteredBy<T> centered(m.means[ch]);
+    const CenteredBy<T> centered(means[ch]);
     const GradCoefficients<T> k = finish_backward<T>(ch, sums[ch], sums[r.c + ch], static_cast<double>(r.rows), weight,
                                                      save_invstd, grad_weight, grad_bias);
     t_hi[ch] = centered.hi, t_lo[ch] = centered.lo, a[ch] = k.a, b[ch] = k.b, c[ch] = k.c;
   }
-  for_each_chunk(r, [&](int64_t begin, int64_t end) {
+  for_each_chunk(r, [&](int64_t begin, int64_t end) TS_INLINE_INTO_CLONE {
     for (int64_t row = begin; row < end; ++row) {
       const T* v = px + row * r.c;
       const T* g = pg + row * r.c;
@@ -347,28 +394,32 @@ Tensor CpuKernels::batch_norm_forward_training(const Tensor& x, const Tensor& we
                                                const Tensor& running_mean, const Tensor& running_var, double momentum,
                                                double eps, const Tensor& y, const Tensor& save_mean,
                                                const Tensor& save_invstd) const {
+  const Tensor means = allocate_means(x.size(1));
   dispatch_f32_f64("batch_norm", x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     if (channels_last(x)) {
       forward_training_channels_last<T>(x, weight, bias, running_mean, running_var, momentum, eps, y, save_mean,
-                                        save_invstd);
+                                        save_invstd, means);
     } else {
-      forward_training<T>(x, weight, bias, running_mean, running_var, momentum, eps, y, save_mean, save_invstd);
+      forward_training<T>(x, weight, bias, running_mean, running_var, momentum, eps, y, save_mean, save_invstd, means);
     }
   });
-  return Tensor();  // the backward needs nothing more
+  return means;
 }
 
 void CpuKernels::batch_norm_backward_training(const Tensor& x, const Tensor& grad_y, const Tensor& weight,
                                               const Tensor& /*save_mean*/, const Tensor& save_invstd,
-                                              const Tensor& /*reserve*/, double /*eps*/, const Tensor& grad_x,
+                                              const Tensor& reserve, double /*eps*/, const Tensor& grad_x,
                                               const Tensor& grad_weight, const Tensor& grad_bias) const {
+  TS_CHECK(reserve.defined() && reserve.dtype() == DType::kF64 && reserve.numel() == 2 * x.size(1),
+           "batch_norm backward: the reserve must be the forward's [2, ", x.size(1), "] f64 means, got ",
+           reserve.describe());
   dispatch_f32_f64("batch_norm backward", x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     if (channels_last(x)) {
-      backward_training_channels_last<T>(x, grad_y, weight, save_invstd, grad_x, grad_weight, grad_bias);
+      backward_training_channels_last<T>(x, grad_y, weight, save_invstd, reserve, grad_x, grad_weight, grad_bias);
     } else {
-      backward_training<T>(x, grad_y, weight, save_invstd, grad_x, grad_weight, grad_bias);
+      backward_training<T>(x, grad_y, weight, save_invstd, reserve, grad_x, grad_weight, grad_bias);
     }
   });
 }
