@@ -1,11 +1,18 @@
 #include "tensor/cpu/half_convert.h"
 
+#include <cpuid.h>
+
 #include "tensor/cpu/isa.h"
 
 namespace ts::cpu {
 
 bool has_avx2_f16c() {
-  static const bool available = use_avx2() && __builtin_cpu_supports("f16c");
+  // F16C from CPUID leaf 1 (ECX bit 29): clang has no "f16c" for
+  // __builtin_cpu_supports. Its YMM state is AVX2's, which use_avx2 checks.
+  static const bool available = [] {
+    unsigned eax, ebx, ecx, edx;
+    return use_avx2() && __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 && (ecx & bit_F16C) != 0;
+  }();
   return available;
 }
 

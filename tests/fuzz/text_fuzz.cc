@@ -1,0 +1,79 @@
+// The text readers on arbitrary bytes: language-model splits
+// (data/readers/lm_text.h) and line-aligned parallel text
+// (data/readers/parallel_text.h) with a BPE tokenizer learned on it. The
+// input is cut at its first two NUL bytes into train, valid and test (source
+// and target: the first two). Errors name the split's file; token ids lie
+// within the vocabulary, and every line ends in one <eos>.
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
+#include "data/readers/bpe.h"
+#include "data/readers/lm_text.h"
+#include "data/readers/parallel_text.h"
+#include "tests/fuzz/fuzz_check.h"
+
+namespace {
+
+// Every error names the file at fault; the inputs' names all start so.
+bool names_an_input(const absl::Status& status) { return absl::StrContains(status.message(), "fuzz-"); }
+
+void check_lm(const std::vector<std::string>& parts) {
+  const ts::data::LmSplitText train{"fuzz-train", parts[0]}, valid{"fuzz-valid", parts[1]}, test{"fuzz-test", parts[2]};
+  auto corpus = ts::data::make_lm_corpus(train, valid, test);
+  if (!corpus.ok()) {
+    FUZZ_CHECK(names_an_input(corpus.status()));
+    return;
+  }
+  const int64_t vocab = corpus->vocab.size();
+  FUZZ_CHECK(vocab >= 2);
+  const ts::data::LmSplitText* texts[] = {&train, &valid, &test};
+  const ts::Tensor* streams[] = {&corpus->train, &corpus->valid, &corpus->test};
+  for (int s = 0; s < 3; ++s) {
+    const ts::Tensor& stream = *streams[s];
+    const int64_t* ids = stream.data<int64_t>();
+    int64_t eos = 0;
+    for (int64_t i = 0; i < stream.numel(); ++i) {
+      FUZZ_CHECK(ids[i] >= 0 && ids[i] < vocab);
+      eos += ids[i] == 1;
+    }
+    // One <eos> per line: lines are split on '\n', a final one ending the last.
+    const std::string& text = texts[s]->text;
+    const int64_t lines = text.empty() ? 0 : std::count(text.begin(), text.end(), '\n') + (text.back() == '\n' ? 0 : 1);
+    FUZZ_CHECK(eos == lines);
+  }
+}
+
+void check_parallel(const std::vector<std::string>& parts) {
+  auto corpus = ts::data::parse_parallel(parts[0], "fuzz-source", parts[1], "fuzz-target");
+  if (!corpus.ok()) {
+    FUZZ_CHECK(names_an_input(corpus.status()));
+    return;
+  }
+  FUZZ_CHECK(corpus->source.size() == corpus->target.size());
+  auto tokenizer = ts::data::BpeTokenizer::learn({corpus->source, corpus->target}, {.vocab_size = 64});
+  if (!tokenizer.ok()) return;
+  for (const std::string& line : corpus->source) {
+    const std::vector<int64_t> ids = tokenizer->encode(line);
+    FUZZ_CHECK(ids.size() >= 2 && ids.front() == ts::data::BpeTokenizer::kBos &&
+               ids.back() == ts::data::BpeTokenizer::kEos);
+    for (const int64_t id : ids) FUZZ_CHECK(id >= 0 && id < tokenizer->vocab_size());
+    tokenizer->decode(ids);
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const absl::string_view bytes(reinterpret_cast<const char*>(data), size);
+  std::vector<std::string> parts = absl::StrSplit(bytes, absl::MaxSplits('\0', 2));
+  parts.resize(3);
+  check_lm(parts);
+  check_parallel(parts);
+  return 0;
+}
