@@ -6,6 +6,10 @@
 // baseline, to test it or to compare.
 #pragma once
 
+#include <cstdint>
+
+#include "tensor/cpu/parallel.h"
+
 namespace ts::cpu {
 
 // Whether the CPU has AVX2 and TS_CPU_ISA does not say "baseline".
@@ -33,6 +37,12 @@ void run_widest(const Body& body, Args... args) {
   } else {
     run_baseline(body, args...);
   }
+}
+
+// parallel_for with each chunk's body(begin, end) compiled by run_widest.
+template <typename Body>
+void parallel_for_widest(int64_t n, int64_t grain, const Body& body) {
+  parallel_for(n, grain, [&](int64_t begin, int64_t end) { run_widest(body, begin, end); });
 }
 
 }  // namespace ts::cpu

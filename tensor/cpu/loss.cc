@@ -2,13 +2,17 @@
 // negative log-likelihood of its target and the label-smoothing term in one
 // pass, and the gradient from the saved log-sum-exp in another. Rows
 // accumulate in double (as the CPU's reductions and softmax do), so the f32
-// kernels are references too.
+// kernels are references too. The loops over a row's classes vectorize:
+// exp_lanes for exp, lanes for the row's maximum and sum, compiled for AVX2
+// where the CPU has it (tensor/cpu/isa.h).
 #include <cmath>
 #include <limits>
 
 #include "tensor/cpu/cpu_backend.h"
 #include "tensor/cpu/dispatch.h"
-#include "tensor/cpu/parallel.h"
+#include "tensor/cpu/isa.h"
+#include "tensor/cpu/lanes.h"
+#include "tensor/cpu/vector_exp.h"
 #include "tensor/functors.h"
 
 namespace ts::cpu {
@@ -62,13 +66,13 @@ void CpuBackend::cross_entropy(const Tensor& logits, const Tensor& target, const
       W* out_weight = static_cast<W*>(row_weight.raw_data());
       W* out_lse = static_cast<W*>(logsumexp.raw_data());
       const int64_t c = k.count;
-      parallel_for(logits.size(0), row_grain(c), [&](int64_t r0, int64_t r1) {
+      parallel_for_widest(logits.size(0), row_grain(c), [&](int64_t r0, int64_t r1) TS_INLINE_INTO_CLONE {
         for (int64_t r = r0; r < r1; ++r) {
           const T* row = x + r * c;
-          double max_value = functors::lowest<double>();
-          for (int64_t j = 0; j < c; ++j) max_value = functors::Maximum{}(max_value, static_cast<double>(load(row[j])));
-          double total = 0;
-          for (int64_t j = 0; j < c; ++j) total += std::exp(static_cast<double>(load(row[j])) - max_value);
+          const auto logit = [&](int64_t j) TS_INLINE_INTO_CLONE { return static_cast<double>(load(row[j])); };
+          const double max_value = lane_max(c, logit);
+          const double total =
+              lane_sum(c, [&](int64_t j) TS_INLINE_INTO_CLONE { return exp_lanes(logit(j) - max_value); });
           const double lse = max_value + std::log(total);
           out_lse[r] = static_cast<W>(lse);
           const int64_t t = k.target[r];
@@ -80,8 +84,7 @@ void CpuBackend::cross_entropy(const Tensor& logits, const Tensor& target, const
           const double wt = k.w(t);
           double value = (1 - k.smoothing) * wt * (lse - static_cast<double>(load(row[t])));
           if (k.smoothing > 0) {
-            double weighted_x = 0;
-            for (int64_t j = 0; j < c; ++j) weighted_x += k.w(j) * static_cast<double>(load(row[j]));
+            const double weighted_x = lane_sum(c, [&](int64_t j) TS_INLINE_INTO_CLONE { return k.w(j) * logit(j); });
             value += k.smoothing / static_cast<double>(c) * (k.weight_sum * lse - weighted_x);
           }
           out[r] = static_cast<W>(value);
@@ -108,7 +111,7 @@ void CpuBackend::cross_entropy_grad(const Tensor& grad, const Tensor& logits, co
       T* dx = static_cast<T*>(out.raw_data());
       const int64_t c = k.count;
       const double smooth_per_class = k.smoothing / static_cast<double>(c);
-      parallel_for(logits.size(0), row_grain(c), [&](int64_t r0, int64_t r1) {
+      parallel_for_widest(logits.size(0), row_grain(c), [&](int64_t r0, int64_t r1) TS_INLINE_INTO_CLONE {
         for (int64_t r = r0; r < r1; ++r) {
           const int64_t t = k.target[r];
           T* row_dx = dx + r * c;
@@ -118,15 +121,25 @@ void CpuBackend::cross_entropy_grad(const Tensor& grad, const Tensor& logits, co
           }
           const T* row = x + r * c;
           const double gr = static_cast<double>(g[r]);
+          const double row_lse = static_cast<double>(lse[r]);
           const double nll_scale = (1 - k.smoothing) * k.w(t);
-          for (int64_t j = 0; j < c; ++j) {
-            const double p = std::exp(static_cast<double>(load(row[j])) - static_cast<double>(lse[r]));
-            // d/dx_j of w_t (lse - x_t) is w_t (p_j - [j == t]); of
-            // sum_c w_c (lse - x_c) it is W p_j - w_j.
-            double d = nll_scale * (p - (j == t ? 1.0 : 0.0));
-            if (k.smoothing > 0) d += smooth_per_class * (k.weight_sum * p - k.w(j));
-            row_dx[j] = store<T>(gr * d);
+          // d/dx_j of w_t (lse - x_t) is w_t (p_j - [j == t]); of
+          // sum_c w_c (lse - x_c) it is W p_j - w_j. The target's -w_t is
+          // written after the loop, which then has no branch per class.
+          const auto grad_at = [&](int64_t j, double indicator, bool smoothing) TS_INLINE_INTO_CLONE {
+            const double p = exp_lanes(static_cast<double>(load(row[j])) - row_lse);
+            double d = nll_scale * (p - indicator);
+            if (smoothing) d += smooth_per_class * (k.weight_sum * p - k.w(j));
+            return store<T>(gr * d);
+          };
+          // Branches hoisted out of the loops, which the vectorizer needs.
+          const bool smoothing = k.smoothing > 0;
+          if (smoothing) {
+            for (int64_t j = 0; j < c; ++j) row_dx[j] = grad_at(j, 0.0, true);
+          } else {
+            for (int64_t j = 0; j < c; ++j) row_dx[j] = grad_at(j, 0.0, false);
           }
+          if (t >= 0 && t < c) row_dx[t] = grad_at(t, 1.0, smoothing);
         }
       });
     }

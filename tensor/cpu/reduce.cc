@@ -4,7 +4,10 @@
 
 #include "tensor/cpu/cpu_backend.h"
 #include "tensor/cpu/dispatch.h"
+#include "tensor/cpu/isa.h"
+#include "tensor/cpu/lanes.h"
 #include "tensor/cpu/parallel.h"
+#include "tensor/cpu/vector_exp.h"
 #include "tensor/functors.h"
 
 namespace ts::cpu {
@@ -115,27 +118,25 @@ void CpuBackend::softmax(const Tensor& in, ReduceGeometry g, bool log, const Ten
       no_kernel("cpu", "softmax", in.dtype());
     } else {
       using A = ReduceAcc<T>;  // double: exact enough to be a reference too
+      static_assert(std::is_same_v<A, double>, "softmax's lanes and exp_lanes are double");
       const T* x = static_cast<const T*>(in.raw_data());
       T* y = static_cast<T*>(out.raw_data());
-      parallel_for(g.outer * g.inner, std::max<int64_t>(1, kReduceGrain / std::max<int64_t>(1, g.reduced)),
-                   [&](int64_t r0, int64_t r1) {
-                     for (int64_t r = r0; r < r1; ++r) {
-                       const int64_t base = (r / g.inner) * g.reduced * g.inner + r % g.inner;
-                       A max_value = functors::lowest<A>();
-                       for (int64_t j = 0; j < g.reduced; ++j) {
-                         max_value = functors::Maximum{}(max_value, static_cast<A>(load(x[base + j * g.inner])));
-                       }
-                       A total = 0;
-                       for (int64_t j = 0; j < g.reduced; ++j) {
-                         total += std::exp(static_cast<A>(load(x[base + j * g.inner])) - max_value);
-                       }
-                       const A log_total = std::log(total);
-                       for (int64_t j = 0; j < g.reduced; ++j) {
-                         const A shifted = static_cast<A>(load(x[base + j * g.inner])) - max_value;
-                         y[base + j * g.inner] = store<T>(log ? shifted - log_total : std::exp(shifted) / total);
-                       }
-                     }
-                   });
+      const int64_t grain = std::max<int64_t>(1, kReduceGrain / std::max<int64_t>(1, g.reduced));
+      parallel_for_widest(g.outer * g.inner, grain, [&](int64_t r0, int64_t r1) TS_INLINE_INTO_CLONE {
+        for (int64_t r = r0; r < r1; ++r) {
+          const T* row = x + (r / g.inner) * g.reduced * g.inner + r % g.inner;
+          T* row_out = y + (row - x);
+          const auto value = [&](int64_t j) TS_INLINE_INTO_CLONE { return static_cast<A>(load(row[j * g.inner])); };
+          const A max_value = lane_max(g.reduced, value);
+          const A total =
+              lane_sum(g.reduced, [&](int64_t j) TS_INLINE_INTO_CLONE { return exp_lanes(value(j) - max_value); });
+          const A log_total = std::log(total);
+          for (int64_t j = 0; j < g.reduced; ++j) {
+            const A shifted = value(j) - max_value;
+            row_out[j * g.inner] = store<T>(log ? shifted - log_total : exp_lanes(shifted) / total);
+          }
+        }
+      });
     }
   });
 }

@@ -17,6 +17,7 @@
 #include "base/error.h"
 #include "nn/functional/cpu/cpu_kernels.h"
 #include "tensor/cpu/isa.h"
+#include "tensor/cpu/lanes.h"
 #include "tensor/cpu/parallel.h"
 
 namespace ts::nn::functional {
@@ -32,33 +33,6 @@ ChannelLayout layout_of(const Tensor& x) {
   int64_t plane = 1;
   for (int64_t d = 2; d < x.dim(); ++d) plane *= x.size(d);
   return {x.size(0), x.size(1), plane};
-}
-
-// Runs body(channel_begin, channel_end) over the channels, threaded, body
-// compiled for AVX2 where the CPU has it (tensor/cpu/isa.h: the same bits
-// either way). Its lambda, and what it calls per element, must be
-// TS_INLINE_INTO_CLONE.
-template <typename Body>
-void for_each_channel(int64_t channels, const Body& body) {
-  cpu::parallel_for(channels, 1, [&](int64_t begin, int64_t end) { cpu::run_widest(body, begin, end); });
-}
-
-// The sum of term(j) for j in [0, n), in double over kLanes partial sums: one
-// running sum is a chain of dependent adds (one per add latency, and not
-// vectorizable, since reassociating it is not allowed); independent lanes
-// are both.
-template <typename Term>
-TS_INLINE_INTO_CLONE inline double lane_sum(int64_t n, const Term& term) {
-  constexpr int kLanes = 8;
-  double lanes[kLanes] = {};
-  int64_t j = 0;
-  for (; j + kLanes <= n; j += kLanes) {
-    for (int k = 0; k < kLanes; ++k) lanes[k] += term(j + k);
-  }
-  double sum = 0;
-  for (; j < n; ++j) sum += term(j);
-  for (double lane : lanes) sum += lane;
-  return sum;
 }
 
 // A channel's mean as an unevaluated sum hi + lo of doubles: lo holds what a
@@ -87,7 +61,7 @@ TS_INLINE_INTO_CLONE inline Mean channel_mean(const T* px, const ChannelLayout& 
   double sum = 0;
   for (int64_t i = 0; i < l.n; ++i) {
     const T* v = px + l.offset(i, ch);
-    sum += lane_sum(l.plane, [&](int64_t j) TS_INLINE_INTO_CLONE { return static_cast<double>(v[j]) - shift; });
+    sum += cpu::lane_sum(l.plane, [&](int64_t j) TS_INLINE_INTO_CLONE { return static_cast<double>(v[j]) - shift; });
   }
   return shifted_mean(shift, sum, static_cast<double>(l.n * l.plane));
 }
@@ -167,7 +141,7 @@ void forward_training(const Tensor& x, const Tensor& weight, const Tensor& bias,
   const double count = static_cast<double>(l.n * l.plane);
   const T* px = x.data<T>();
   T* py = y.data<T>();
-  for_each_channel(l.c, [&](int64_t begin, int64_t end) TS_INLINE_INTO_CLONE {
+  cpu::parallel_for_widest(l.c, 1, [&](int64_t begin, int64_t end) TS_INLINE_INTO_CLONE {
     for (int64_t ch = begin; ch < end; ++ch) {
       const Mean mean = channel_mean(px, l, ch);
       store_mean(means, ch, mean);
@@ -175,7 +149,7 @@ void forward_training(const Tensor& x, const Tensor& weight, const Tensor& bias,
       double sq = 0;
       for (int64_t i = 0; i < l.n; ++i) {
         const T* v = px + l.offset(i, ch);
-        sq += lane_sum(l.plane, [&](int64_t j) TS_INLINE_INTO_CLONE {
+        sq += cpu::lane_sum(l.plane, [&](int64_t j) TS_INLINE_INTO_CLONE {
           const double d = centered_f64(v[j]);
           return d * d;
         });
@@ -206,7 +180,7 @@ void backward_training(const Tensor& x, const Tensor& grad_y, const Tensor& weig
   const T* px = x.data<T>();
   const T* pg = grad_y.data<T>();
   T* pgx = grad_x.data<T>();
-  for_each_channel(l.c, [&](int64_t begin, int64_t end) TS_INLINE_INTO_CLONE {
+  cpu::parallel_for_widest(l.c, 1, [&](int64_t begin, int64_t end) TS_INLINE_INTO_CLONE {
     for (int64_t ch = begin; ch < end; ++ch) {
       const Mean mean = load_mean(means, ch);
       const CenteredBy<double> centered_f64(mean);
@@ -214,8 +188,8 @@ void backward_training(const Tensor& x, const Tensor& grad_y, const Tensor& weig
       for (int64_t i = 0; i < l.n; ++i) {
         const T* v = px + l.offset(i, ch);
         const T* g = pg + l.offset(i, ch);
-        sum_dy += lane_sum(l.plane, [&](int64_t j) TS_INLINE_INTO_CLONE { return static_cast<double>(g[j]); });
-        sum_dy_xmu += lane_sum(
+        sum_dy += cpu::lane_sum(l.plane, [&](int64_t j) TS_INLINE_INTO_CLONE { return static_cast<double>(g[j]); });
+        sum_dy_xmu += cpu::lane_sum(
             l.plane, [&](int64_t j) TS_INLINE_INTO_CLONE { return static_cast<double>(g[j]) * centered_f64(v[j]); });
       }
       const GradCoefficients<T> k =
