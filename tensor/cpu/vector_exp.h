@@ -1,9 +1,11 @@
 // exp in double from adds, multiplies and bit operations only, so that a
 // loop calling it vectorizes (glibc's exp is a call per element: in the
 // cross-entropy over AWD-LSTM's 33,278 words it was 12% of the training
-// step). Within 1 ulp of the correctly rounded result over the whole range,
-// subnormal results, overflow to inf, exp(-inf) = 0 and NaN included, and
-// the same bits in the baseline and AVX2 clones (tensor/cpu/isa.h).
+// step). Within 1.2 ulp of the exact value over the whole range (the
+// Horner steps round separately: no FMA), subnormal results, overflow to
+// inf, exp(-inf) = 0 and NaN included, and the same bits in the baseline and
+// AVX2 clones (tensor/cpu/isa.h). The vectorizer needs -fno-trapping-math to
+// turn the clamps into selects.
 #pragma once
 
 #include <algorithm>
