@@ -92,12 +92,12 @@ std::string describe_call(absl::string_view op, int64_t sequence, const Tensor& 
                       " of ", world_size);
 }
 
-absl::Status check_tensor(absl::string_view op, const Tensor& tensor, DeviceType device_type) {
+absl::Status check_tensor(absl::string_view op, const Tensor& tensor, Device device) {
   if (!tensor.defined()) return absl::InvalidArgumentError(absl::StrCat(op, ": tensor is undefined"));
-  if (tensor.device().type != device_type) {
+  if (tensor.device() != device) {
     return absl::InvalidArgumentError(absl::StrCat(op, ": ", tensor.describe(),
-                                                   " is on the wrong device for this backend (",
-                                                   device_type == DeviceType::kCPU ? "cpu" : "cuda", " tensors only)"));
+                                                   " is on the wrong device: this communicator works on ",
+                                                   device.to_string(), " tensors only"));
   }
   if (!tensor.is_contiguous()) {
     return absl::InvalidArgumentError(

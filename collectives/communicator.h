@@ -135,8 +135,10 @@ absl::StatusOr<std::vector<double>> allgather_values(Communicator& comm, const D
 // message of a collective carries.
 std::string describe_call(absl::string_view op, int64_t sequence, const Tensor& tensor, int rank, int world_size);
 
-// Checks shared by every backend; errors name `op` and the tensor.
-absl::Status check_tensor(absl::string_view op, const Tensor& tensor, DeviceType device_type);
+// Checks shared by every backend; errors name `op` and the tensor. `device`:
+// the one the communicator works on (for NCCL its GPU: a tensor on another
+// would reach NCCL on the wrong device).
+absl::Status check_tensor(absl::string_view op, const Tensor& tensor, Device device);
 absl::Status check_reduce_dtype(absl::string_view op, const Tensor& tensor, ReduceOp reduce);
 absl::Status check_peer(absl::string_view op, int peer, int world_size, absl::string_view what);
 // allgather/reduce_scatter: `large` must hold world_size times `small`'s

@@ -136,7 +136,7 @@ Work MpiCommunicator::start_collective(std::string op, const Tensor& signature_t
 
 Work MpiCommunicator::allreduce(const Tensor& tensor, ReduceOp op) {
   std::string name = absl::StrCat("allreduce(", reduce_op_name(op), ")");
-  if (absl::Status s = check_tensor(name, tensor, DeviceType::kCPU); !s.ok()) return Work::failed(s);
+  if (absl::Status s = check_tensor(name, tensor, Device::cpu()); !s.ok()) return Work::failed(s);
   if (absl::Status s = check_reduce_dtype(name, tensor, op); !s.ok()) return Work::failed(s);
   const int64_t sequence = sequence_++;
   const RingBuffer buffer{collective_comm_, tag_for(sequence), rank_,         world_size_,
@@ -169,7 +169,7 @@ Work MpiCommunicator::allreduce(const Tensor& tensor, ReduceOp op) {
 
 Work MpiCommunicator::broadcast(const Tensor& tensor, int root) {
   std::string name = absl::StrCat("broadcast(root ", root, ")");
-  if (absl::Status s = check_tensor(name, tensor, DeviceType::kCPU); !s.ok()) return Work::failed(s);
+  if (absl::Status s = check_tensor(name, tensor, Device::cpu()); !s.ok()) return Work::failed(s);
   if (absl::Status s = check_peer(name, root, world_size_, "root"); !s.ok()) return Work::failed(s);
   const int64_t sequence = sequence_++;
   std::vector<Round> rounds;
@@ -180,7 +180,7 @@ Work MpiCommunicator::broadcast(const Tensor& tensor, int root) {
 Work MpiCommunicator::allgather(const Tensor& output, const Tensor& input) {
   constexpr absl::string_view kName = "allgather";
   for (const Tensor* t : {&output, &input}) {
-    if (absl::Status s = check_tensor(kName, *t, DeviceType::kCPU); !s.ok()) return Work::failed(s);
+    if (absl::Status s = check_tensor(kName, *t, Device::cpu()); !s.ok()) return Work::failed(s);
   }
   if (absl::Status s = check_gathered(kName, output, input, world_size_); !s.ok()) return Work::failed(s);
   const int64_t sequence = sequence_++;
@@ -196,7 +196,7 @@ Work MpiCommunicator::allgather(const Tensor& output, const Tensor& input) {
 Work MpiCommunicator::reduce_scatter(const Tensor& output, const Tensor& input, ReduceOp op) {
   std::string name = absl::StrCat("reduce_scatter(", reduce_op_name(op), ")");
   for (const Tensor* t : {&output, &input}) {
-    if (absl::Status s = check_tensor(name, *t, DeviceType::kCPU); !s.ok()) return Work::failed(s);
+    if (absl::Status s = check_tensor(name, *t, Device::cpu()); !s.ok()) return Work::failed(s);
   }
   if (absl::Status s = check_reduce_dtype(name, input, op); !s.ok()) return Work::failed(s);
   if (absl::Status s = check_gathered(name, input, output, world_size_); !s.ok()) return Work::failed(s);
@@ -223,7 +223,7 @@ Work MpiCommunicator::exchange(absl::Span<const PeerTransfer> transfers) {
   for (const PeerTransfer& t : transfers) {
     const bool send = t.kind == PeerTransfer::Kind::kSend;
     const char* name = send ? "send" : "recv";
-    if (absl::Status s = check_tensor(name, t.tensor, DeviceType::kCPU); !s.ok()) return Work::failed(s);
+    if (absl::Status s = check_tensor(name, t.tensor, Device::cpu()); !s.ok()) return Work::failed(s);
     if (absl::Status s = check_peer(name, t.peer, world_size_, send ? "destination" : "source"); !s.ok()) {
       return Work::failed(s);
     }

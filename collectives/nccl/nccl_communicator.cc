@@ -126,11 +126,17 @@ absl::StatusOr<std::unique_ptr<NcclCommunicator>> NcclCommunicator::create(const
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
   config.blocking = 0;
   ncclComm_t comm = nullptr;
+  // Until the communicator is handed over, every way out aborts it: a failed
+  // init may have allocated it, and a started one runs on in the background.
+  auto abort_comm = absl::MakeCleanup([&comm] {
+    if (comm != nullptr) ncclCommAbort(comm);
+  });
   const ncclResult_t init = ncclCommInitRankConfig(&comm, env.world_size, id, env.rank, &config);
   if (!in_progress_or_ok(init)) RETURN_IF_CUDA_ERROR(init);
   ASSIGN_OR_RETURN(cuda::Stream stream, cuda::Stream::create(device));
   std::unique_ptr<NcclCommunicator> out(new NcclCommunicator(options, device, std::move(stream), comm, env.rank,
                                                              env.world_size, env.local_rank, env.local_size));
+  std::move(abort_comm).Cancel();
   RETURN_IF_ERROR(out->wait_ready(absl::StrCat("ncclCommInitRankConfig on rank ", env.rank, " of ", env.world_size)));
   out->barrier_scratch_ = zeros({1}, {DType::kI32, Device::cuda(device)});
   return out;
@@ -355,7 +361,7 @@ Work NcclCommunicator::launch(std::string description, std::vector<Tensor> tenso
 
 Work NcclCommunicator::allreduce(const Tensor& tensor, ReduceOp op) {
   const std::string name = absl::StrCat("allreduce(", reduce_op_name(op), ")");
-  if (absl::Status s = check_tensor(name, tensor, DeviceType::kCUDA); !s.ok()) return Work::failed(s);
+  if (absl::Status s = check_tensor(name, tensor, Device::cuda(device_)); !s.ok()) return Work::failed(s);
   if (absl::Status s = check_reduce_dtype(name, tensor, op); !s.ok()) return Work::failed(s);
   return collective(name, tensor, {tensor}, [&](cudaStream_t s) {
     return ncclAllReduce(tensor.raw_data(), tensor.raw_data(), tensor.numel(), nccl_type(tensor.dtype()),
@@ -365,7 +371,7 @@ Work NcclCommunicator::allreduce(const Tensor& tensor, ReduceOp op) {
 
 Work NcclCommunicator::broadcast(const Tensor& tensor, int root) {
   const std::string name = absl::StrCat("broadcast(root ", root, ")");
-  if (absl::Status s = check_tensor(name, tensor, DeviceType::kCUDA); !s.ok()) return Work::failed(s);
+  if (absl::Status s = check_tensor(name, tensor, Device::cuda(device_)); !s.ok()) return Work::failed(s);
   if (absl::Status s = check_peer(name, root, world_size_, "root"); !s.ok()) return Work::failed(s);
   return collective(name, tensor, {tensor}, [&](cudaStream_t s) {
     return ncclBroadcast(tensor.raw_data(), tensor.raw_data(), tensor.numel(), nccl_type(tensor.dtype()), root, comm_,
@@ -376,7 +382,7 @@ Work NcclCommunicator::broadcast(const Tensor& tensor, int root) {
 Work NcclCommunicator::allgather(const Tensor& output, const Tensor& input) {
   constexpr absl::string_view kName = "allgather";
   for (const Tensor* t : {&output, &input}) {
-    if (absl::Status s = check_tensor(kName, *t, DeviceType::kCUDA); !s.ok()) return Work::failed(s);
+    if (absl::Status s = check_tensor(kName, *t, Device::cuda(device_)); !s.ok()) return Work::failed(s);
   }
   if (absl::Status s = check_gathered(kName, output, input, world_size_); !s.ok()) return Work::failed(s);
   return collective(kName, input, {output, input}, [&](cudaStream_t s) {
@@ -387,7 +393,7 @@ Work NcclCommunicator::allgather(const Tensor& output, const Tensor& input) {
 Work NcclCommunicator::reduce_scatter(const Tensor& output, const Tensor& input, ReduceOp op) {
   const std::string name = absl::StrCat("reduce_scatter(", reduce_op_name(op), ")");
   for (const Tensor* t : {&output, &input}) {
-    if (absl::Status s = check_tensor(name, *t, DeviceType::kCUDA); !s.ok()) return Work::failed(s);
+    if (absl::Status s = check_tensor(name, *t, Device::cuda(device_)); !s.ok()) return Work::failed(s);
   }
   if (absl::Status s = check_reduce_dtype(name, input, op); !s.ok()) return Work::failed(s);
   if (absl::Status s = check_gathered(name, input, output, world_size_); !s.ok()) return Work::failed(s);
@@ -403,7 +409,7 @@ Work NcclCommunicator::exchange(absl::Span<const PeerTransfer> transfers) {
   for (const PeerTransfer& t : transfers) {
     const bool send = t.kind == PeerTransfer::Kind::kSend;
     const char* name = send ? "send" : "recv";
-    if (absl::Status s = check_tensor(name, t.tensor, DeviceType::kCUDA); !s.ok()) return Work::failed(s);
+    if (absl::Status s = check_tensor(name, t.tensor, Device::cuda(device_)); !s.ok()) return Work::failed(s);
     if (absl::Status s = check_peer(name, t.peer, world_size_, send ? "destination" : "source"); !s.ok()) {
       return Work::failed(s);
     }

@@ -1,6 +1,8 @@
 #include "tensor/cuda/stream.h"
 
+#include <mutex>
 #include <utility>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "tensor/cuda/check.h"
@@ -8,24 +10,57 @@
 
 namespace ts::cuda {
 
+namespace {
+
+// Streams no Stream owns, by device and priority, for the next create().
+class IdleStreams {
+ public:
+  cudaStream_t take(int device, int priority) {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::vector<cudaStream_t>& idle = idle_[{device, priority}];
+    if (idle.empty()) return nullptr;
+    cudaStream_t stream = idle.back();
+    idle.pop_back();
+    return stream;
+  }
+  void give(int device, int priority, cudaStream_t stream) {
+    std::lock_guard<std::mutex> lock(mu_);
+    idle_[{device, priority}].push_back(stream);
+  }
+
+ private:
+  std::mutex mu_;
+  absl::flat_hash_map<std::pair<int, int>, std::vector<cudaStream_t>> idle_;
+};
+
+IdleStreams& idle_streams() {
+  static IdleStreams* streams = new IdleStreams;  // never destroyed: Streams may outlive main
+  return *streams;
+}
+
+}  // namespace
+
 absl::StatusOr<Stream> Stream::create(int device, int priority) {
   if (auto s = check_device(device); !s.ok()) return s;
+  if (cudaStream_t idle = idle_streams().take(device, priority)) return Stream(idle, device, priority);
   DeviceGuard guard(device);
   cudaStream_t stream = nullptr;
   RETURN_IF_CUDA_ERROR(cudaStreamCreateWithPriority(&stream, cudaStreamNonBlocking, priority));
-  return Stream(stream, device);
+  return Stream(stream, device, priority);
 }
 
-Stream::Stream(Stream&& other) noexcept : stream_(std::exchange(other.stream_, nullptr)), device_(other.device_) {}
+Stream::Stream(Stream&& other) noexcept
+    : stream_(std::exchange(other.stream_, nullptr)), device_(other.device_), priority_(other.priority_) {}
 
 Stream& Stream::operator=(Stream&& other) noexcept {
   std::swap(stream_, other.stream_);
   std::swap(device_, other.device_);
+  std::swap(priority_, other.priority_);
   return *this;
 }
 
 Stream::~Stream() {
-  if (stream_ != nullptr) CHECK_CUDA(cudaStreamDestroy(stream_));
+  if (stream_ != nullptr) idle_streams().give(device_, priority_, stream_);
 }
 
 absl::Status Stream::synchronize() const {

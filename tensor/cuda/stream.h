@@ -9,7 +9,13 @@
 namespace ts::cuda {
 
 // An owned stream (created non-blocking, so it never serializes with the
-// legacy default stream) on one device.
+// legacy default stream) on one device. A dropped stream is not destroyed
+// but kept for the next create() of its device and priority: the caching
+// allocator remembers the streams that used each block (record_stream) and
+// records events on them when the block is freed, which may be after the
+// Stream is gone (a tensor outliving the communicator that reduced it).
+// PyTorch pools its streams and never destroys them for the same reason.
+// Work queued by a previous owner stays ahead of the next owner's.
 class Stream {
  public:
   static absl::StatusOr<Stream> create(int device, int priority = 0);
@@ -24,9 +30,10 @@ class Stream {
   absl::Status synchronize() const;
 
  private:
-  Stream(cudaStream_t stream, int device) : stream_(stream), device_(device) {}
+  Stream(cudaStream_t stream, int device, int priority) : stream_(stream), device_(device), priority_(priority) {}
   cudaStream_t stream_ = nullptr;
   int device_ = 0;
+  int priority_ = 0;
 };
 
 // An owned event, timing disabled unless asked for (cheaper to record/wait).

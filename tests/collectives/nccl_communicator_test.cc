@@ -64,7 +64,7 @@ TEST(NcclCommunicator, CpuTensorsAreErrors) {
   std::unique_ptr<NcclCommunicator> comm = single_rank_comm();
   ASSERT_NE(comm, nullptr);
   expect_error(comm->allreduce(ones({3}), ReduceOp::kSum).wait(), absl::StatusCode::kInvalidArgument,
-               {"allreduce(sum)", "f32[3] on cpu", "wrong device"});
+               {"allreduce(sum)", "f32[3] on cpu", "wrong device", "works on cuda:0 tensors only"});
 }
 
 // Holds a stream until opened: a host function on it spins on the flag, so

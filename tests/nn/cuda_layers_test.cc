@@ -14,6 +14,7 @@
 #include "nn/conv.h"
 #include "nn/dropout.h"
 #include "nn/flatten.h"
+#include "nn/functional.h"
 #include "nn/linear.h"
 #include "nn/losses.h"
 #include "nn/pooling.h"
@@ -118,6 +119,16 @@ TEST_F(CudaLayersTest, BatchNorm2dTrainAndEval) {
   expect_cuda_matches_cpu(bn, images({4, 6, 5, 5}));
   bn.eval();
   expect_cuda_matches_cpu(bn, images({4, 6, 5, 5}));
+}
+
+// cuDNN indexes its tensors in 32 bits: past INT_MAX elements (here 2^31 +
+// 2^16 f16 values, 4 GiB) batch norm is an error naming the shape, never a
+// wrapped stride.
+TEST_F(CudaLayersTest, BatchNormPastCudnnIndexingIsAnError) {
+  const Variable x(zeros({32769, 1, 256, 256}, {DType::kF16, Device::cuda(0)}));
+  ts::testing::expect_throws(
+      absl::StatusCode::kInvalidArgument, {"cuDNN", "[32769, 1, 65536, 1]", "split the batch"},
+      [&] { functional::batch_norm(x, Tensor(), Tensor(), Variable(), Variable(), true, 0.1, 1e-5); });
 }
 
 TEST_F(CudaLayersTest, PoolingReluFlatten) {

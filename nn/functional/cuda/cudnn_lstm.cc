@@ -18,7 +18,7 @@ using RnnDescriptor = cudnn::Descriptor<cudnnRNNDescriptor_t, cudnnCreateRNNDesc
 using RnnDataDescriptor =
     cudnn::Descriptor<cudnnRNNDataDescriptor_t, cudnnCreateRNNDataDescriptor, cudnnDestroyRNNDataDescriptor>;
 
-int32_t to_int(int64_t v) { return static_cast<int32_t>(v); }
+int32_t to_int(int64_t v) { return cudnn::checked_int(v, "an LSTM size"); }
 
 // The RNN descriptor of one layer: cuDNN's LSTM cell (gates i, f, g, o and
 // both biases, as PyTorch's), no projection, and a dropout descriptor of

@@ -1,5 +1,6 @@
 #include "nn/functional/cuda/cudnn_utils.h"
 
+#include <limits>
 #include <vector>
 
 #include "base/error.h"
@@ -43,10 +44,23 @@ cudnnMathType_t math_type(DType dtype) {
   return CUDNN_DEFAULT_MATH;
 }
 
+int checked_int(int64_t v, const char* what) {
+  TS_CHECK(v >= 0 && v <= std::numeric_limits<int>::max(), "cuDNN: ", what, " ", v,
+           " does not fit the 32-bit int its descriptors hold (split the batch)");
+  return static_cast<int>(v);
+}
+
 TensorDescriptor packed(DType dtype, const std::vector<int64_t>& dims, MemoryFormat format) {
   const int rank = static_cast<int>(dims.size());
   const Shape dense = dense_strides(dims, format);
   std::vector<int> sizes(rank), strides(rank);
+  // cuDNN indexes its legacy descriptors' tensors in 32 bits (PyTorch
+  // splits the batch for the same reason): every size and stride, and the
+  // element count, must fit an int.
+  int64_t numel = 1;
+  for (int64_t size : dims) numel *= size;
+  TS_CHECK(numel <= std::numeric_limits<int>::max(), "cuDNN: tensor ", shape_str(dims), " has ", numel,
+           " elements, past the 32-bit indexing of its descriptors; split the batch");
   for (int i = 0; i < rank; ++i) {
     sizes[i] = static_cast<int>(dims[i]);
     strides[i] = static_cast<int>(dense[i]);

@@ -61,9 +61,13 @@ using ConvolutionDescriptor =
 using ActivationDescriptor =
     Descriptor<cudnnActivationDescriptor_t, cudnnCreateActivationDescriptor, cudnnDestroyActivationDescriptor>;
 
+// v as the int cuDNN's descriptors hold; past INT_MAX an error naming
+// `what` (cuDNN would read a wrapped size or stride, so the wrong memory).
+int checked_int(int64_t v, const char* what);
+
 // A dense tensor descriptor of any rank from 3 up (RNN states [D, B, H],
 // NCHW, NCDHW, ...), row-major or (4 and 5 dims) channels-last: cuDNN reads
-// the layout from the strides.
+// the layout from the strides. More than INT_MAX elements is an error.
 TensorDescriptor packed(DType dtype, const std::vector<int64_t>& dims, MemoryFormat format = MemoryFormat::kContiguous);
 
 // Device memory from the caching allocator on the current stream, returned

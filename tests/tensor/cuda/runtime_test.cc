@@ -103,5 +103,27 @@ TEST(CudaDeviceTest, StreamsEventsAndAllocatorOnARealDevice) {
   EXPECT_EQ(allocator.stats().num_device_mallocs, mallocs);
 }
 
+// A tensor used on a side stream (record_stream) may be freed after that
+// Stream is dropped, as a tensor outlives the communicator that reduced it:
+// the allocator then records an event on the stream, so a dropped stream is
+// kept for the next create() instead of destroyed.
+TEST(CudaDeviceTest, ADroppedStreamStaysValidForTheAllocator) {
+  TS_SKIP_WITHOUT_CUDA();
+  Tensor x = ones({1 << 20}, {DType::kF32, Device::cuda(0)});
+  cudaStream_t handle = nullptr;
+  {
+    ASSERT_OK_AND_ASSIGN(Stream side, Stream::create(0));
+    handle = side.get();
+    StreamGuard guard(side);
+    EXPECT_EQ(item<float>(sum(x)), static_cast<float>(1 << 20));
+    caching_allocator(0).record_stream(x.storage()->data(), side.get());
+  }
+  x = Tensor();  // the free records an event on the dropped stream
+  EXPECT_EQ(cudaStreamSynchronize(handle), cudaSuccess);
+  ASSERT_OK_AND_ASSIGN(Stream again, Stream::create(0));
+  EXPECT_EQ(again.get(), handle);
+  ASSERT_OK(again.synchronize());
+}
+
 }  // namespace
 }  // namespace ts::cuda
