@@ -291,7 +291,10 @@ class RuntimeDeviceMemory final : public DeviceMemory {
   }
   absl::StatusOr<bool> event_done(cudaEvent_t event) override {
     const cudaError_t e = cudaEventQuery(event);
-    if (e == cudaErrorNotReady) return false;
+    if (e == cudaErrorNotReady) {
+      cudaGetLastError();  // not an error: cleared for the next launch check (as in Event::query)
+      return false;
+    }
     RETURN_IF_CUDA_ERROR(e);
     return true;
   }

@@ -97,7 +97,12 @@ absl::Status Event::block(cudaStream_t stream) const {
 
 absl::StatusOr<bool> Event::query() const {
   const cudaError_t e = cudaEventQuery(event_);
-  if (e == cudaErrorNotReady) return false;
+  if (e == cudaErrorNotReady) {
+    // The runtime records "not ready" as the thread's last error: cleared,
+    // or the next launch check (cudaGetLastError) would report it.
+    cudaGetLastError();
+    return false;
+  }
   RETURN_IF_CUDA_ERROR(e);
   return true;
 }

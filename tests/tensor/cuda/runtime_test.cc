@@ -4,6 +4,10 @@
 #include <cudnn.h>
 #include <nccl.h>
 
+#include <atomic>
+#include <chrono>
+#include <thread>
+
 #include "gtest/gtest.h"
 #include "tensor/cuda/caching_allocator.h"
 #include "tensor/cuda/check.h"
@@ -123,6 +127,26 @@ TEST(CudaDeviceTest, ADroppedStreamStaysValidForTheAllocator) {
   ASSERT_OK_AND_ASSIGN(Stream again, Stream::create(0));
   EXPECT_EQ(again.get(), handle);
   ASSERT_OK(again.synchronize());
+}
+
+// The runtime records a query's "not ready" as the thread's last error,
+// which the launch checks read (cudaGetLastError): query() clears it.
+TEST(CudaDeviceTest, ANotReadyQueryLeavesNoErrorForTheNextLaunchCheck) {
+  TS_SKIP_WITHOUT_CUDA();
+  ASSERT_OK_AND_ASSIGN(Stream s, Stream::create(0));
+  std::atomic<bool> open{false};
+  // Holds the stream until `open`, so the event after it cannot complete.
+  const auto hold = [](void* flag) {
+    while (!static_cast<std::atomic<bool>*>(flag)->load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  };
+  ASSERT_EQ(cudaLaunchHostFunc(s.get(), hold, &open), cudaSuccess);
+  ASSERT_OK_AND_ASSIGN(Event e, Event::create());
+  ASSERT_OK(e.record(s.get()));
+  ASSERT_OK_AND_ASSIGN(const bool done, e.query());
+  EXPECT_FALSE(done);
+  EXPECT_EQ(cudaPeekAtLastError(), cudaSuccess);
+  open = true;
+  ASSERT_OK(e.synchronize());
 }
 
 }  // namespace
