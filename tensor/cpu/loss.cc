@@ -139,7 +139,7 @@ void CpuBackend::cross_entropy_grad(const Tensor& grad, const Tensor& logits, co
           } else {
             for (int64_t j = 0; j < c; ++j) row_dx[j] = grad_at(j, 0.0, false);
           }
-          if (t >= 0 && t < c) row_dx[t] = grad_at(t, 1.0, smoothing);
+          row_dx[t] = grad_at(t, 1.0, smoothing);  // t in [0, c): the forward checked it
         }
       });
     }

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "tensor/cuda/check.h"
 #include "tensor/cuda/device.h"
+#include "tensor/cuda/stream.h"
 
 namespace ts::cuda {
 
@@ -289,15 +290,7 @@ class RuntimeDeviceMemory final : public DeviceMemory {
     }
     return event;
   }
-  absl::StatusOr<bool> event_done(cudaEvent_t event) override {
-    const cudaError_t e = cudaEventQuery(event);
-    if (e == cudaErrorNotReady) {
-      cudaGetLastError();  // not an error: cleared for the next launch check (as in Event::query)
-      return false;
-    }
-    RETURN_IF_CUDA_ERROR(e);
-    return true;
-  }
+  absl::StatusOr<bool> event_done(cudaEvent_t event) override { return event_completed(event); }
   void destroy_event(cudaEvent_t event) override { CHECK_CUDA(cudaEventDestroy(event)); }
   void synchronize_device() override {
     DeviceGuard guard(device_);

@@ -95,17 +95,17 @@ absl::Status Event::block(cudaStream_t stream) const {
   return absl::OkStatus();
 }
 
-absl::StatusOr<bool> Event::query() const {
-  const cudaError_t e = cudaEventQuery(event_);
+absl::StatusOr<bool> event_completed(cudaEvent_t event) {
+  const cudaError_t e = cudaEventQuery(event);
   if (e == cudaErrorNotReady) {
-    // The runtime records "not ready" as the thread's last error: cleared,
-    // or the next launch check (cudaGetLastError) would report it.
     cudaGetLastError();
     return false;
   }
   RETURN_IF_CUDA_ERROR(e);
   return true;
 }
+
+absl::StatusOr<bool> Event::query() const { return event_completed(event_); }
 
 absl::Status Event::synchronize() const {
   RETURN_IF_CUDA_ERROR(cudaEventSynchronize(event_));

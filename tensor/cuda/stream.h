@@ -60,6 +60,11 @@ class Event {
   cudaEvent_t event_ = nullptr;
 };
 
+// Whether `event` has completed. A "not ready" is no error: the runtime
+// records it as the thread's last error, which is cleared here, or the next
+// launch check (cudaGetLastError after a kernel) would report it.
+absl::StatusOr<bool> event_completed(cudaEvent_t event);
+
 // The stream ops on `device` use in this thread; the legacy default stream
 // unless a StreamGuard says otherwise.
 cudaStream_t current_stream(int device);
