@@ -72,22 +72,44 @@ struct NcclCommunicator::Pending {
   bool finished = false;
 };
 
+// The first failure of a communicator; later calls and Works fail with it.
+class NcclCommunicator::FirstFailure {
+ public:
+  absl::Status get() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return status_;
+  }
+  void record(absl::Status status) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (status_.ok()) status_ = std::move(status);
+  }
+
+ private:
+  mutable std::mutex mu_;
+  absl::Status status_;
+};
+
+// Holds what it reads (the device, the failure, the end event) itself, not
+// the communicator: a Work may be waited on after its communicator is gone.
+// Destruction finalizes the communicator, which completes its operations;
+// an abort records why, which the Work then reports.
 class NcclCommunicator::NcclWork final : public Work::Impl {
  public:
-  NcclWork(NcclCommunicator* comm, std::shared_ptr<Pending> pending) : comm_(comm), pending_(std::move(pending)) {}
+  NcclWork(int device, std::shared_ptr<const FirstFailure> failure, std::shared_ptr<Pending> pending)
+      : device_(device), failure_(std::move(failure)), pending_(std::move(pending)) {}
   absl::Status wait() override {
-    RETURN_IF_ERROR(comm_->broken());
+    RETURN_IF_ERROR(failure_->get());
     // The legacy default stream is per device: order the communicator's
     // device's stream, whichever device this thread is on.
-    cuda::DeviceGuard guard(comm_->device_);
-    return pending_->done.block(cuda::current_stream(comm_->device_));
+    cuda::DeviceGuard guard(device_);
+    return pending_->done.block(cuda::current_stream(device_));
   }
   absl::Status synchronize() override {
     const auto start = std::chrono::steady_clock::now();
     while (true) {
-      RETURN_IF_ERROR(comm_->broken());
+      RETURN_IF_ERROR(failure_->get());
       ASSIGN_OR_RETURN(const bool done, pending_->done.query());
-      if (done) return comm_->broken();
+      if (done) return failure_->get();
       if (std::chrono::steady_clock::now() - start < kSpinBeforeSleeping) {
         std::this_thread::yield();
       } else {
@@ -99,11 +121,12 @@ class NcclCommunicator::NcclWork final : public Work::Impl {
   // the error.
   bool is_completed() override {
     absl::StatusOr<bool> done = pending_->done.query();
-    return !done.ok() || *done || !comm_->broken().ok();
+    return !done.ok() || *done || !failure_->get().ok();
   }
 
  private:
-  NcclCommunicator* comm_;
+  int device_;
+  std::shared_ptr<const FirstFailure> failure_;
   std::shared_ptr<Pending> pending_;
 };
 
@@ -152,6 +175,7 @@ NcclCommunicator::NcclCommunicator(CommunicatorOptions options, int device, cuda
       world_size_(world_size),
       local_rank_(local_rank),
       local_size_(local_size),
+      failure_(std::make_shared<FirstFailure>()),
       watchdog_([this] {
         // No exception may leave the thread (that would terminate the
         // process). One from the loop is a bug: failing the communicator
@@ -183,10 +207,7 @@ NcclCommunicator::~NcclCommunicator() {
       "ncclCommFinalize: ", finalize.ok() ? cuda::describe_error(*finalize) : finalize.status().ToString())));
 }
 
-absl::Status NcclCommunicator::broken() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return broken_;
-}
+absl::Status NcclCommunicator::broken() const { return failure_->get(); }
 
 absl::StatusOr<ncclResult_t> NcclCommunicator::call_nccl(const std::function<ncclResult_t()>& call) {
   std::lock_guard<std::mutex> comm_lock(comm_mu_);
@@ -217,13 +238,10 @@ absl::Status NcclCommunicator::wait_ready(absl::string_view what, absl::Duration
 }
 
 void NcclCommunicator::fail_and_abort(absl::Status status) {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (broken_.ok()) broken_ = std::move(status);
-  }
-  // broken_ is set, so no new call on comm_ starts; comm_mu_ waits out the
-  // one in progress. mu_ is not held: the abort may take a while, and
-  // waiters must see the failure meanwhile.
+  failure_->record(std::move(status));
+  // The failure is recorded, so no new call on comm_ starts; comm_mu_ waits
+  // out the one in progress. No other lock is held: the abort may take a
+  // while, and waiters must see the failure meanwhile.
   std::lock_guard<std::mutex> comm_lock(comm_mu_);
   if (aborted_) return;
   aborted_ = true;
@@ -240,8 +258,8 @@ void NcclCommunicator::watchdog() {
       std::unique_lock<std::mutex> lock(mu_);
       stop_cv_.wait_for(lock, kWatchdogPeriod);
       if (stopping_) return;
-      if (!broken_.ok()) continue;
     }
+    if (!broken().ok()) continue;
     ncclResult_t state = ncclSuccess;
     const absl::StatusOr<ncclResult_t> query = call_nccl([&] { return ncclCommGetAsyncError(comm_, &state); });
     if (query.ok() && *query == ncclSuccess && !in_progress_or_ok(state)) {
@@ -356,7 +374,7 @@ Work NcclCommunicator::launch(std::string description, std::vector<Tensor> tenso
     std::lock_guard<std::mutex> lock(mu_);
     pending_.push_back(pending);
   }
-  return Work(std::make_shared<NcclWork>(this, std::move(pending)));
+  return Work(std::make_shared<NcclWork>(device_, failure_, std::move(pending)));
 }
 
 Work NcclCommunicator::allreduce(const Tensor& tensor, ReduceOp op) {

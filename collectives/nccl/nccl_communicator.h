@@ -59,6 +59,7 @@ class NcclCommunicator final : public Communicator {
  private:
   struct Pending;
   class NcclWork;
+  class FirstFailure;
 
   NcclCommunicator(CommunicatorOptions options, int device, cuda::Stream stream, ncclComm_t comm, int rank,
                    int world_size, int local_rank, int local_size);
@@ -97,13 +98,15 @@ class NcclCommunicator final : public Communicator {
   int64_t sequence_ = 0;
   Tensor barrier_scratch_;
 
+  // Shared with the Works, which may outlive the communicator; it has its
+  // own lock, taken last.
+  std::shared_ptr<FirstFailure> failure_;
   // Lock order: comm_mu_, then mu_.
   std::mutex comm_mu_;     // held across every call on comm_
   bool aborted_ = false;   // guarded by comm_mu_
   mutable std::mutex mu_;  // guards the state below
   std::condition_variable stop_cv_;
   bool stopping_ = false;
-  absl::Status broken_;
   std::vector<std::shared_ptr<Pending>> pending_;
   std::thread watchdog_;
 };

@@ -1,7 +1,7 @@
 // The NCCL backend in a world of one rank (TCP rendezvous on loopback) against
 // the CPU: every collective's result (also in debug mode), argument errors,
-// and the watchdog failing a collective that cannot finish. Skipped, visibly,
-// without a CUDA device.
+// the watchdog failing a collective that cannot finish, and Works that outlive
+// their communicator. Skipped, visibly, without a CUDA device.
 #include "collectives/nccl/nccl_communicator.h"
 
 #include <cuda_runtime_api.h>
@@ -109,6 +109,24 @@ TEST(NcclCommunicator, WatchdogFailsACollectiveThatCannotFinishAndAborts) {
   expect_error(comm->allreduce(x, ReduceOp::kSum).wait(), absl::StatusCode::kDeadlineExceeded,
                {"allreduce(sum) #1", "aborted after an earlier failure", "NCCL watchdog"});
   expect_error(comm->barrier().synchronize(), absl::StatusCode::kDeadlineExceeded, {"barrier #2"});
+  // A Work keeps what it reports: the failure outlives the communicator.
+  comm.reset();
+  expect_error(stuck.synchronize(), absl::StatusCode::kDeadlineExceeded, {"allreduce(sum) #0", "NCCL watchdog"});
+  EXPECT_TRUE(stuck.is_completed());
+}
+
+TEST(NcclCommunicator, AWorkCanBeWaitedOnAfterItsCommunicatorIsGone) {
+  TS_SKIP_WITHOUT_CUDA();
+  std::unique_ptr<NcclCommunicator> comm = single_rank_comm();
+  ASSERT_NE(comm, nullptr);
+  const Tensor x = ones({1000}, {DType::kF32, Device::cuda(0)});
+  Work work = comm->allreduce(x, ReduceOp::kSum);
+  // Destruction finalizes the communicator, which completes the allreduce.
+  comm.reset();
+  ASSERT_OK(work.wait());
+  ASSERT_OK(work.synchronize());
+  EXPECT_TRUE(work.is_completed());
+  expect_equal(to(x, Device::cpu()), ref_of(ones({1000})), "allreduce of one rank");
 }
 
 }  // namespace
