@@ -1,6 +1,9 @@
 // Every layer and loss on CUDA against the CPU: the same module moved with
 // to(), the same input; outputs, input gradients, parameter gradients and
-// batch norm's running statistics must agree. Skips without a GPU.
+// batch norm's running statistics must agree, also for a convolution on a
+// nearly full device. Skips without a GPU.
+#include <cuda_runtime_api.h>
+
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -19,6 +22,7 @@
 #include "nn/losses.h"
 #include "nn/pooling.h"
 #include "nn/relu.h"
+#include "tensor/cuda/caching_allocator.h"
 #include "tensor/ops.h"
 #include "tests/tensor/testing.h"
 
@@ -112,6 +116,27 @@ TEST_F(CudaLayersTest, Conv2d) {
   options.groups = 4;
   Conv2d grouped(8, 16, {3, 3}, options, false);
   expect_cuda_matches_cpu(grouped, images({2, 8, 9, 9}));
+}
+
+// With the device nearly full, the convolution's algorithm search times the
+// candidates in the largest workspace there is room for, and each call runs
+// the fastest algorithm whose workspace it can get, instead of failing (a
+// 5x5 convolution's FFT candidates ask for more than is left here).
+TEST_F(CudaLayersTest, Conv2dOnANearlyFullDevice) {
+  functional::Conv2dOptions options;
+  options.padding = {2, 2};
+  Conv2d conv(32, 32, {5, 5}, options);
+  const Tensor x = images({16, 32, 64, 64});  // 8 MiB, as are the output and each gradient
+  ts::cuda::caching_allocator(0).empty_cache();
+  size_t free_bytes = 0, total_bytes = 0;
+  ASSERT_EQ(cudaMemGetInfo(&free_bytes, &total_bytes), cudaSuccess);
+  // Room for the run's tensors (about 64 MiB) and little more.
+  constexpr size_t kLeft = size_t{96} << 20;
+  ASSERT_GT(free_bytes, kLeft);
+  void* hog = nullptr;
+  ASSERT_EQ(cudaMalloc(&hog, free_bytes - kLeft), cudaSuccess);
+  const std::unique_ptr<void, cudaError_t (*)(void*)> release(hog, &cudaFree);
+  expect_cuda_matches_cpu(conv, x);
 }
 
 TEST_F(CudaLayersTest, BatchNorm2dTrainAndEval) {

@@ -1,10 +1,14 @@
 // CUDA convolution, 2-D and 3-D, through cuDNN. The algorithm of each direction is chosen
 // once per (device, shape, dtype, math mode) by timing cuDNN's candidates
 // (cudnnFind*Ex, on the real tensors, with workspace from the caching
-// allocator) and cached; later calls look it up.
+// allocator) and cached; later calls look it up. Short of device memory, a
+// call falls back to a slower algorithm with a smaller workspace.
+#include <algorithm>
 #include <array>
+#include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <tuple>
 #include <vector>
 
@@ -80,23 +84,26 @@ CacheKey cache_key(int device, Direction direction, DType dtype, const ConvGeome
   return {device, direction, dtype, cudnn::math_type(dtype), shape_key(g)};
 }
 
+// The algorithms of one direction that worked in the search, fastest first.
+using Algorithms = std::vector<Algorithm>;
+
 class AlgorithmCache {
  public:
-  bool lookup(const CacheKey& key, Algorithm* out) {
+  bool lookup(const CacheKey& key, Algorithms* out) {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = cache_.find(key);
     if (it == cache_.end()) return false;
     *out = it->second;
     return true;
   }
-  void insert(const CacheKey& key, const Algorithm& algorithm) {
+  void insert(const CacheKey& key, Algorithms algorithms) {
     std::lock_guard<std::mutex> lock(mu_);
-    cache_.emplace(key, algorithm);
+    cache_.insert_or_assign(key, std::move(algorithms));
   }
 
  private:
   std::mutex mu_;
-  std::map<CacheKey, Algorithm> cache_;
+  std::map<CacheKey, Algorithms> cache_;
 };
 
 AlgorithmCache& algorithm_cache() {
@@ -104,37 +111,66 @@ AlgorithmCache& algorithm_cache() {
   return *cache;
 }
 
-// The fastest successful result of a Find call (results come sorted by time).
+// The successful results of a Find call whose workspace fits `workspace`
+// (results come sorted by time).
 template <typename Perf>
-Algorithm fastest(const std::vector<Perf>& results, int returned, const char* what) {
+Algorithms working(const std::vector<Perf>& results, int returned, size_t workspace, const char* what) {
+  Algorithms out;
   for (int i = 0; i < returned; ++i) {
-    if (results[i].status == CUDNN_STATUS_SUCCESS) {
-      return Algorithm{static_cast<int>(results[i].algo), results[i].mathType, results[i].memory};
+    if (results[i].status == CUDNN_STATUS_SUCCESS && results[i].memory <= workspace) {
+      out.push_back(Algorithm{static_cast<int>(results[i].algo), results[i].mathType, results[i].memory});
     }
   }
-  throw_error(absl::StatusCode::kInternal, "convolution: cuDNN found no working ", what, " algorithm");
+  if (out.empty()) throw_error(absl::StatusCode::kInternal, "convolution: cuDNN found no working ", what, " algorithm");
+  return out;
 }
 
-// The largest workspace any heuristic candidate asks for, within the cap:
-// what the Find call below is given to time them in.
+// Each workspace size a heuristic candidate asks for, within the cap,
+// largest first: the sizes the Find call below may time them in.
 template <typename Perf>
-size_t candidate_workspace(const std::vector<Perf>& candidates, int returned) {
-  size_t bytes = 0;
+std::vector<size_t> candidate_workspaces(const std::vector<Perf>& candidates, int returned) {
+  std::vector<size_t> sizes;
   for (int i = 0; i < returned; ++i) {
     if (candidates[i].status == CUDNN_STATUS_SUCCESS && candidates[i].memory <= kMaxWorkspace) {
-      bytes = std::max(bytes, candidates[i].memory);
+      sizes.push_back(candidates[i].memory);
     }
   }
-  return bytes;
+  std::sort(sizes.begin(), sizes.end(), std::greater<>());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  return sizes;
+}
+
+// Workspace of `bytes`, or nothing when the device has no room for it (the
+// caller has a smaller choice); other failures throw.
+std::optional<cudnn::Workspace> workspace_if_room(int device, size_t bytes) {
+  absl::StatusOr<cudnn::Workspace> ws = cudnn::Workspace::try_allocate(device, bytes);
+  if (ws.ok()) return *std::move(ws);
+  if (ws.status().code() != absl::StatusCode::kResourceExhausted) throw_if_error(ws.status());
+  return std::nullopt;
+}
+
+// The largest of `sizes` (largest first) the device has room for; 0 bytes
+// when none.
+cudnn::Workspace largest_workspace(int device, const std::vector<size_t>& sizes) {
+  for (size_t bytes : sizes) {
+    if (std::optional<cudnn::Workspace> ws = workspace_if_room(device, bytes)) return *std::move(ws);
+  }
+  return cudnn::Workspace(device, 0);
 }
 
 // Chooses (once per key) and runs one direction. `find` and `run` are the
 // cuDNN Find and compute calls of that direction, bound to its tensors.
+//
+// A full device does not fail a convolution that has a slower way with less
+// workspace (PyTorch's search does the same): the search times the
+// candidates in the largest workspace the allocator can give, and a call
+// runs the fastest algorithm whose workspace it can get, keeping that one
+// for later calls.
 template <typename Perf, typename GetFn, typename FindFn, typename RunFn>
 void choose_and_run(int device, const CacheKey& key, const ConvDescriptors& d, const char* what, GetFn get, FindFn find,
                     RunFn run) {
-  Algorithm algorithm;
-  if (!algorithm_cache().lookup(key, &algorithm)) {
+  Algorithms algorithms;
+  if (!algorithm_cache().lookup(key, &algorithms)) {
     // The descriptor carries the math type of the last algorithm run on it
     // (the other direction's): search under the dtype's own, which lets
     // cuDNN offer its tensor-op candidates.
@@ -142,14 +178,22 @@ void choose_and_run(int device, const CacheKey& key, const ConvDescriptors& d, c
     std::vector<Perf> results(16);
     int returned = 0;
     get(static_cast<int>(results.size()), &returned, results.data());
-    const cudnn::Workspace ws(device, candidate_workspace(results, returned));
+    const cudnn::Workspace ws = largest_workspace(device, candidate_workspaces(results, returned));
     find(static_cast<int>(results.size()), &returned, results.data(), ws.get(), ws.size());
-    algorithm = fastest(results, returned, what);
-    algorithm_cache().insert(key, algorithm);
+    algorithms = working(results, returned, ws.size(), what);
+    algorithm_cache().insert(key, algorithms);
   }
-  TS_CUDA_CHECK(cudnnSetConvolutionMathType(d.conv.get(), algorithm.math));
-  const cudnn::Workspace ws(device, algorithm.workspace);
-  run(algorithm.algo, ws.get(), ws.size());
+  for (size_t i = 0; i < algorithms.size(); ++i) {
+    std::optional<cudnn::Workspace> ws = workspace_if_room(device, algorithms[i].workspace);
+    if (!ws) continue;
+    if (i > 0) algorithm_cache().insert(key, Algorithms(algorithms.begin() + i, algorithms.end()));
+    TS_CUDA_CHECK(cudnnSetConvolutionMathType(d.conv.get(), algorithms[i].math));
+    run(algorithms[i].algo, ws->get(), ws->size());
+    return;
+  }
+  throw_error(absl::StatusCode::kResourceExhausted, "convolution: no ", what,
+              " algorithm's workspace fits in the device's free memory (the smallest asks for ",
+              algorithms.back().workspace, " bytes); reduce the batch");
 }
 
 }  // namespace

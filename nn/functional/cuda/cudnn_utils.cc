@@ -1,9 +1,11 @@
 #include "nn/functional/cuda/cudnn_utils.h"
 
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "base/error.h"
+#include "base/status_macros.h"
 #include "tensor/cuda/caching_allocator.h"
 #include "tensor/cuda/device.h"
 #include "tensor/cuda/stream.h"
@@ -70,10 +72,15 @@ TensorDescriptor packed(DType dtype, const std::vector<int64_t>& dims, MemoryFor
   return d;
 }
 
-Workspace::Workspace(int device, size_t bytes)
-    : device_(device),
-      ptr_(value_or_throw(ts::cuda::caching_allocator(device).allocate(bytes, ts::cuda::current_stream(device)))),
-      bytes_(bytes) {}
+Workspace::Workspace(int device, size_t bytes) : Workspace(value_or_throw(try_allocate(device, bytes))) {}
+
+absl::StatusOr<Workspace> Workspace::try_allocate(int device, size_t bytes) {
+  ASSIGN_OR_RETURN(void* ptr, ts::cuda::caching_allocator(device).allocate(bytes, ts::cuda::current_stream(device)));
+  return Workspace(device, ptr, bytes);
+}
+
+Workspace::Workspace(Workspace&& other) noexcept
+    : device_(other.device_), ptr_(std::exchange(other.ptr_, nullptr)), bytes_(other.bytes_) {}
 
 Workspace::~Workspace() {
   if (ptr_ != nullptr) ts::cuda::caching_allocator(device_).deallocate(ptr_);

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "tensor/cuda/cudnn_check.h"
 #include "tensor/dtype.h"
 #include "tensor/shape.h"
@@ -75,8 +76,12 @@ TensorDescriptor packed(DType dtype, const std::vector<int64_t>& dims, MemoryFor
 // the allocator's stream ordering makes safe).
 class Workspace {
  public:
+  // Throws when the device has no room.
   Workspace(int device, size_t bytes);
-  Workspace(Workspace&&) = delete;
+  // Or the allocator's error: kResourceExhausted when the device has no room
+  // even after the cache was released, for callers with a smaller choice.
+  static absl::StatusOr<Workspace> try_allocate(int device, size_t bytes);
+  Workspace(Workspace&& other) noexcept;
   Workspace& operator=(Workspace&&) = delete;
   Workspace(const Workspace&) = delete;
   ~Workspace();
@@ -84,6 +89,8 @@ class Workspace {
   size_t size() const { return bytes_; }
 
  private:
+  Workspace(int device, void* ptr, size_t bytes) : device_(device), ptr_(ptr), bytes_(bytes) {}
+
   int device_;
   void* ptr_;
   size_t bytes_;
