@@ -1,55 +1,71 @@
 #include "data/readers/jpeg.h"
 
-#include <turbojpeg.h>
-
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <vector>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "data/readers/libjpeg_call.h"
 
 namespace ts::data {
 namespace {
 
-// TurboJPEG handles are not thread safe and cost an allocation of libjpeg's
-// state to make: each loader worker keeps one for its lifetime.
-struct HandleDeleter {
-  void operator()(void* handle) const { tjDestroy(handle); }
+// A progressive file of thousands of tiny scans makes libjpeg redo the
+// output for each (a known denial of service); TurboJPEG's limit.
+constexpr int kMaxScans = 500;
+
+void limit_scans(j_common_ptr cinfo) {
+  if (reinterpret_cast<j_decompress_ptr>(cinfo)->input_scan_number > kMaxScans) {
+    libjpeg::fail(cinfo, "a progressive JPEG of more than 500 scans");
+  }
+}
+
+// A decompressor with its error handler and scan limit. Each loader worker
+// keeps one for its lifetime: making one allocates libjpeg's state.
+struct Decompressor {
+  jpeg_decompress_struct cinfo;
+  libjpeg::ErrorHandler error;
+  jpeg_progress_mgr progress;
+  bool created = false;
+
+  Decompressor() {
+    // libjpeg's one harmless warning: bytes between segments that it skips
+    // (JWRN_EXTRANEOUS_DATA), which some writers leave and which a few of
+    // ImageNet's files hold; Pillow decodes those files as we then do.
+    error.tolerated_warning = JWRN_EXTRANEOUS_DATA;
+    cinfo.err = libjpeg::install(error);
+    created = libjpeg::call(error, [&] { jpeg_create_decompress(&cinfo); });
+    progress.progress_monitor = &limit_scans;
+    cinfo.progress = &progress;  // after the create, which clears it
+  }
+  ~Decompressor() {
+    if (created) jpeg_destroy_decompress(&cinfo);
+  }
+  Decompressor(const Decompressor&) = delete;
+  Decompressor& operator=(const Decompressor&) = delete;
 };
 
-std::unique_ptr<void, HandleDeleter>& thread_handle() {
-  thread_local std::unique_ptr<void, HandleDeleter> handle;
-  return handle;
+absl::StatusOr<Decompressor*> thread_decompressor() {
+  thread_local std::unique_ptr<Decompressor> decompressor;
+  if (decompressor == nullptr) decompressor = std::make_unique<Decompressor>();
+  if (!decompressor->created) {
+    const std::string message = decompressor->error.message;
+    decompressor.reset();
+    return absl::ResourceExhaustedError(absl::StrCat("jpeg_create_decompress: ", message));
+  }
+  return decompressor.get();
 }
 
-absl::StatusOr<tjhandle> thread_decompressor() {
-  std::unique_ptr<void, HandleDeleter>& handle = thread_handle();
-  if (handle == nullptr) handle.reset(tjInitDecompress());
-  if (handle == nullptr)
-    return absl::ResourceExhaustedError(absl::StrCat("tjInitDecompress: ", tjGetErrorStr2(nullptr)));
-  return handle.get();
-}
-
-// libjpeg's one harmless warning: bytes between segments that it skips
-// (JWRN_EXTRANEOUS_DATA), which some writers leave and which a few of
-// ImageNet's files hold; Pillow decodes those files as we then do.
-bool only_extraneous_bytes(tjhandle handle) {
-  return tjGetErrorCode(handle) == TJERR_WARNING &&
-         absl::StrContains(tjGetErrorStr2(handle), "extraneous bytes before marker");
-}
-
-absl::Status corrupt(absl::string_view name, tjhandle handle) {
-  // Any other warning (truncated data, a bad Huffman code) would have left a
-  // partly gray or garbled image: it fails like an error.
-  const bool warning = tjGetErrorCode(handle) == TJERR_WARNING;
+// The failure of the last call on `d`, which is then ready for the next file.
+absl::Status corrupt(absl::string_view name, Decompressor& d) {
+  // A warning (truncated data, a bad Huffman code) would have left a partly
+  // gray or garbled image: it fails like an error.
   absl::Status status = absl::DataLossError(absl::StrCat(
-      name, warning ? ": corrupt or truncated JPEG data: " : ": cannot decode JPEG: ", tjGetErrorStr2(handle)));
-  // TurboJPEG 2.1 leaves a decompressor that failed inside the headers
-  // mid-parse (the next file then fails with this one's error): the next
-  // decode on this thread starts from a fresh one.
-  thread_handle().reset();
+      name,
+      d.error.failed_on_warning ? ": corrupt or truncated JPEG data: " : ": cannot decode JPEG: ", d.error.message));
+  jpeg_abort_decompress(&d.cinfo);
   return status;
 }
 
@@ -69,12 +85,10 @@ void cmyk_to_rgb(const uint8_t* cmyk, int64_t pixels, uint8_t* rgb) {
   }
 }
 
-struct RawHeader {
-  JpegHeader header;
-  tjhandle handle = nullptr;
-};
-
-absl::StatusOr<RawHeader> parse_header(absl::string_view bytes, absl::string_view name, int64_t max_pixels) {
+// Reads the headers of `bytes` into d, which is left ready to decode them
+// (the caller aborts it when it does not).
+absl::StatusOr<JpegHeader> start_reading(Decompressor& d, absl::string_view bytes, absl::string_view name,
+                                         int64_t max_pixels) {
   if (bytes.size() < 2 || static_cast<unsigned char>(bytes[0]) != 0xFF ||
       static_cast<unsigned char>(bytes[1]) != 0xD8) {
     return absl::DataLossError(
@@ -83,36 +97,32 @@ absl::StatusOr<RawHeader> parse_header(absl::string_view bytes, absl::string_vie
   if (bytes.size() > std::numeric_limits<unsigned long>::max()) {
     return absl::DataLossError(absl::StrCat(name, ": ", bytes.size(), " bytes is too large a JPEG file"));
   }
-  ASSIGN_OR_RETURN(tjhandle handle, thread_decompressor());
-  int width = 0, height = 0, subsampling = 0, colorspace = 0;
-  // Extraneous bytes among the header's segments leave it read whole.
-  if (tjDecompressHeader3(handle, reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), &width, &height,
-                          &subsampling, &colorspace) != 0 &&
-      !only_extraneous_bytes(handle)) {
-    return corrupt(name, handle);
+  const bool read = libjpeg::call(d.error, [&] {
+    jpeg_mem_src(&d.cinfo, reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size());
+    jpeg_read_header(&d.cinfo, TRUE);
+  });
+  if (!read) return corrupt(name, d);
+  JpegHeader header;
+  header.height = d.cinfo.image_height;
+  header.width = d.cinfo.image_width;
+  header.color = d.cinfo.jpeg_color_space == JCS_GRAYSCALE                                        ? JpegColor::kGray
+                 : (d.cinfo.jpeg_color_space == JCS_CMYK || d.cinfo.jpeg_color_space == JCS_YCCK) ? JpegColor::kCmyk
+                                                                                                  : JpegColor::kColor;
+  if (int64_t{header.width} * header.height > max_pixels) {
+    jpeg_abort_decompress(&d.cinfo);
+    return absl::DataLossError(absl::StrCat(name, ": a ", header.width, "x", header.height,
+                                            " JPEG is larger than the limit of ", max_pixels, " pixels"));
   }
-  RawHeader raw;
-  raw.handle = handle;
-  raw.header.height = height;
-  raw.header.width = width;
-  raw.header.color = colorspace == TJCS_GRAY                                ? JpegColor::kGray
-                     : (colorspace == TJCS_CMYK || colorspace == TJCS_YCCK) ? JpegColor::kCmyk
-                                                                            : JpegColor::kColor;
-  if (width < 1 || height < 1) {
-    return absl::DataLossError(absl::StrCat(name, ": a JPEG of ", width, "x", height, " pixels"));
-  }
-  if (int64_t{width} * height > max_pixels) {
-    return absl::DataLossError(
-        absl::StrCat(name, ": a ", width, "x", height, " JPEG is larger than the limit of ", max_pixels, " pixels"));
-  }
-  return raw;
+  return header;
 }
 
 }  // namespace
 
 absl::StatusOr<JpegHeader> read_jpeg_header(absl::string_view bytes, absl::string_view name, int64_t max_pixels) {
-  ASSIGN_OR_RETURN(RawHeader raw, parse_header(bytes, name, max_pixels));
-  return raw.header;
+  ASSIGN_OR_RETURN(Decompressor * d, thread_decompressor());
+  ASSIGN_OR_RETURN(const JpegHeader header, start_reading(*d, bytes, name, max_pixels));
+  jpeg_abort_decompress(&d->cinfo);
+  return header;
 }
 
 int jpeg_scale_denominator(int64_t height, int64_t width, int64_t min_height, int64_t min_width) {
@@ -131,34 +141,45 @@ absl::Status decode_jpeg_into(absl::string_view bytes, absl::string_view name, c
     return absl::InvalidArgumentError(
         absl::StrCat(name, ": JPEG scale 1/", denominator, " is not one of 1, 1/2, 1/4, 1/8"));
   }
-  ASSIGN_OR_RETURN(RawHeader raw, parse_header(bytes, name, options.max_pixels));
-  const int64_t height = jpeg_scaled_size(raw.header.height, denominator);
-  const int64_t width = jpeg_scaled_size(raw.header.width, denominator);
+  ASSIGN_OR_RETURN(Decompressor * d, thread_decompressor());
+  ASSIGN_OR_RETURN(const JpegHeader header, start_reading(*d, bytes, name, options.max_pixels));
+  const int64_t height = jpeg_scaled_size(header.height, denominator);
+  const int64_t width = jpeg_scaled_size(header.width, denominator);
   if (!out.defined() || !out.device().is_cpu() || out.dtype() != DType::kU8 || !out.is_contiguous() ||
       out.shape() != Shape({height, width, 3})) {
+    jpeg_abort_decompress(&d->cinfo);
     return absl::InvalidArgumentError(absl::StrCat(name, ": decoding a ", height, "x", width,
                                                    " image needs a contiguous CPU u8 [", height, ", ", width,
                                                    ", 3], not ", out.defined() ? out.describe() : "undefined"));
   }
-  const bool cmyk = raw.header.color == JpegColor::kCmyk;
+  const bool cmyk = header.color == JpegColor::kCmyk;
   // libjpeg converts gray and YCbCr to RGB itself, not CMYK.
+  const int64_t channels = cmyk ? 4 : 3;
   Tensor cmyk_pixels = cmyk ? Tensor::allocate({height, width, 4}, DType::kU8, Device::cpu()) : Tensor();
   uint8_t* pixels = cmyk ? cmyk_pixels.data<uint8_t>() : out.data<uint8_t>();
-  // Given the scaled size, tjDecompress2 picks the scaling factor 1/denominator
-  // from tjGetScalingFactors(). LIMITSCANS stops a progressive file of
-  // thousands of tiny scans (a known denial of service) at 500.
-  // The first attempt stops at the first warning; one that is only skipped
-  // extraneous bytes earns a second that goes on, which must end clean or
-  // with that warning again.
-  const auto decode = [&](int stop_on_warning) {
-    return tjDecompress2(raw.handle, reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), pixels,
-                         static_cast<int>(width), 0, static_cast<int>(height), cmyk ? TJPF_CMYK : TJPF_RGB,
-                         stop_on_warning | TJFLAG_LIMITSCANS) == 0;
-  };
-  if (!decode(TJFLAG_STOPONWARNING)) {
-    if (!only_extraneous_bytes(raw.handle)) return corrupt(name, raw.handle);
-    if (!decode(0) && !only_extraneous_bytes(raw.handle)) return corrupt(name, raw.handle);
-  }
+  // libjpeg's defaults are Pillow's: the accurate integer DCT and fancy
+  // upsampling. The scale 1/denominator makes the size computed above.
+  d->cinfo.out_color_space = cmyk ? JCS_CMYK : JCS_EXT_RGB;
+  d->cinfo.scale_num = 1;
+  d->cinfo.scale_denom = static_cast<unsigned int>(denominator);
+  // All rows in one call, as libjpeg then writes each output row group
+  // straight to its place.
+  std::vector<JSAMPROW> rows(height);
+  for (int64_t y = 0; y < height; ++y) rows[y] = pixels + y * width * channels;
+  const bool decoded = libjpeg::call(d->error, [&] {
+    jpeg_start_decompress(&d->cinfo);
+    if (d->cinfo.output_height != height || d->cinfo.output_width != width) {
+      libjpeg::fail(reinterpret_cast<j_common_ptr>(&d->cinfo), "libjpeg's scaled size differs from ours");
+    }
+    while (d->cinfo.output_scanline < d->cinfo.output_height) {
+      jpeg_read_scanlines(&d->cinfo, rows.data() + d->cinfo.output_scanline,
+                          d->cinfo.output_height - d->cinfo.output_scanline);
+    }
+    // Reads on to the end-of-image marker: a file cut after the last scan
+    // warns here.
+    jpeg_finish_decompress(&d->cinfo);
+  });
+  if (!decoded) return corrupt(name, *d);
   if (cmyk) cmyk_to_rgb(pixels, height * width, out.data<uint8_t>());
   return absl::OkStatus();
 }

@@ -1,4 +1,4 @@
-// JPEG decoding with libjpeg-turbo (the TurboJPEG API) to 8-bit RGB, pixel
+// JPEG decoding with libjpeg-turbo (its libjpeg API) to 8-bit RGB, pixel
 // for pixel what Pillow's Image.open(f).convert("RGB") gives: accurate
 // integer DCT and fancy (smooth) chroma upsampling, the libjpeg defaults both
 // use. A decode may also run at a reduced DCT scale (1/2, 1/4, 1/8: the
@@ -55,7 +55,8 @@ struct JpegDecodeOptions {
 // partial image: libjpeg's warnings ("premature end of data segment", a bad
 // Huffman code) count as errors, but for bytes it skips between segments
 // ("extraneous bytes before marker"), which leave the image whole and which
-// Pillow accepts too. Thread safe: each thread uses a
+// Pillow accepts too, and which excuse no other warning. A progressive file
+// of more than 500 scans is refused. Thread safe: each thread uses a
 // decompressor of its own.
 absl::StatusOr<Tensor> decode_jpeg(absl::string_view bytes, absl::string_view name,
                                    const JpegDecodeOptions& options = {});

@@ -1,4 +1,4 @@
-// JPEG encoding with libjpeg-turbo (TurboJPEG), for what writes JPEG image
+// JPEG encoding with libjpeg-turbo, for what writes JPEG image
 // folders: the corpus tool (tools/corpus:jpeg_folder), tests and benchmarks.
 #pragma once
 

@@ -2,13 +2,16 @@
 // baseline and progressive, 4:2:0 and 4:4:4 color, grayscale and Adobe CMYK
 // decode to Pillow's convert("RGB") pixels exactly, and so do the 1/2, 1/4
 // and 1/8 scaled decodes to Pillow's draft(). Truncated, corrupt and
-// oversized inputs are errors naming the file.
+// oversized inputs are errors naming the file, and so is damage behind bytes
+// libjpeg skips.
 #include "data/readers/jpeg.h"
 
+#include <cstdlib>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "data/readers/libjpeg_call.h"
 #include "gtest/gtest.h"
 #include "tensor/ops.h"
 #include "tests/data/readers/jpeg_fixture.h"
@@ -133,6 +136,74 @@ TEST(JpegTest, ExtraneousBytesBetweenSegmentsAreSkipped) {
   }
 }
 
+// The skipped bytes excuse nothing after them: entropy-coded data cut short
+// behind them is still an error (libjpeg reports only a decode's first
+// warning as text, so telling them apart needs each warning's code).
+TEST(JpegTest, DamageAfterSkippedBytesIsAnError) {
+  const std::string bytes = jpeg_fixture_bytes("baseline_420.jpg");
+  const size_t scan = bytes.find("\xFF\xDA");
+  for (const size_t at : {bytes.find("\xFF\xC4"), scan}) {
+    SCOPED_TRACE(::testing::Message() << "3 bytes before offset " << at);
+    const std::string padded = bytes.substr(0, at) + std::string("\x01\x02\x03", 3) + bytes.substr(at);
+    for (const std::string& end : {std::string("\xFF\xD9"), std::string()}) {
+      const std::string cut = padded.substr(0, scan + 3 + 60) + end;
+      expect_error(decode_jpeg(cut, "cut.jpg").status(), absl::StatusCode::kDataLoss,
+                   {"cut.jpg", "corrupt or truncated JPEG data"});
+    }
+  }
+}
+
+// A progressive JPEG of 16x16 pixels whose coefficients come in single-band
+// scans, each refined bit by bit: 2 DC scans and 3 * 63 * (refinements + 1)
+// AC scans.
+std::string progressive_jpeg_of_many_scans(int refinements) {
+  std::vector<jpeg_scan_info> scans;
+  scans.push_back({3, {0, 1, 2, 0}, 0, 0, 0, 1});
+  scans.push_back({3, {0, 1, 2, 0}, 0, 0, 1, 0});
+  for (int c = 0; c < 3; ++c) {
+    for (int k = 1; k < 64; ++k) {
+      for (int al = refinements; al >= 0; --al)
+        scans.push_back({1, {c, 0, 0, 0}, k, k, al == refinements ? 0 : al + 1, al});
+    }
+  }
+  std::vector<uint8_t> pixels(16 * 16 * 3);
+  for (size_t i = 0; i < pixels.size(); ++i) pixels[i] = static_cast<uint8_t>(i * 37);
+  jpeg_compress_struct cinfo;
+  libjpeg::ErrorHandler error;
+  cinfo.err = libjpeg::install(error);
+  unsigned char* buffer = nullptr;
+  unsigned long size = 0;
+  const bool encoded = libjpeg::call(error, [&] {
+    jpeg_create_compress(&cinfo);
+    jpeg_mem_dest(&cinfo, &buffer, &size);
+    cinfo.image_width = cinfo.image_height = 16;
+    cinfo.input_components = 3;
+    cinfo.in_color_space = JCS_RGB;
+    jpeg_set_defaults(&cinfo);
+    cinfo.scan_info = scans.data();
+    cinfo.num_scans = static_cast<int>(scans.size());
+    jpeg_start_compress(&cinfo, TRUE);
+    while (cinfo.next_scanline < 16) {
+      JSAMPROW row = pixels.data() + cinfo.next_scanline * 16 * 3;
+      jpeg_write_scanlines(&cinfo, &row, 1);
+    }
+    jpeg_finish_compress(&cinfo);
+  });
+  jpeg_destroy_compress(&cinfo);
+  std::string out = encoded ? std::string(reinterpret_cast<const char*>(buffer), size) : std::string();
+  std::free(buffer);
+  EXPECT_TRUE(encoded) << error.message;
+  return out;
+}
+
+// Each scan makes libjpeg redo the output: past 500 a file is refused (a
+// known denial of service), while one of 380 decodes.
+TEST(JpegTest, RefusesMoreThan500Scans) {
+  ASSERT_OK(decode_jpeg(progressive_jpeg_of_many_scans(1), "380.jpg").status());
+  expect_error(decode_jpeg(progressive_jpeg_of_many_scans(2), "569.jpg").status(), absl::StatusCode::kDataLoss,
+               {"569.jpg", "more than 500 scans"});
+}
+
 TEST(JpegTest, RejectsHugeAndEmptyDimensionsBeforeAllocating) {
   std::string bytes = jpeg_fixture_bytes("baseline_420.jpg");
   // SOF0: FF C0, length (2), precision (1), height (2), width (2).
@@ -142,9 +213,13 @@ TEST(JpegTest, RejectsHugeAndEmptyDimensionsBeforeAllocating) {
   bytes.replace(sof + 5, 4, size_30000, 4);
   expect_error(decode_jpeg(bytes, "huge.jpg").status(), absl::StatusCode::kDataLoss,
                {"huge.jpg", "30000x30000", "larger than the limit"});
-  // A tables-only stream (SOI, tables, EOI): TurboJPEG reports it as 0x0.
+  // A tables-only stream (SOI, tables, EOI), and a frame of no columns.
   const std::string tables_only = jpeg_fixture_bytes("baseline_420.jpg").substr(0, sof) + "\xFF\xD9";
-  expect_error(decode_jpeg(tables_only, "tables.jpg").status(), absl::StatusCode::kDataLoss, {"tables.jpg", "0x0"});
+  expect_error(decode_jpeg(tables_only, "tables.jpg").status(), absl::StatusCode::kDataLoss,
+               {"tables.jpg", "contains no image"});
+  std::string no_columns = jpeg_fixture_bytes("baseline_420.jpg");
+  no_columns.replace(sof + 7, 2, std::string(2, '\0'));
+  expect_error(decode_jpeg(no_columns, "empty.jpg").status(), absl::StatusCode::kDataLoss, {"empty.jpg", "Empty"});
   JpegDecodeOptions small;
   small.max_pixels = 100;
   expect_error(decode_jpeg(jpeg_fixture_bytes("baseline_420.jpg"), "a.jpg", small).status(),
