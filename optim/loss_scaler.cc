@@ -27,7 +27,7 @@ absl::Status validate(const LossScalerOptions& o) {
     return absl::InvalidArgumentError(absl::StrCat("loss scaler: ", field, " is ", value, "; it must be ", rule));
   };
   if (!(std::isfinite(o.min) && o.min > 0)) return bad("min", o.min, "positive and finite");
-  if (!(std::isfinite(o.initial) && o.initial >= o.min)) return bad("initial", o.initial, "finite and >= min");
+  if (!(std::isfinite(o.initial) && o.initial > o.min)) return bad("initial", o.initial, "finite and > min");
   if (!(o.max >= o.initial)) return bad("max", o.max, ">= initial (infinity: no cap)");
   if (!(std::isfinite(o.factor) && o.factor > 1)) return bad("factor", o.factor, "finite and > 1");
   if (o.window < 1) return bad("window", static_cast<double>(o.window), ">= 1");
@@ -41,11 +41,12 @@ DynamicLossScaler::DynamicLossScaler(LossScalerOptions options) : options_(optio
 absl::StatusOr<bool> DynamicLossScaler::update(bool found_non_finite) {
   if (found_non_finite) {
     const double next = scale_ / options_.factor;
-    if (next < options_.min) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "the loss scale cannot go below its minimum ", options_.min, " (it is ", scale_, " after ", skipped_,
-          " skipped steps): the gradients overflow at every scale, so training has "
-          "diverged; lower the learning rate, or check the data and the model"));
+    if (next <= options_.min) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("the loss scale reached its minimum ", options_.min, " (it is ", scale_, " after ", skipped_,
+                       " skipped steps, and would be ", next,
+                       "): the gradients overflow at every scale, so training has "
+                       "diverged; lower the learning rate, or check the data and the model"));
     }
     scale_ = next;
     clean_ = 0;
@@ -71,7 +72,7 @@ absl::Status DynamicLossScaler::load_state(const NamedTensors& state) {
   ASSIGN_OR_RETURN(const int64_t clean, reader.take_i64("loss_scaler.clean_steps"));
   ASSIGN_OR_RETURN(const int64_t skipped, reader.take_i64("loss_scaler.skipped_steps"));
   RETURN_IF_ERROR(reader.finish());
-  if (!(scale >= options_.min && scale <= options_.max) || clean < 0 || clean >= options_.window || skipped < 0) {
+  if (!(scale > options_.min && scale <= options_.max) || clean < 0 || clean >= options_.window || skipped < 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         "DynamicLossScaler.load_state: scale ", scale, ", clean steps ", clean, ", skipped steps ", skipped,
         " do not fit the options (min ", options_.min, ", max ", options_.max, ", window ", options_.window, ")"));

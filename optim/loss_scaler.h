@@ -3,9 +3,10 @@
 // 16-bit range; the gradients are divided by it again before the step. A
 // step whose gradients hold an inf or NaN is skipped and the scale divided by
 // `factor`; after `window` clean steps in a row the scale is multiplied by
-// it, up to `max`. A scale that would fall below `min` is an error: training
-// that overflows at every scale has diverged (fairseq's "minimum loss scale
-// reached"), and the caller names the step and the first parameter at fault.
+// it, up to `max`. A backoff to `min` or below is an error, as fairseq's and
+// MLBench's FP16Optimizer test it: training that overflows at every scale has
+// diverged (fairseq's "minimum loss scale reached"), and the caller names the
+// step and the first parameter at fault.
 // The scale, the clean-step count and the skipped-step count are state, saved
 // for an exact resume.
 #pragma once
@@ -23,7 +24,7 @@ struct LossScalerOptions {
   double factor = 2;       // growth on a clean window, and backoff 1/factor on overflow
   int64_t window = 2000;   // clean steps before the scale grows
   double max = 16777216;   // 2^24
-  double min = 1.0 / 16384;
+  double min = 1e-4;       // fairseq's and MLBench's: the scale stays above it
 
   // The presets the benchmarks use.
   static LossScalerOptions mlbench_gnmt();         // 2^10, x2, window 128, max 2^13
@@ -32,7 +33,7 @@ struct LossScalerOptions {
 };
 
 // Checks the options: positive and finite, factor > 1, window >= 1,
-// min <= initial <= max. The error names the field.
+// min < initial <= max. The error names the field.
 absl::Status validate(const LossScalerOptions& options);
 
 class DynamicLossScaler {

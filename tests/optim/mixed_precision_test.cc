@@ -77,11 +77,14 @@ TEST(LossScalerTest, OverflowSkipsAndBacksOffCleanWindowsGrowUpToTheCap) {
   EXPECT_EQ(scaler.skipped_steps(), 2);
 }
 
-TEST(LossScalerTest, FallingBelowTheMinimumIsAnError) {
-  DynamicLossScaler scaler({.initial = 4, .factor = 2, .window = 10, .max = 4, .min = 2});
+// As fairseq and MLBench test it: a backoff to the minimum ends the run.
+TEST(LossScalerTest, ReachingTheMinimumIsAnError) {
+  DynamicLossScaler scaler({.initial = 4, .factor = 2, .window = 10, .max = 4, .min = 1});
   EXPECT_FALSE(*scaler.update(true));
+  EXPECT_EQ(scaler.scale(), 2);
   expect_error(scaler.update(true).status(), absl::StatusCode::kFailedPrecondition,
-               {"cannot go below its minimum 2", "it is 2 after 1 skipped steps", "diverged"});
+               {"reached its minimum 1", "it is 2 after 1 skipped steps, and would be 1", "diverged"});
+  expect_error(validate({.initial = 1, .min = 1}), absl::StatusCode::kInvalidArgument, {"initial", "> min"});
 }
 
 TEST(LossScalerTest, StateRoundTripsAndIsChecked) {
@@ -303,19 +306,19 @@ TEST_F(MasterWeightsTest, TheRanksVoteOnSkippingAStep) {
 
 TEST_F(MasterWeightsTest, TheMinimumScaleErrorSaysWhenTheOverflowWasOnAnotherRank) {
   std::vector<std::pair<std::string, Variable>> params = {{"w", Variable(zeros({2}, {DType::kF16}), true)}};
-  MixedPrecision mp(params, LossScalerOptions{.initial = 2, .max = 2, .min = 1});
+  MixedPrecision mp(params, LossScalerOptions{.initial = 2, .max = 2, .min = 0.5});
   const MixedPrecision::OverflowVote elsewhere = [](bool) { return true; };
   params[0].second.set_grad(zeros({2}, {DType::kF16}));
   EXPECT_FALSE(value_or_die(mp.unscale_gradients(7, elsewhere)));
   params[0].second.set_grad(zeros({2}, {DType::kF16}));
   expect_error(mp.unscale_gradients(8, elsewhere).status(), absl::StatusCode::kFailedPrecondition,
-               {"step 8", "a gradient of another rank is not finite", "minimum 1"});
+               {"step 8", "a gradient of another rank is not finite", "minimum 0.5"});
 }
 
 TEST_F(MasterWeightsTest, TheMinimumScaleErrorNamesTheStepAndParameter) {
   std::vector<std::pair<std::string, Variable>> params = {{"fc.bias", Variable(zeros({2}, {DType::kF16}), true)},
                                                           {"fc.weight", Variable(zeros({2}, {DType::kF16}), true)}};
-  MixedPrecision mp(params, LossScalerOptions{.initial = 2, .max = 2, .min = 1});
+  MixedPrecision mp(params, LossScalerOptions{.initial = 2, .max = 2, .min = 0.5});
   const auto poison = [&] {
     params[0].second.set_grad(zeros({2}, {DType::kF16}));
     params[1].second.set_grad(full({2}, std::nan(""), {DType::kF16}));
@@ -324,7 +327,7 @@ TEST_F(MasterWeightsTest, TheMinimumScaleErrorNamesTheStepAndParameter) {
   EXPECT_FALSE(value_or_die(mp.unscale_gradients(41)));
   poison();
   expect_error(mp.unscale_gradients(42).status(), absl::StatusCode::kFailedPrecondition,
-               {"step 42", "\"fc.weight\" is not finite", "minimum 1"});
+               {"step 42", "\"fc.weight\" is not finite", "minimum 0.5"});
 }
 
 TEST_F(MasterWeightsTest, ResumeFromSavedStateIsBitExact) {
