@@ -33,7 +33,8 @@ void BpttBatches::plan_epoch(int64_t epoch) {
   Generator generator(options_.seed);
   generator.set_state({options_.seed, static_cast<uint64_t>(epoch) << 32});
   const int64_t n = batched_.size(1);
-  for (int64_t start = 0; start < n - 1;) {
+  const int64_t last_start = options_.skip_single_token_tail ? n - 3 : n - 2;
+  for (int64_t start = 0; start <= last_start;) {
     const int64_t drawn =
         options_.random_lengths ? random_bptt_length(options_.bptt, generator, options_.min_length) : options_.bptt;
     const int64_t length = std::min(drawn, n - 1 - start);

@@ -5,7 +5,8 @@
 // is bptt, or with random_lengths MLBench's random draw (random_bptt_length)
 // from a generator seeded by (seed, epoch), so every rank of a run and a
 // resumed run draw the same lengths; the last window is cut short by the
-// stream's end.
+// stream's end. AWD-LSTM's training loop (`while i < n - 2`) never takes a
+// last window of one token; its evaluation does: skip_single_token_tail.
 //
 // A batch holds {input [T, B], target [T, B], start}: the window's tokens
 // and the next tokens (time-major, i64, contiguous) and the window's first
@@ -28,6 +29,7 @@ struct BpttOptions {
   bool random_lengths = false;
   int64_t min_length = 5;  // of a random length (AWD-LSTM's)
   uint64_t seed = 0;
+  bool skip_single_token_tail = false;
 };
 
 class BpttBatches final : public BatchSource {
@@ -42,8 +44,6 @@ class BpttBatches final : public BatchSource {
   // The current epoch's windows: first column and length of each.
   const std::vector<int64_t>& starts() const { return starts_; }
   const std::vector<int64_t>& lengths() const { return lengths_; }
-  // Target tokens in all of an epoch's windows: B * (n - 1).
-  int64_t tokens_per_epoch() const { return batched_.size(0) * (batched_.size(1) - 1); }
 
  private:
   BpttBatches(Tensor batched, BpttOptions options) : batched_(std::move(batched)), options_(options) {}

@@ -99,6 +99,7 @@ absl::StatusOr<LmData> open_lm_data(const TaskConfig& config, int rank, int worl
   train_windows.random_lengths = lm.random_bptt();
   train_windows.min_length = lm.min_seq_len();
   train_windows.seed = config.seed();
+  train_windows.skip_single_token_tail = true;
   ASSIGN_OR_RETURN(out.data.train_batches,
                    rank_windows(streams->train, config.batch_size(), rank, world_size, train_windows, "train"));
   data::BpttOptions eval_windows;

@@ -41,7 +41,6 @@ std::vector<Batch> epoch_of(BpttBatches& batches, int64_t epoch, int64_t first =
 TEST(BpttBatchesTest, FixedWindowsCoverTheRowsInOrder) {
   ASSERT_OK_AND_ASSIGN(auto batches, BpttBatches::create(rows(3, 11), {.bptt = 4}));
   EXPECT_EQ(batches->num_batches(), 3);  // 10 targets per row: 4 + 4 + 2
-  EXPECT_EQ(batches->tokens_per_epoch(), 30);
   const std::vector<Batch> windows = epoch_of(*batches, 0);
   ASSERT_EQ(windows.size(), 3u);
   const int64_t starts[] = {0, 4, 8}, lengths[] = {4, 4, 2};
@@ -60,6 +59,19 @@ TEST(BpttBatchesTest, FixedWindowsCoverTheRowsInOrder) {
       }
     }
   }
+}
+
+// AWD-LSTM's training loop stops short of a last window of one token.
+TEST(BpttBatchesTest, ASingleTokenTailCanBeSkipped) {
+  for (const bool skip : {false, true}) {
+    SCOPED_TRACE(skip ? "skipped" : "taken");
+    ASSERT_OK_AND_ASSIGN(auto batches, BpttBatches::create(rows(2, 10), {.bptt = 4, .skip_single_token_tail = skip}));
+    const std::vector<int64_t> lengths = skip ? std::vector<int64_t>{4, 4} : std::vector<int64_t>{4, 4, 1};
+    EXPECT_EQ(batches->lengths(), lengths);
+  }
+  // A tail of two tokens stays.
+  ASSERT_OK_AND_ASSIGN(auto batches, BpttBatches::create(rows(2, 11), {.bptt = 4, .skip_single_token_tail = true}));
+  EXPECT_EQ(batches->lengths(), (std::vector<int64_t>{4, 4, 2}));
 }
 
 TEST(BpttBatchesTest, RandomLengthsFollowTheSeedAndTheEpoch) {
