@@ -754,7 +754,9 @@ absl::StatusOr<RunSummary> Trainer::run() {
       epoch_seconds_before_ = 0;
     }
     epoch_session_start_ = now();
-    p.optimizer->set_lr(p.lr->lr(epoch));
+    // Averaged SGD keeps the lr it took over with, as awd-lstm-lm's and
+    // MLBench's do ("no scheduling" after the switch).
+    if (p.asgd == nullptr) p.optimizer->set_lr(p.lr->lr(epoch));
     const int64_t micro_batches_done = state_.step_in_epoch() * config_.gradient_accumulation_steps();
     if (absl::Status s = p.train_batches->start_epoch(epoch, micro_batches_done); !s.ok()) {
       return absl::FailedPreconditionError(absl::StrCat("checkpoint is at step ", state_.step_in_epoch(), " of epoch ",

@@ -238,7 +238,8 @@ TEST_F(TrainerTest, CrashAfterTimedCheckpointResumesBitIdentically) {
 
 // NT-ASGD: the run switches to averaged SGD after the first evaluation whose
 // loss is worse than the best of all but the last `nonmono` before it (the
-// report says when), evaluates the averages from then on, and a run that
+// report says when), evaluates the averages from then on, keeps the lr it
+// switched at while the schedule would go on decaying it, and a run that
 // crashes after the switch resumes it bit for bit.
 TEST_F(TrainerTest, NtAsgdSwitchesWhenTheLossStopsImprovingAndResumes) {
   const auto nt_config = [&](const std::string& name) {
@@ -246,15 +247,19 @@ TEST_F(TrainerTest, NtAsgdSwitchesWhenTheLossStopsImprovingAndResumes) {
     c.set_epochs(8);
     c.mutable_sgd()->set_lr(0.6);
     c.mutable_sgd()->set_nt_asgd_nonmono(1);
+    c.set_lr_schedule(TaskConfig::STEP);
+    c.set_lr_step_epochs(1);
+    c.set_lr_decay_factor(0.9);
     return c;
   };
   auto reference = recipe(/*dropout=*/0.5);
   auto t = trainer(nt_config("nt_asgd"), *reference);
   ASSERT_OK(t->run().status());
   ASSERT_OK_AND_ASSIGN(Json report, read_report(t->report_path()));
-  std::vector<double> losses;
+  std::vector<double> losses, lrs;
   for (const Json& epoch : report.find("epochs")->as_array()) {
     losses.push_back(epoch.find("eval")->find("loss")->as_double());
+    lrs.push_back(epoch.find("lr")->as_double());
   }
   // The rule, replayed on the report's losses (those up to the switch come
   // from the trained parameters).
@@ -267,6 +272,8 @@ TEST_F(TrainerTest, NtAsgdSwitchesWhenTheLossStopsImprovingAndResumes) {
   ASSERT_NE(report.find("extra")->find("nt_asgd"), nullptr);
   EXPECT_EQ(report.find("extra")->find("nt_asgd")->find("switch_epoch")->as_int(), want);
   EXPECT_NE(log().find("switching to averaged SGD"), std::string::npos);
+  for (int64_t e = 1; e < want; ++e) EXPECT_LT(lrs[e], lrs[e - 1]) << "epoch " << e + 1;
+  for (size_t e = want; e < lrs.size(); ++e) EXPECT_EQ(lrs[e], lrs[want - 1]) << "epoch " << e + 1;
   // After the switch evaluation reads the averages, and the trained
   // parameters come back after it: the last evaluated loss is not the loss
   // of the parameters the run ends with.
