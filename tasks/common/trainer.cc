@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "autograd/grad_mode.h"
@@ -40,6 +41,10 @@
 
 namespace ts::tasks {
 namespace {
+
+// How often the ranks of a run ask whether a timed checkpoint is due: a
+// broadcast the host waits for, so not every step.
+constexpr int64_t kCheckpointVoteSteps = 16;
 
 double steady_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -142,12 +147,59 @@ optim::LrControlOptions lr_options(const TaskConfig& c, int world_size, optim::L
   return o;
 }
 
-// The machines a run spans: its ranks that are the first on their machine.
-// 1 on rank 0 when it rejected the baseline report, as all ranks learn it.
-absl::StatusOr<bool> rejected_on_rank0(collectives::Communicator& comm, Device device, bool rejected) {
-  ASSIGN_OR_RETURN(const Tensor flag, capture([&] { return full({1}, rejected ? 1.0 : 0.0, {DType::kF64, device}); }));
+// Rank 0's `mine` on every rank.
+absl::StatusOr<bool> rank0_says(collectives::Communicator& comm, Device device, bool mine) {
+  ASSIGN_OR_RETURN(const Tensor flag, capture([&] { return full({1}, mine ? 1.0 : 0.0, {DType::kF64, device}); }));
   RETURN_IF_ERROR(comm.broadcast(flag, 0).synchronize());
   return capture([&] { return item<double>(flag) != 0; });
+}
+
+// On several ranks, every rank's part of the recipe's state (each carries its
+// own AWD-LSTM states, say) as "rank<r>/<name>", gathered on every rank; all
+// ranks call it, with the same names and shapes, as they run in step.
+absl::StatusOr<nn::NamedTensors> gather_ranks_state(collectives::Communicator* comm, const nn::NamedTensors& mine) {
+  const int world = comm != nullptr ? comm->world_size() : 1;
+  nn::NamedTensors all;
+  for (const auto& [name, tensor] : mine) {
+    ASSIGN_OR_RETURN(const Tensor flat, capture([&] { return reshape(contiguous(tensor), {-1}); }));
+    Tensor gathered = flat;
+    if (world > 1) {
+      ASSIGN_OR_RETURN(gathered, capture([&] { return empty({world * flat.numel()}, {flat.dtype(), flat.device()}); }));
+      RETURN_IF_ERROR(comm->allgather(gathered, flat).synchronize());
+    }
+    RETURN_IF_ERROR(capture([&] {
+      for (int r = 0; r < world; ++r) {
+        all.emplace_back(absl::StrCat("rank", r, "/", name),
+                         reshape(gathered.slice(0, r * flat.numel(), (r + 1) * flat.numel()), tensor.shape()));
+      }
+    }));
+  }
+  return all;
+}
+
+// This rank's part of a checkpoint's recipe state (gather_ranks_state's
+// layout). Checkpoints from before it hold one rank's names unprefixed.
+absl::StatusOr<nn::NamedTensors> ranks_part(const nn::NamedTensors& saved, int rank, int world_size) {
+  if (saved.empty()) return saved;
+  const auto prefixed = [](const auto& entry) { return absl::StartsWith(entry.first, "rank"); };
+  const bool unprefixed = std::none_of(saved.begin(), saved.end(), prefixed);
+  const int64_t per_rank = unprefixed ? static_cast<int64_t>(saved.size())
+                                      : std::count_if(saved.begin(), saved.end(), [](const auto& entry) {
+                                          return absl::StartsWith(entry.first, "rank0/");
+                                        });
+  const int64_t ranks_saved = per_rank > 0 ? static_cast<int64_t>(saved.size()) / per_rank : 0;
+  if (ranks_saved != world_size || ranks_saved * per_rank != static_cast<int64_t>(saved.size())) {
+    return absl::FailedPreconditionError(absl::StrCat("the checkpoint holds the recipe state of ", ranks_saved,
+                                                      " ranks (", per_rank, " tensors each), this run has ", world_size,
+                                                      ": resume with the number of ranks that saved it"));
+  }
+  if (unprefixed) return saved;
+  const std::string prefix = absl::StrCat("rank", rank, "/");
+  nn::NamedTensors mine;
+  for (const auto& [name, tensor] : saved) {
+    if (absl::StartsWith(name, prefix)) mine.emplace_back(name.substr(prefix.size()), tensor);
+  }
+  return mine;
 }
 
 absl::StatusOr<int> count_nodes(collectives::Communicator& comm, Device device) {
@@ -235,7 +287,7 @@ absl::Status Trainer::read_baseline() {
     }
   }
   if (options_.comm != nullptr) {
-    ASSIGN_OR_RETURN(const bool rejected, rejected_on_rank0(*options_.comm, device_, !status.ok()));
+    ASSIGN_OR_RETURN(const bool rejected, rank0_says(*options_.comm, device_, !status.ok()));
     if (rejected && !leader()) {
       return absl::FailedPreconditionError(absl::StrCat("rank 0 rejected baseline_report ", config_.baseline_report()));
     }
@@ -587,6 +639,8 @@ absl::Status Trainer::switch_to_asgd(int epoch) {
 }
 
 absl::Status Trainer::save_checkpoint() {
+  ASSIGN_OR_RETURN(const nn::NamedTensors recipe_state, capture([&] { return recipe_.state(); }));
+  ASSIGN_OR_RETURN(const nn::NamedTensors ranks_state, gather_ranks_state(options_.comm, recipe_state));
   if (!leader()) return absl::OkStatus();
   Parts& p = *parts_;
   state_.set_elapsed_seconds(elapsed());
@@ -598,8 +652,7 @@ absl::Status Trainer::save_checkpoint() {
   ASSIGN_OR_RETURN(blobs["model"], nn::encode_tensors(p.model->state_dict()));
   ASSIGN_OR_RETURN(blobs["optimizer"], nn::encode_tensors(p.optimizer->state()));
   ASSIGN_OR_RETURN(blobs["lr"], nn::encode_tensors(p.lr->state()));
-  ASSIGN_OR_RETURN(const nn::NamedTensors recipe_state, capture([&] { return recipe_.state(); }));
-  ASSIGN_OR_RETURN(blobs["recipe"], nn::encode_tensors(recipe_state));
+  ASSIGN_OR_RETURN(blobs["recipe"], nn::encode_tensors(ranks_state));
   if (const optim::MixedPrecision* mixed = p.precision->mixed()) {
     ASSIGN_OR_RETURN(blobs["mixed_precision"], nn::encode_tensors(mixed->state()));
   }
@@ -642,7 +695,10 @@ absl::Status Trainer::restore() {
   // Checkpoints written before recipes could carry state have none.
   nn::NamedTensors recipe_state;
   if (state_.blobs().contains("recipe")) {
-    ASSIGN_OR_RETURN(recipe_state, blob("recipe"));
+    ASSIGN_OR_RETURN(const nn::NamedTensors saved, blob("recipe"));
+    absl::StatusOr<nn::NamedTensors> mine = ranks_part(saved, options_.rank, options_.world_size);
+    if (!mine.ok()) return in_context(mine.status());
+    recipe_state = *std::move(mine);
   }
   RETURN_IF_ERROR(capture([&] {
     for (auto& [name, value] : recipe_state) value = to(value, device_);
@@ -744,6 +800,13 @@ absl::StatusOr<RunSummary> Trainer::run() {
   }
   p.loss_curve.emplace(state_.mutable_train_loss());
   CheckpointSchedule schedule(config_.checkpoint_interval_minutes(), now());
+  // Ranks save together (each holds its part of the recipe's state), so on
+  // several ranks rank 0's clock decides, every kCheckpointVoteSteps steps.
+  const auto timed_checkpoint_due = [&]() -> absl::StatusOr<bool> {
+    if (options_.comm == nullptr) return schedule.due(now());
+    if (config_.checkpoint_interval_minutes() <= 0 || state_.global_step() % kCheckpointVoteSteps != 0) return false;
+    return rank0_says(*options_.comm, device_, schedule.due(now()));
+  };
   const int64_t max_steps = config_.max_steps();
   const auto out_of_steps = [&] { return max_steps > 0 && state_.global_step() >= max_steps; };
   while (state_.epoch() < config_.epochs() && !out_of_steps()) {
@@ -789,11 +852,14 @@ absl::StatusOr<RunSummary> Trainer::run() {
       // A bound on what waits on the device (and on how late a NaN is seen).
       if (p.losses.size() >= 256) RETURN_IF_ERROR(absorb());
       if (leader()) RETURN_IF_ERROR(show_progress(steps));
-      if (checkpoints && schedule.due(now())) {
-        p.step_clock.pause();
-        RETURN_IF_ERROR(absorb());
-        RETURN_IF_ERROR(save_checkpoint());
-        schedule.saved(now());
+      if (checkpoints) {
+        ASSIGN_OR_RETURN(const bool due, timed_checkpoint_due());
+        if (due) {
+          p.step_clock.pause();
+          RETURN_IF_ERROR(absorb());
+          RETURN_IF_ERROR(save_checkpoint());
+          schedule.saved(now());
+        }
       }
     }
     p.step_clock.pause();
