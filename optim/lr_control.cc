@@ -13,6 +13,9 @@ LrControl::LrControl(const LrControlOptions& o) {
     PlateauOptions plateau;
     plateau.factor = o.decay_factor;
     plateau.patience = o.patience;
+    plateau.threshold = o.threshold;
+    plateau.threshold_mode =
+        o.threshold_absolute ? PlateauOptions::ThresholdMode::kAbs : PlateauOptions::ThresholdMode::kRel;
     plateau.min_lr = o.min_lr;
     plateau_.emplace(lr, plateau, PlateauWarmup{warmup, o.lr});
     return;

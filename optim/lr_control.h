@@ -32,6 +32,8 @@ struct LrControlOptions {
   int64_t step_epochs = 30;         // step
   std::vector<int64_t> milestones;  // multi-step
   int64_t patience = 10;            // plateau
+  double threshold = 1e-4;          // plateau: relative, or absolute with
+  bool threshold_absolute = false;  // threshold_absolute
   double min_lr = 0;                // cosine, plateau
 };
 

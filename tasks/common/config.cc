@@ -361,6 +361,8 @@ absl::Status validate_config(const TaskConfig& c) {
   need(c.lr_step_epochs() >= 1, "lr_step_epochs", c.lr_step_epochs(), "must be >= 1");
   need(c.lr_patience() >= 0, "lr_patience", c.lr_patience(), "must be >= 0");
   need(c.lr_min() >= 0 && c.lr_min() <= configured_lr(c), "lr_min", c.lr_min(), "must be in [0, lr]");
+  need(std::isfinite(c.lr_plateau_threshold()) && c.lr_plateau_threshold() >= 0, "lr_plateau_threshold",
+       c.lr_plateau_threshold(), "must be finite and >= 0");
   need(c.lr_milestones_size() > 0 || c.lr_schedule() != TaskConfig::MULTISTEP, "lr_milestones", "[]",
        "MULTISTEP needs at least one");
   for (int i = 1; i < c.lr_milestones_size(); ++i) {

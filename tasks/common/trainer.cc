@@ -127,6 +127,8 @@ optim::LrControlOptions lr_options(const TaskConfig& c, int world_size, optim::L
   o.step_epochs = c.lr_step_epochs();
   o.milestones.assign(c.lr_milestones().begin(), c.lr_milestones().end());
   o.patience = c.lr_patience();
+  o.threshold = c.lr_plateau_threshold();
+  o.threshold_absolute = c.lr_plateau_threshold_absolute();
   o.min_lr = c.lr_min();
   switch (c.lr_schedule()) {
     case TaskConfig::STEP:

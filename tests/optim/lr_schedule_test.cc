@@ -1,6 +1,7 @@
 // LR schedules against values worked out by hand, PyTorch's ReduceLROnPlateau
-// rules step by step, MLBench's ResNet-20 warm-up-then-plateau recipe, and
-// the plateau state round trip.
+// rules step by step, MLBench's ResNet-20 warm-up-then-plateau recipe (also
+// as LrControl builds it from a task's options), and the plateau state round
+// trip.
 #include "optim/lr_schedule.h"
 
 #include <cmath>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "optim/lr_control.h"
 #include "tests/tensor/testing.h"
 
 namespace ts::optim {
@@ -151,6 +153,23 @@ TEST(PlateauTest, MlbenchResnet20RecipeForFourWorkers) {
   EXPECT_NEAR(p.step(1.5), 0.02, kEps);
   EXPECT_NEAR(p.step(1.5), 0.02, kEps);
   EXPECT_NEAR(p.step(1.5), 0.02, kEps);  // floor reached
+}
+
+// The task's options reach the plateau rule: 1.995 after 2.0 is an
+// improvement by torch's relative default, not by MLBench's absolute 0.01.
+TEST(PlateauTest, LrControlTakesTheThreshold) {
+  for (const bool absolute : {false, true}) {
+    SCOPED_TRACE(absolute ? "0.01 absolute" : "1e-4 relative");
+    LrControlOptions o{.lr = 0.1, .schedule = LrControlOptions::Schedule::kPlateau, .decay_factor = 0.5, .patience = 0};
+    if (absolute) {
+      o.threshold = 0.01;
+      o.threshold_absolute = true;
+    }
+    LrControl control(o);
+    control.end_epoch(2.0);
+    control.end_epoch(1.995);
+    EXPECT_EQ(control.lr(2), absolute ? 0.05 : 0.1);
+  }
 }
 
 TEST(PlateauTest, StateRoundTripContinuesIdentically) {
