@@ -46,24 +46,25 @@ absl::StatusOr<std::unique_ptr<DistributedSampler>> DistributedSampler::create(i
   if (dataset_size < 0) {
     return absl::InvalidArgumentError(absl::StrCat("DistributedSampler: negative dataset size ", dataset_size));
   }
-  if (dataset_size == 0 && !options.drop_last) {
+  using Remainder = DistributedOptions::Remainder;
+  if (dataset_size == 0 && options.remainder == Remainder::kPad) {
     return absl::InvalidArgumentError(
         "DistributedSampler: the dataset is empty, so there is nothing to pad the shards with");
   }
-  const int64_t per_rank =
-      options.drop_last ? dataset_size / num_replicas : (dataset_size + num_replicas - 1) / num_replicas;
+  int64_t per_rank = dataset_size / num_replicas;
+  if (options.remainder == Remainder::kPad && dataset_size % num_replicas != 0) ++per_rank;
+  if (options.remainder == Remainder::kUneven && rank < dataset_size % num_replicas) ++per_rank;
   return std::unique_ptr<DistributedSampler>(
       new DistributedSampler(dataset_size, num_replicas, rank, options, per_rank));
 }
 
 std::vector<int64_t> DistributedSampler::indices() const {
   std::vector<int64_t> all = options_.shuffle ? shuffled_range(n_, options_.seed, epoch()) : iota_range(n_);
-  const int64_t total = per_rank_ * num_replicas_;
   // Padding wraps around the list as many times as needed (more replicas than
   // samples wrap more than once); dropping truncates.
   std::vector<int64_t> out;
   out.reserve(per_rank_);
-  for (int64_t i = rank_; i < total; i += num_replicas_) out.push_back(all[i % n_]);
+  for (int64_t k = 0, i = rank_; k < per_rank_; ++k, i += num_replicas_) out.push_back(all[i % n_]);
   return out;
 }
 

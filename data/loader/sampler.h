@@ -58,16 +58,21 @@ class ShuffledSampler : public Sampler {
 struct DistributedOptions {
   bool shuffle = true;
   uint64_t seed = 0;
-  // false: the (shuffled) index list is padded by wrapping around so that it
-  // divides evenly (some samples are seen twice an epoch); true: the tail
-  // that does not divide evenly is dropped.
-  bool drop_last = false;
+  // What becomes of the indices that do not divide evenly among the ranks:
+  //   kPad     the (shuffled) list is padded by wrapping around (some
+  //            samples are seen twice an epoch), PyTorch's default;
+  //   kDrop    the tail is dropped;
+  //   kUneven  each is seen once, by the first n % num_replicas ranks, whose
+  //            shards are one longer: for evaluation, where ranks need not
+  //            take the same number of steps and no sample may count twice.
+  enum class Remainder { kPad, kDrop, kUneven };
+  Remainder remainder = Remainder::kPad;
 };
 
 // Rank `rank` of `num_replicas` takes every num_replicas-th index of one
 // list all ranks agree on, starting at its rank: shards are disjoint (up to
-// the wrapped padding) and of equal length, so every rank runs the same
-// number of steps.
+// the wrapped padding) and, padded or dropped, of equal length, so every rank
+// runs the same number of steps.
 class DistributedSampler : public Sampler {
  public:
   // Errors name the bad rank or replica count; an empty dataset cannot be

@@ -54,22 +54,31 @@ absl::Status with_context(const absl::Status& s, absl::string_view context) {
   return absl::Status(s.code(), absl::StrCat(context, ": ", s.message()));
 }
 
-absl::StatusOr<std::unique_ptr<data::Sampler>> make_sampler(int64_t n, const TrainerOptions& options, bool shuffle,
+// Training shuffles and pads every rank's shard to one length, as PyTorch's
+// DistributedSampler; evaluation reads the set in order, each sample once,
+// so that no sample counts twice in the metrics, on shards that may differ
+// by one (the ranks only meet to sum the results).
+absl::StatusOr<std::unique_ptr<data::Sampler>> make_sampler(int64_t n, const TrainerOptions& options, bool training,
                                                             uint64_t seed) {
   if (options.world_size > 1) {
+    if (!training && n < options.world_size) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("the evaluation set's ", n, " samples cannot give each of ", options.world_size, " ranks one"));
+    }
     data::DistributedOptions distributed;
-    distributed.shuffle = shuffle;
+    distributed.shuffle = training;
     distributed.seed = seed;
+    if (!training) distributed.remainder = data::DistributedOptions::Remainder::kUneven;
     return data::DistributedSampler::create(n, options.world_size, options.rank, distributed);
   }
-  if (shuffle) return std::unique_ptr<data::Sampler>(new data::ShuffledSampler(n, seed));
+  if (training) return std::unique_ptr<data::Sampler>(new data::ShuffledSampler(n, seed));
   return std::unique_ptr<data::Sampler>(new data::SequentialSampler(n));
 }
 
 absl::StatusOr<std::shared_ptr<data::BatchSource>> make_loader(std::shared_ptr<const data::Dataset> dataset,
                                                                const data::Transform& transform,
                                                                const TaskConfig& config, const TrainerOptions& options,
-                                                               Device device, bool shuffle) {
+                                                               Device device, bool training) {
   data::LoaderOptions loader;
   loader.batch_size = config.batch_size();
   loader.num_workers = config.num_workers();
@@ -79,7 +88,7 @@ absl::StatusOr<std::shared_ptr<data::BatchSource>> make_loader(std::shared_ptr<c
   loader.pin_memory = device.is_cuda();
   loader.pin_device = device.is_cuda() ? device.index : 0;
   ASSIGN_OR_RETURN(std::unique_ptr<data::Sampler> sampler,
-                   make_sampler(dataset->size(), options, shuffle, config.seed()));
+                   make_sampler(dataset->size(), options, training, config.seed()));
   ASSIGN_OR_RETURN(std::unique_ptr<data::DataLoader> made,
                    data::DataLoader::create(std::move(dataset), std::move(sampler), std::move(loader)));
   return std::shared_ptr<data::BatchSource>(std::move(made));
@@ -105,8 +114,8 @@ absl::Status make_sources(const TrainingData& data, const TaskConfig& config, co
     train = data.train_batches;
     eval = data.eval_batches;
   } else {
-    ASSIGN_OR_RETURN(train, make_loader(data.train, data.train_transform, config, options, device, /*shuffle=*/true));
-    ASSIGN_OR_RETURN(eval, make_loader(data.eval, data.eval_transform, config, options, device, /*shuffle=*/false));
+    ASSIGN_OR_RETURN(train, make_loader(data.train, data.train_transform, config, options, device, /*training=*/true));
+    ASSIGN_OR_RETURN(eval, make_loader(data.eval, data.eval_transform, config, options, device, /*training=*/false));
   }
   if (device.is_cuda()) {
     ASSIGN_OR_RETURN(train, data::DevicePrefetcher::create(std::move(train), device));

@@ -75,7 +75,7 @@ TEST(SamplerTest, DistributedShardsPaddedCoverEverySampleWithEqualLengths) {
     for (int replicas : {1, 2, 3, 4, 7, 8}) {
       for (bool shuffle : {false, true}) {
         SCOPED_TRACE(::testing::Message() << "n=" << n << " replicas=" << replicas << " shuffle=" << shuffle);
-        const Shards s = shards_of(n, replicas, {.shuffle = shuffle, .seed = 3, .drop_last = false}, 2);
+        const Shards s = shards_of(n, replicas, {.shuffle = shuffle, .seed = 3}, 2);
         const int64_t per_rank = (n + replicas - 1) / replicas;
         std::map<int64_t, int> seen;
         for (const auto& shard : s.per_rank) {
@@ -100,13 +100,34 @@ TEST(SamplerTest, DistributedShardsDroppedAreDisjointWithEqualLengths) {
   for (int64_t n : {0, 1, 5, 10, 17, 100, 101}) {
     for (int replicas : {1, 2, 3, 4, 7, 8}) {
       SCOPED_TRACE(::testing::Message() << "n=" << n << " replicas=" << replicas);
-      const Shards s = shards_of(n, replicas, {.shuffle = true, .seed = 5, .drop_last = true}, 0);
+      const Shards s =
+          shards_of(n, replicas, {.shuffle = true, .seed = 5, .remainder = DistributedOptions::Remainder::kDrop}, 0);
       std::set<int64_t> seen;
       for (const auto& shard : s.per_rank) {
         EXPECT_EQ(static_cast<int64_t>(shard.size()), n / replicas);
         for (int64_t i : shard) EXPECT_TRUE(seen.insert(i).second) << "index " << i << " on two ranks";
       }
       EXPECT_EQ(static_cast<int64_t>(seen.size()), (n / replicas) * replicas);
+    }
+  }
+}
+
+// For evaluation: every sample exactly once, the first n % replicas ranks
+// taking one more.
+TEST(SamplerTest, DistributedShardsUnevenSeeEverySampleOnce) {
+  for (int64_t n : {0, 1, 5, 10, 17, 100, 101}) {
+    for (int replicas : {1, 2, 3, 4, 7, 8}) {
+      SCOPED_TRACE(::testing::Message() << "n=" << n << " replicas=" << replicas);
+      const Shards s =
+          shards_of(n, replicas, {.shuffle = false, .remainder = DistributedOptions::Remainder::kUneven}, 0);
+      std::multiset<int64_t> seen;
+      for (int r = 0; r < replicas; ++r) {
+        EXPECT_EQ(static_cast<int64_t>(s.per_rank[r].size()), n / replicas + (r < n % replicas ? 1 : 0));
+        seen.insert(s.per_rank[r].begin(), s.per_rank[r].end());
+      }
+      std::multiset<int64_t> all;
+      for (int64_t i = 0; i < n; ++i) all.insert(i);
+      EXPECT_EQ(seen, all);
     }
   }
 }
@@ -134,7 +155,7 @@ TEST(SamplerTest, DistributedErrorsNameTheProblem) {
   expect_error(DistributedSampler::create(10, 4, -1).status(), absl::StatusCode::kInvalidArgument, {"rank -1"});
   expect_error(DistributedSampler::create(10, 0, 0).status(), absl::StatusCode::kInvalidArgument, {"num_replicas"});
   expect_error(DistributedSampler::create(0, 2, 0).status(), absl::StatusCode::kInvalidArgument, {"empty"});
-  EXPECT_TRUE(DistributedSampler::create(0, 2, 0, {.drop_last = true}).ok());
+  EXPECT_TRUE(DistributedSampler::create(0, 2, 0, {.remainder = DistributedOptions::Remainder::kDrop}).ok());
 }
 
 std::vector<std::vector<int64_t>> batches_of(int64_t n, int64_t batch, bool drop_last) {
@@ -159,7 +180,9 @@ TEST(BatchSamplerTest, EveryRankRunsTheSameNumberOfSteps) {
     for (bool drop_last : {false, true}) {
       std::set<int64_t> steps;
       for (int r = 0; r < 3; ++r) {
-        auto sampler = ::ts::testing::value_or_die(DistributedSampler::create(n, 3, r, {.drop_last = drop_last}));
+        DistributedOptions options;
+        if (drop_last) options.remainder = DistributedOptions::Remainder::kDrop;
+        auto sampler = ::ts::testing::value_or_die(DistributedSampler::create(n, 3, r, options));
         auto bs = ::ts::testing::value_or_die(BatchSampler::create(std::move(sampler), 4, false));
         steps.insert(bs.num_batches());
       }

@@ -3,13 +3,15 @@
 // end every step with the same parameters, bit for bit. Under mixed precision
 // this needs the f32 masters to be taken after that broadcast: masters taken
 // from a rank's own first weights would round it back onto its own path
-// after the first step.
+// after the first step. An evaluation set that does not divide among the
+// ranks counts each sample once.
 #include <array>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "autograd/grad_mode.h"
 #include "base/files.h"
 #include "collectives/communicator.h"
 #include "data/dataset.h"
@@ -34,14 +36,16 @@ using ::ts::testing::value_or_die;
 
 constexpr int64_t kClasses = 4;
 
-// 64 one-channel 8x8 images of random classes, the same on every rank.
+// `n` one-channel 8x8 images of random classes, the same on every rank.
 class RandomImages final : public data::Dataset {
  public:
-  RandomImages() {
+  explicit RandomImages(int64_t n = 64) {
     Generator g(collectives::mpitest::job_seed());
-    images_ = randn({64, 1, 8, 8}, {}, &g);
-    labels_ = to(rand({64}, {}, &g) * (kClasses - 0.001), DType::kI64);
+    images_ = randn({n, 1, 8, 8}, {}, &g);
+    labels_ = to(rand({n}, {}, &g) * (kClasses - 0.001), DType::kI64);
   }
+  const Tensor& images() const { return images_; }
+  const Tensor& labels() const { return labels_; }
   int64_t size() const override { return images_.size(0); }
   absl::StatusOr<data::Example> get(int64_t index) const override {
     return data::Example{{clone(images_.select(0, index)), clone(labels_.select(0, index))}};
@@ -117,6 +121,49 @@ TEST_P(TrainerAcrossRanks, RanksStartingApartTrainFromRankZerosWeights) {
     const std::vector<double> theirs(all.begin() + r * trained.size(), all.begin() + (r + 1) * trained.size());
     EXPECT_EQ(theirs, rank0) << "rank " << r << "'s parameters after training";
   }
+}
+
+// An evaluation set that does not divide among the ranks: each sample counts
+// once, so the metrics are those of the whole set on one process (padded
+// shards would count a sample twice).
+TEST(TrainerAcrossRanksTest, EvaluationCountsEachSampleOnce) {
+  collectives::Communicator& world = collectives::mpitest::world();
+  TaskConfig config;
+  config.set_name("uneven_eval");
+  config.set_seed(7);
+  config.set_epochs(1);
+  config.set_batch_size(8);
+  config.set_num_workers(0);
+  config.mutable_sgd()->set_lr(0.1);
+  config.set_device("cpu");
+  config.set_target_metric("accuracy");
+  config.set_target_value(0.99);
+  const std::string root = join_path(::testing::TempDir(), "uneven_eval");
+  config.set_output_dir(join_path(root, "out"));
+  const int64_t n = 64 * world.world_size() + 1;
+  ASSERT_NE(n % world.world_size(), 0);
+  const auto images = std::make_shared<RandomImages>(n);
+  TrainingData data{images, images, nullptr, nullptr, "random images"};
+  manual_seed(7);
+  // No batch norm: its running statistics differ between the ranks after
+  // the last step (DDP takes rank 0's at the start of the next), while the
+  // parameters are the same on every rank.
+  const auto model =
+      std::make_shared<nn::Sequential>(std::make_shared<nn::Flatten>(), std::make_shared<nn::Linear>(8 * 8, kClasses));
+  ClassificationRecipe recipe(std::move(data), nn::Handle(model), cross_entropy_objective());
+  TrainerOptions options;
+  options.world_size = world.world_size();
+  options.rank = world.rank();
+  options.comm = &world;
+  options.progress_out = nullptr;
+  std::unique_ptr<Trainer> trainer = value_or_die(Trainer::create(config, Device::cpu(), recipe, options));
+  const RunSummary done = value_or_die(trainer->run());
+
+  autograd::NoGradGuard no_grad;
+  model->eval();
+  const Tensor predicted = argmax(model->forward(autograd::Variable(images->images())).data(), 1);
+  const double correct = item<double>(sum(to(eq(predicted, images->labels()), DType::kF64)));
+  EXPECT_EQ(done.last_metrics.at("accuracy"), correct / static_cast<double>(n));
 }
 
 INSTANTIATE_TEST_SUITE_P(F32AndMixed, TrainerAcrossRanks,
