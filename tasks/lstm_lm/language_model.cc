@@ -66,7 +66,9 @@ EvalSums LanguageModelRecipe::evaluate(absl::Span<const Tensor> batch) {
   const nn::models::AwdLstmOutput out = model_->forward(batch[0], carried_into(eval_state_, batch));
   eval_state_ = detached(out.state);
   const Tensor nll = nn::cross_entropy(out.logits, reshape(batch[1], {-1}), {.reduction = nn::Reduction::kSum}).data();
-  return {{"nll", nll}, {"tokens", scalar_tensor(batch[1].numel(), {DType::kF64, nll.device()})}};
+  const Tensor tokens = scalar_tensor(batch[1].numel(), {DType::kF64, nll.device()});
+  if (options_.eval_weight == 1) return {{"nll", nll}, {"tokens", tokens}};
+  return {{"nll", to(nll, DType::kF64) * options_.eval_weight}, {"tokens", tokens * options_.eval_weight}};
 }
 
 Metrics LanguageModelRecipe::metrics(const std::map<std::string, double>& sums) const {

@@ -17,9 +17,10 @@
 namespace ts::tasks {
 
 struct LanguageModelOptions {
-  int64_t bptt = 70;    // the window length the lr is scaled to
-  double ar_alpha = 2;  // activation regularization
-  double tar_beta = 1;  // temporal activation regularization
+  int64_t bptt = 70;       // the window length the lr is scaled to
+  double ar_alpha = 2;     // activation regularization
+  double tar_beta = 1;     // temporal activation regularization
+  double eval_weight = 1;  // LmData::eval_weight
 };
 
 class LanguageModelRecipe final : public Recipe {

@@ -2,6 +2,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "base/error.h"
@@ -55,22 +56,53 @@ absl::StatusOr<Streams> synthetic(const TaskConfig& config, const LstmLmConfig& 
   return Streams{train, valid, options.vocab_size, "synthetic Markov-chain tokens"};
 }
 
-// This rank's rows of the stream batchified into rows_per_rank * world_size
-// rows, as BPTT windows.
-absl::StatusOr<std::shared_ptr<data::BatchSource>> rank_windows(const Tensor& stream, int64_t rows_per_rank, int rank,
-                                                                int world_size, data::BpttOptions options,
-                                                                absl::string_view split) {
-  const int64_t rows = rows_per_rank * world_size;
+// The stream batchified into `rows` rows, at least 2 tokens each.
+absl::StatusOr<Tensor> rows_of(const Tensor& stream, int64_t rows, absl::string_view split, absl::string_view how) {
   if (stream.numel() < 2 * rows) {
     return absl::InvalidArgumentError(absl::StrCat("the ", split, " split's ", stream.numel(),
-                                                   " tokens are too few for ", rows_per_rank, " rows on each of ",
-                                                   world_size, " ranks (at least 2 tokens per row)"));
+                                                   " tokens are too few for ", how, " (at least 2 tokens per row)"));
   }
-  ASSIGN_OR_RETURN(const Tensor batched, data::batchify(stream, rows));
+  return data::batchify(stream, rows);
+}
+
+absl::StatusOr<std::shared_ptr<data::BatchSource>> windows_of(const Tensor& rows, data::BpttOptions options) {
+  ASSIGN_OR_RETURN(std::unique_ptr<data::BpttBatches> windows, data::BpttBatches::create(rows, options));
+  return std::shared_ptr<data::BatchSource>(std::move(windows));
+}
+
+// Training: this rank's rows of the stream batchified into rows_per_rank *
+// world_size rows, as BPTT windows.
+absl::StatusOr<std::shared_ptr<data::BatchSource>> train_windows(const Tensor& stream, int64_t rows_per_rank, int rank,
+                                                                 int world_size, data::BpttOptions options) {
+  ASSIGN_OR_RETURN(const Tensor batched,
+                   rows_of(stream, rows_per_rank * world_size, "train",
+                           absl::StrCat(rows_per_rank, " rows on each of ", world_size, " ranks")));
   ASSIGN_OR_RETURN(Tensor mine,
                    capture([&] { return contiguous(batched.narrow(0, rank * rows_per_rank, rows_per_rank)); }));
-  ASSIGN_OR_RETURN(std::unique_ptr<data::BpttBatches> windows, data::BpttBatches::create(std::move(mine), options));
-  return std::shared_ptr<data::BatchSource>(std::move(windows));
+  return windows_of(mine, options);
+}
+
+// Validation: the stream in `rows` rows whatever the world size, as the
+// reference evaluates it on every worker, shared out row by row: rank r
+// takes rows r, r + W, ...; with more ranks than rows, row r % rows, its sums
+// weighted by one over the ranks that share it.
+absl::Status add_validation_windows(const Tensor& stream, int64_t rows, int rank, int world_size,
+                                    data::BpttOptions options, LmData& out) {
+  ASSIGN_OR_RETURN(const Tensor batched, rows_of(stream, rows, "validation", absl::StrCat(rows, " rows")));
+  std::vector<int64_t> mine;
+  if (world_size <= rows) {
+    for (int64_t row = rank; row < rows; row += world_size) mine.push_back(row);
+  } else {
+    mine.push_back(rank % rows);
+    const int64_t sharing = world_size / rows + (rank % rows < world_size % rows ? 1 : 0);
+    out.eval_weight = 1.0 / static_cast<double>(sharing);
+  }
+  ASSIGN_OR_RETURN(
+      const Tensor picked, capture([&] {
+        return contiguous(index_select(batched, 0, from_vector<int64_t>(mine, {static_cast<int64_t>(mine.size())})));
+      }));
+  ASSIGN_OR_RETURN(out.data.eval_batches, windows_of(picked, options));
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -94,18 +126,17 @@ absl::StatusOr<LmData> open_lm_data(const TaskConfig& config, int rank, int worl
   RETURN_IF_ERROR(streams.status());
   LmData out;
   out.vocabulary = streams->vocabulary;
-  data::BpttOptions train_windows;
-  train_windows.bptt = lm.bptt();
-  train_windows.random_lengths = lm.random_bptt();
-  train_windows.min_length = lm.min_seq_len();
-  train_windows.seed = config.seed();
-  train_windows.skip_single_token_tail = true;
+  data::BpttOptions training;
+  training.bptt = lm.bptt();
+  training.random_lengths = lm.random_bptt();
+  training.min_length = lm.min_seq_len();
+  training.seed = config.seed();
+  training.skip_single_token_tail = true;
   ASSIGN_OR_RETURN(out.data.train_batches,
-                   rank_windows(streams->train, config.batch_size(), rank, world_size, train_windows, "train"));
-  data::BpttOptions eval_windows;
-  eval_windows.bptt = lm.eval_bptt();
-  ASSIGN_OR_RETURN(out.data.eval_batches,
-                   rank_windows(streams->valid, lm.eval_batch_size(), rank, world_size, eval_windows, "validation"));
+                   train_windows(streams->train, config.batch_size(), rank, world_size, training));
+  data::BpttOptions validation;
+  validation.bptt = lm.eval_bptt();
+  RETURN_IF_ERROR(add_validation_windows(streams->valid, lm.eval_batch_size(), rank, world_size, validation, out));
   out.data.description = absl::StrCat(streams->description, ": ", streams->train.numel(), " train and ",
                                       streams->valid.numel(), " validation tokens, vocabulary ", out.vocabulary);
   return out;

@@ -4,9 +4,10 @@
 // the train stream is batchified into batch_size x world_size rows and rank
 // r reads rows [r * batch_size, (r + 1) * batch_size), so every rank has
 // the same number of columns and, drawing the same random window lengths
-// from the run's seed, takes the same number of steps; the validation
-// stream likewise in eval_batch_size rows per rank, whose sums the trainer
-// adds across ranks.
+// from the run's seed, takes the same number of steps. The validation
+// stream is batchified into eval_batch_size rows at any world size (so the
+// perplexity is the reference's, which every worker evaluates whole), the
+// rows shared out among the ranks, whose sums the trainer adds.
 #pragma once
 
 #include <cstdint>
@@ -20,6 +21,9 @@ namespace ts::tasks {
 struct LmData {
   TrainingData data;  // train_batches, eval_batches (BpttBatches) and the description
   int64_t vocabulary = 0;
+  // What this rank's validation sums count for: below 1 when it shares its
+  // row with other ranks (more ranks than rows).
+  double eval_weight = 1;
 };
 
 absl::StatusOr<LmData> open_lm_data(const TaskConfig& config, int rank, int world_size);

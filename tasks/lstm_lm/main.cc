@@ -36,8 +36,9 @@ absl::StatusOr<std::unique_ptr<Recipe>> make_recipe(const TaskContext& task) {
   ASSIGN_OR_RETURN(LmData data, open_lm_data(task.config, task.rank, task.world_size));
   return capture([&]() -> std::unique_ptr<Recipe> {
     auto model = std::make_shared<nn::models::AwdLstm>(data.vocabulary, model_options(lm));
-    return std::make_unique<LanguageModelRecipe>(std::move(data.data), std::move(model),
-                                                 LanguageModelOptions{lm.bptt(), lm.ar_alpha(), lm.tar_beta()});
+    return std::make_unique<LanguageModelRecipe>(
+        std::move(data.data), std::move(model),
+        LanguageModelOptions{lm.bptt(), lm.ar_alpha(), lm.tar_beta(), data.eval_weight});
   });
 }
 

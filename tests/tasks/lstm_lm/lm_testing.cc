@@ -48,9 +48,9 @@ std::unique_ptr<LanguageModelRecipe> recipe(const TaskConfig& c, int rank, int w
   model.num_layers = 2;
   if (!dropouts) model.dropout = model.dropout_h = model.dropout_i = model.dropout_e = model.weight_drop = 0;
   const LstmLmConfig& lm = c.GetExtension(lstm_lm);
-  return std::make_unique<LanguageModelRecipe>(std::move(data->data),
-                                               std::make_shared<nn::models::AwdLstm>(data->vocabulary, model),
-                                               LanguageModelOptions{lm.bptt(), lm.ar_alpha(), lm.tar_beta()});
+  return std::make_unique<LanguageModelRecipe>(
+      std::move(data->data), std::make_shared<nn::models::AwdLstm>(data->vocabulary, model),
+      LanguageModelOptions{lm.bptt(), lm.ar_alpha(), lm.tar_beta(), data->eval_weight});
 }
 
 std::vector<std::vector<double>> parameters(const nn::Module& model) {
