@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "base/error.h"
+
 namespace ts::optim {
 
 LrControl::LrControl(const LrControlOptions& o) {
@@ -9,6 +11,8 @@ LrControl::LrControl(const LrControlOptions& o) {
   int64_t warmup = static_cast<int64_t>(o.warmup_epochs);
   if (warmup == 0) warmup = mlbench_warmup_epochs(o.world_size, o.scaling);
   using Schedule = LrControlOptions::Schedule;
+  TS_CHECK(!(o.warmup_per_step && o.schedule == Schedule::kPlateau),
+           "LrControl: the plateau schedule's warm-up is MLBench's, once per epoch, not per step");
   if (o.schedule == Schedule::kPlateau) {
     PlateauOptions plateau;
     plateau.factor = o.decay_factor;
@@ -34,9 +38,13 @@ LrControl::LrControl(const LrControlOptions& o) {
       schedule_ = constant_lr(lr);
   }
   if (warmup > 0) schedule_ = linear_warmup(o.lr, warmup, std::move(schedule_));
+  if (o.warmup_per_step) per_step_warmup_epochs_ = warmup;
 }
 
-double LrControl::lr(int epoch) const { return plateau_ ? plateau_->lr() : schedule_->get_lr(epoch); }
+double LrControl::lr(int epoch, double fraction) const {
+  if (plateau_) return plateau_->lr();
+  return schedule_->get_lr(epoch < per_step_warmup_epochs_ ? epoch + fraction : epoch);
+}
 
 void LrControl::end_epoch(double validation_loss) {
   if (plateau_) plateau_->step(validation_loss);

@@ -26,6 +26,10 @@ struct LrControlOptions {
   // floor(log2(world_size)) under linear scaling, 3 * world_size under
   // square-root scaling).
   double warmup_epochs = 0;
+  // The warm-up rises step by step within each epoch (Goyal et al.'s gradual
+  // warm-up, as apex's ImageNet example does it) rather than once per epoch
+  // (MLBench's). Not for the plateau schedule, whose warm-up is MLBench's.
+  bool warmup_per_step = false;
   int epochs = 1;  // the run's length (the cosine's end)
   Schedule schedule = Schedule::kConstant;
   double decay_factor = 0.1;        // step, multi-step, plateau
@@ -42,8 +46,9 @@ class LrControl {
   // Throws an Error for options the schedules reject, naming the field.
   explicit LrControl(const LrControlOptions& options);
 
-  // The lr for epoch `epoch` (0-based).
-  double lr(int epoch) const;
+  // The lr for epoch `epoch` (0-based), `fraction` (in [0, 1)) of the way
+  // through it: only a per-step warm-up tells fractions apart.
+  double lr(int epoch, double fraction = 0) const;
   // After an epoch's evaluation (plateau only; the others ignore it).
   void end_epoch(double validation_loss);
 
@@ -55,6 +60,7 @@ class LrControl {
  private:
   std::unique_ptr<LrSchedule> schedule_;
   std::optional<ReduceLrOnPlateau> plateau_;
+  int64_t per_step_warmup_epochs_ = 0;  // 0 unless warmup_per_step
 };
 
 }  // namespace ts::optim

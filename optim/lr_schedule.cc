@@ -23,15 +23,15 @@ void check_gamma(const char* schedule, double gamma) {
 }
 
 // The linear warm-up shared by linear_warmup and the plateau schedule.
-double warmup_lr(double start_lr, double target_lr, int64_t t, int64_t length) {
-  const double progress = static_cast<double>(t) / static_cast<double>(length);
+double warmup_lr(double start_lr, double target_lr, double t, int64_t length) {
+  const double progress = t / static_cast<double>(length);
   return progress * target_lr + (1 - progress) * start_lr;
 }
 
 class ConstantLr final : public LrSchedule {
  public:
   explicit ConstantLr(double lr) : lr_(lr) {}
-  double get_lr(int64_t) const override { return lr_; }
+  double get_lr(double) const override { return lr_; }
 
  private:
   double lr_;
@@ -40,8 +40,8 @@ class ConstantLr final : public LrSchedule {
 class StepLr final : public LrSchedule {
  public:
   StepLr(double base_lr, int64_t step_size, double gamma) : base_lr_(base_lr), step_size_(step_size), gamma_(gamma) {}
-  double get_lr(int64_t t) const override {
-    return base_lr_ * std::pow(gamma_, static_cast<double>(std::max<int64_t>(t, 0) / step_size_));
+  double get_lr(double t) const override {
+    return base_lr_ * std::pow(gamma_, std::floor(std::max(t, 0.0) / static_cast<double>(step_size_)));
   }
 
  private:
@@ -54,8 +54,11 @@ class MultiStepLr final : public LrSchedule {
  public:
   MultiStepLr(double base_lr, std::vector<int64_t> milestones, double gamma)
       : base_lr_(base_lr), milestones_(std::move(milestones)), gamma_(gamma) {}
-  double get_lr(int64_t t) const override {
-    const auto passed = std::upper_bound(milestones_.begin(), milestones_.end(), t) - milestones_.begin();
+  double get_lr(double t) const override {
+    const auto passed =
+        std::upper_bound(milestones_.begin(), milestones_.end(), t,
+                         [](double value, int64_t milestone) { return value < static_cast<double>(milestone); }) -
+        milestones_.begin();
     return base_lr_ * std::pow(gamma_, static_cast<double>(passed));
   }
 
@@ -69,10 +72,10 @@ class CosineLr final : public LrSchedule {
  public:
   CosineLr(double base_lr, int64_t start, int64_t end, double min_lr)
       : base_lr_(base_lr), start_(start), end_(end), min_lr_(min_lr) {}
-  double get_lr(int64_t t) const override {
-    if (t <= start_) return base_lr_;
-    if (t >= end_) return min_lr_;
-    const double progress = static_cast<double>(t - start_) / static_cast<double>(end_ - start_);
+  double get_lr(double t) const override {
+    if (t <= static_cast<double>(start_)) return base_lr_;
+    if (t >= static_cast<double>(end_)) return min_lr_;
+    const double progress = (t - static_cast<double>(start_)) / static_cast<double>(end_ - start_);
     return min_lr_ + (base_lr_ - min_lr_) * (1 + std::cos(std::numbers::pi * progress)) / 2;
   }
 
@@ -86,9 +89,9 @@ class LinearWarmup final : public LrSchedule {
  public:
   LinearWarmup(double start_lr, int64_t length, std::unique_ptr<LrSchedule> main)
       : start_lr_(start_lr), length_(length), main_(std::move(main)) {}
-  double get_lr(int64_t t) const override {
-    if (t >= length_) return main_->get_lr(t);
-    return warmup_lr(start_lr_, main_->get_lr(length_), std::max<int64_t>(t, 0), length_);
+  double get_lr(double t) const override {
+    if (t >= static_cast<double>(length_)) return main_->get_lr(t);
+    return warmup_lr(start_lr_, main_->get_lr(static_cast<double>(length_)), std::max(t, 0.0), length_);
   }
 
  private:
@@ -186,7 +189,7 @@ bool ReduceLrOnPlateau::is_better(double metric) const {
 double ReduceLrOnPlateau::step(double metric) {
   ++epochs_;
   if (epochs_ <= warmup_.epochs) {
-    lr_ = warmup_lr(warmup_.start_lr, target_lr_, epochs_, warmup_.epochs);
+    lr_ = warmup_lr(warmup_.start_lr, target_lr_, static_cast<double>(epochs_), warmup_.epochs);
     return lr_;
   }
   if (is_better(metric)) {

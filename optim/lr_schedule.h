@@ -1,6 +1,7 @@
 // Learning-rate schedules. Closed-form ones give the lr as a function of a
-// count t (epochs or steps: the caller's unit; their only state is t, which
-// the caller checkpoints), and compose with a linear warm-up. Reduce-on-
+// count t (epochs or steps: the caller's unit, and a fraction of one for a
+// point inside it; their only state is t, which the caller checkpoints), and
+// compose with a linear warm-up. Reduce-on-
 // plateau follows a validation metric, so it carries state to save. The
 // scaling rules say what lr k workers use (Goyal et al.'s linear rule, or the
 // square-root rule of MLBench's LSTM task).
@@ -24,7 +25,7 @@ class LrSchedule {
  public:
   virtual ~LrSchedule() = default;
   // The lr for count t; t < 0 counts as 0.
-  virtual double get_lr(int64_t t) const = 0;
+  virtual double get_lr(double t) const = 0;
 };
 
 // constant_lr takes any lr; the other factories check their arguments.
@@ -38,7 +39,9 @@ std::unique_ptr<LrSchedule> multi_step_lr(double base_lr, std::vector<int64_t> m
 // after: min_lr + (base_lr - min_lr) * (1 + cos(pi * (t - start) / (end - start))) / 2.
 std::unique_ptr<LrSchedule> cosine_lr(double base_lr, int64_t start, int64_t end, double min_lr = 0);
 // Linear warm-up over [0, length): start_lr + (target - start_lr) * t / length
-// with target = main->get_lr(length); main->get_lr(t) from t = length on.
+// with target = main->get_lr(length), rising within a unit for a fractional
+// t (Goyal et al.'s gradual warm-up, per step); main->get_lr(t) from t =
+// length on.
 // `main` sees the absolute t (milestones and cosine bounds count from 0, so
 // cosine-with-warm-up is linear_warmup(0, W, cosine_lr(lr, W, T))).
 std::unique_ptr<LrSchedule> linear_warmup(double start_lr, int64_t length, std::unique_ptr<LrSchedule> main);

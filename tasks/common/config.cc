@@ -363,6 +363,8 @@ absl::Status validate_config(const TaskConfig& c) {
   need(c.lr_min() >= 0 && c.lr_min() <= configured_lr(c), "lr_min", c.lr_min(), "must be in [0, lr]");
   need(std::isfinite(c.lr_plateau_threshold()) && c.lr_plateau_threshold() >= 0, "lr_plateau_threshold",
        c.lr_plateau_threshold(), "must be finite and >= 0");
+  need(!(c.lr_warmup_per_step() && c.lr_schedule() == TaskConfig::PLATEAU), "lr_warmup_per_step", "true",
+       "does not go with lr_schedule PLATEAU (its warm-up is MLBench's, once per epoch)");
   need(c.lr_milestones_size() > 0 || c.lr_schedule() != TaskConfig::MULTISTEP, "lr_milestones", "[]",
        "MULTISTEP needs at least one");
   for (int i = 1; i < c.lr_milestones_size(); ++i) {

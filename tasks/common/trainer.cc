@@ -131,6 +131,7 @@ optim::LrControlOptions lr_options(const TaskConfig& c, int world_size, optim::L
   o.world_size = world_size;
   o.scaling = scaling;
   o.warmup_epochs = c.warmup_epochs();
+  o.warmup_per_step = c.lr_warmup_per_step();
   o.epochs = c.epochs();
   o.decay_factor = c.lr_decay_factor();
   o.step_epochs = c.lr_step_epochs();
@@ -828,9 +829,6 @@ absl::StatusOr<RunSummary> Trainer::run() {
       epoch_seconds_before_ = 0;
     }
     epoch_session_start_ = now();
-    // Averaged SGD keeps the lr it took over with, as awd-lstm-lm's and
-    // MLBench's do ("no scheduling" after the switch).
-    if (p.asgd == nullptr) p.optimizer->set_lr(p.lr->lr(epoch));
     const int64_t micro_batches_done = state_.step_in_epoch() * config_.gradient_accumulation_steps();
     if (absl::Status s = p.train_batches->start_epoch(epoch, micro_batches_done); !s.ok()) {
       return absl::FailedPreconditionError(absl::StrCat("checkpoint is at step ", state_.step_in_epoch(), " of epoch ",
@@ -842,6 +840,12 @@ absl::StatusOr<RunSummary> Trainer::run() {
 
     while (state_.step_in_epoch() < steps && !out_of_steps()) {
       const std::string where = absl::StrCat("epoch ", epoch + 1, ", step ", state_.step_in_epoch());
+      // Set at every step (a per-step warm-up rises within the epoch).
+      // Averaged SGD keeps the lr it took over with, as awd-lstm-lm's and
+      // MLBench's do ("no scheduling" after the switch).
+      if (p.asgd == nullptr) {
+        p.optimizer->set_lr(p.lr->lr(epoch, static_cast<double>(state_.step_in_epoch()) / static_cast<double>(steps)));
+      }
       int64_t samples = 0;
       Tensor loss;
       RETURN_IF_ERROR(p.step_clock.start());

@@ -172,6 +172,30 @@ TEST(PlateauTest, LrControlTakesTheThreshold) {
   }
 }
 
+// Goyal et al.'s gradual warm-up: from the one-worker lr to the scaled one,
+// rising within each epoch; the schedule after it as before.
+TEST(LrScheduleTest, PerStepWarmupRisesWithinTheEpoch) {
+  const LrControlOptions o{.lr = 0.1,
+                           .world_size = 4,
+                           .warmup_epochs = 2,
+                           .warmup_per_step = true,
+                           .epochs = 10,
+                           .schedule = LrControlOptions::Schedule::kMultiStep,
+                           .milestones = {5}};
+  const LrControl control(o);
+  EXPECT_NEAR(control.lr(0, 0), 0.1, kEps);
+  EXPECT_NEAR(control.lr(0, 0.5), 0.1 + 0.3 * 0.25, kEps);
+  EXPECT_NEAR(control.lr(1, 0.5), 0.1 + 0.3 * 0.75, kEps);
+  EXPECT_NEAR(control.lr(2, 0.5), 0.4, kEps);   // warm-up done
+  EXPECT_NEAR(control.lr(5, 0.5), 0.04, kEps);  // decayed at epoch 5, whatever the fraction
+  LrControlOptions per_epoch = o;
+  per_epoch.warmup_per_step = false;
+  EXPECT_NEAR(LrControl(per_epoch).lr(0, 0.5), 0.1, kEps);  // MLBench's: once per epoch
+  LrControlOptions plateau = o;
+  plateau.schedule = LrControlOptions::Schedule::kPlateau;
+  expect_throws(absl::StatusCode::kInvalidArgument, {"plateau", "per step"}, [&] { LrControl unused(plateau); });
+}
+
 TEST(PlateauTest, StateRoundTripContinuesIdentically) {
   const PlateauOptions options{.factor = 0.5, .patience = 1, .cooldown = 1};
   const PlateauWarmup warmup{.epochs = 2, .start_lr = 0.1};

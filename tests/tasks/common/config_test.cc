@@ -249,7 +249,8 @@ TEST(ConfigTest, ValidationChecksTheSgdSettings) {
 // A setting that the rest of the config makes meaningless is an error, not
 // silently ignored: loss scaling under F32, a data path beside synthetic
 // data, checkpoint timing without a folder, momentum that NT-ASGD's switch
-// would drop, a fractional warm-up; and MULTISTEP needs milestones.
+// would drop, a fractional warm-up, a per-step warm-up before the plateau
+// schedule; and MULTISTEP needs milestones.
 TEST(ConfigTest, SettingsThatWouldDoNothingAreErrors) {
   TaskConfig c;
   c.set_lr_schedule(TaskConfig::MULTISTEP);
@@ -277,6 +278,13 @@ TEST(ConfigTest, SettingsThatWouldDoNothingAreErrors) {
   c.set_warmup_epochs(2);
   c.mutable_sgd()->set_momentum(0);
   EXPECT_OK(validate_config(c));
+
+  c.set_lr_schedule(TaskConfig::PLATEAU);
+  c.set_lr_warmup_per_step(true);
+  c.set_lr_plateau_threshold(-1);
+  expect_error(validate_config(c), absl::StatusCode::kInvalidArgument,
+               {"lr_plateau_threshold = -1 (must be finite and >= 0)",
+                "lr_warmup_per_step = true (does not go with lr_schedule PLATEAU"});
 }
 
 TEST(ConfigTest, JsonHasEveryFieldAndSetExtensions) {
