@@ -105,8 +105,10 @@ JpegPipeline eval_pipeline(int64_t shorter, int64_t crop, std::vector<float> mea
     }
     ASSIGN_OR_RETURN(const JpegHeader header, read_jpeg_header(jpeg, name));
     const Size resized = shorter_side_size(header.height, header.width, shorter);
-    const int denominator = jpeg_scale_denominator(header.height, header.width, resized.height, resized.width);
-    ASSIGN_OR_RETURN(const Tensor hwc, decode_scaled(jpeg, name, header, denominator));
+    // Always at full scale: the validation accuracy is then measured on
+    // torchvision's pixels (a reduced-scale decode would move them by a few
+    // levels on large images), at a cost only the rare large image pays.
+    ASSIGN_OR_RETURN(const Tensor hwc, decode_scaled(jpeg, name, header, /*denominator=*/1));
     const ResizeSpec spec{Box{0, 0, hwc.size(0), hwc.size(1)}, resized.height, resized.width,
                           center_crop_box(resized.height, resized.width, crop)};
     return resample_normalized(hwc, spec, /*flip=*/false, *coeffs);

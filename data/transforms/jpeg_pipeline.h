@@ -1,16 +1,18 @@
 // From JPEG file bytes to a network's input in one pass per stage, as the
 // loader's workers run it for ImageNet-style folders (data/sets/image_folder):
-// the header is read first, so the crop is known before decoding; the JPEG
-// is decoded at the smallest libjpeg scale (1, 1/2, 1/4, 1/8) that still
-// leaves the crop at least as large as the output (the resize stays a
-// downscale); the crop, the resize, the flip, the normalization and the
-// HWC-to-CHW layout change are one resampling pass writing f32 [3, S, S].
-// At scale 1 the result equals, bit for bit, decoding then applying the
-// Transforms random_resized_crop, random_horizontal_flip and normalize (or
-// resize_center_crop and normalize), which draw the same numbers from the
-// stream. A reduced scale is what DALI does too: the DCT's own downscale
-// replaces part of the triangle filter's, and the crop box moves by less
-// than one scaled pixel (its edges round outward to the scaled grid).
+// the header is read first, so the crop is known before decoding; for
+// training the JPEG is decoded at the smallest libjpeg scale (1, 1/2, 1/4,
+// 1/8) that still leaves the crop at least as large as the output (the
+// resize stays a downscale); the crop, the resize, the flip, the
+// normalization and the HWC-to-CHW layout change are one resampling pass
+// writing f32 [3, S, S]. At scale 1 the result equals, bit for bit, decoding
+// then applying the Transforms random_resized_crop, random_horizontal_flip
+// and normalize, which draw the same numbers from the stream. A reduced
+// scale is what DALI does too: the DCT's own downscale replaces part of the
+// triangle filter's, and the crop box moves by less than one scaled pixel
+// (its edges round outward to the scaled grid). Evaluation always decodes at
+// full scale, so it equals resize_center_crop and normalize bit for bit:
+// the validation accuracy is measured on torchvision's pixels.
 #pragma once
 
 #include <cstdint>
