@@ -1,5 +1,6 @@
 #include "data/readers/lm_text.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "absl/container/flat_hash_map.h"
@@ -13,24 +14,41 @@
 namespace ts::data {
 namespace {
 
-inline bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
+// The bytes of the whitespace character at text[p] within a line, 0 if it
+// is none: what Python's str.split() splits on (str.isspace), in UTF-8.
+size_t space_bytes(absl::string_view text, size_t p) {
+  const auto byte = [&](size_t k) { return p + k < text.size() ? static_cast<unsigned char>(text[p + k]) : 0; };
+  const unsigned char c = byte(0);
+  if (c == ' ' || (c >= '\t' && c <= '\r') || (c >= 0x1c && c <= 0x1f)) return 1;
+  if (c == 0xC2 && (byte(1) == 0x85 || byte(1) == 0xA0)) return 2;  // U+0085, U+00A0
+  if (c == 0xE1 && byte(1) == 0x9A && byte(2) == 0x80) return 3;    // U+1680
+  if (c == 0xE2 && byte(1) == 0x80) {                               // U+2000-200A, U+2028, U+2029, U+202F
+    const unsigned char d = byte(2);
+    return (d >= 0x80 && d <= 0x8A) || d == 0xA8 || d == 0xA9 || d == 0xAF ? 3 : 0;
+  }
+  if (c == 0xE2 && byte(1) == 0x81 && byte(2) == 0x9F) return 3;  // U+205F
+  if (c == 0xE3 && byte(1) == 0x80 && byte(2) == 0x80) return 3;  // U+3000
+  return 0;
+}
 
-// Calls word(token) for each token and eos() at the end of each line.
+// Calls word(token) for each token and eos() at the end of each line, as
+// awd-lstm-lm's `for line in open(path): line.split() + ['<eos>']` reads a
+// file: lines end at \n, \r\n or \r (Python's universal newlines), tokens
+// are split on any whitespace.
 template <typename Word, typename Eos>
 void for_each_token(absl::string_view text, Word word, Eos eos) {
   size_t i = 0;
   while (i < text.size()) {
-    const size_t newline = text.find('\n', i);
-    const size_t line_end = newline == absl::string_view::npos ? text.size() : newline;
+    const size_t line_end = std::min(text.find_first_of("\r\n", i), text.size());
     size_t p = i;
     while (p < line_end) {
-      while (p < line_end && is_space(text[p])) ++p;
+      while (p < line_end && space_bytes(text, p) > 0) p += space_bytes(text, p);
       const size_t start = p;
-      while (p < line_end && !is_space(text[p])) ++p;
+      while (p < line_end && space_bytes(text, p) == 0) ++p;
       if (p > start) word(text.substr(start, p - start));
     }
     eos();
-    i = line_end + 1;
+    i = line_end + (text.substr(line_end, 2) == "\r\n" ? 2 : 1);
   }
 }
 

@@ -18,8 +18,11 @@ namespace ts::data {
 inline constexpr char kLmUnk[] = "<unk>";  // id 0
 inline constexpr char kLmEos[] = "<eos>";  // id 1
 
-// Tokens are runs of non-whitespace (space, \t, \r, \v, \f); each line,
-// empty lines included, ends with <eos> (as PyTorch's word_language_model).
+// Tokens are runs of non-whitespace as Python's str.split() sees it (ASCII
+// space, \t, \v, \f, \x1c-\x1f and Unicode's spaces such as U+00A0); each
+// line (ending at \n, \r\n or \r, Python's universal newlines), empty lines
+// included, ends with <eos>: as awd-lstm-lm and PyTorch's
+// word_language_model read their files.
 // Text must be valid UTF-8: an error names `name`, the line and column.
 //
 // <unk> and <eos> first, then the train split's words in order of first use,

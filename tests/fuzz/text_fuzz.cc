@@ -42,9 +42,14 @@ void check_lm(const std::vector<std::string>& parts) {
       FUZZ_CHECK(ids[i] >= 0 && ids[i] < vocab);
       eos += ids[i] == 1;
     }
-    // One <eos> per line: lines are split on '\n', a final one ending the last.
+    // One <eos> per line: lines end at \n, \r\n or \r, a final one ending the
+    // last.
     const std::string& text = texts[s]->text;
-    const int64_t lines = text.empty() ? 0 : std::count(text.begin(), text.end(), '\n') + (text.back() == '\n' ? 0 : 1);
+    int64_t ends = 0;
+    for (size_t i = 0; i < text.size(); ++i) {
+      ends += text[i] == '\n' || (text[i] == '\r' && (i + 1 == text.size() || text[i + 1] != '\n'));
+    }
+    const int64_t lines = text.empty() ? 0 : ends + (text.back() == '\n' || text.back() == '\r' ? 0 : 1);
     FUZZ_CHECK(eos == lines);
   }
 }

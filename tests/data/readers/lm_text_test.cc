@@ -51,6 +51,47 @@ TEST(LmTextTest, OneEosPerLineAndUnknownWords) {
                {"valid", "build_lm_vocabulary"});
 }
 
+// As Python's `line.split()` over a file read in text mode: \r and \r\n end
+// lines too, and Unicode's spaces (U+00A0, U+2009, U+3000, ...) and \x1c-\x1f
+// split tokens; other non-ASCII characters (U+20AC, U+2010) do not.
+TEST(LmTextTest, LinesAndWhitespaceAsPythonSplitsThem) {
+  const std::string text =
+      "a"
+      "\xc2\xa0"
+      "b"
+      "\xe2\x80\x89"
+      "c\rd\r\ne"
+      "\x1f"
+      "f"
+      "\xe3\x80\x80"
+      "g"
+      "\xe2\x82\xac"
+      "h"
+      "\xe2\x80\x90"
+      "i"
+      "\xe2\x80\xa8"
+      "j\n";
+  ASSERT_OK_AND_ASSIGN(Vocabulary v, build_lm_vocabulary(text, "train"));
+  const std::vector<std::string> expected = {"<unk>",
+                                             "<eos>",
+                                             "a",
+                                             "b",
+                                             "c",
+                                             "d",
+                                             "e",
+                                             "f",
+                                             "g"
+                                             "\xe2\x82\xac"
+                                             "h"
+                                             "\xe2\x80\x90"
+                                             "i",
+                                             "j"};
+  ASSERT_EQ(v.size(), static_cast<int64_t>(expected.size()));
+  for (int64_t i = 0; i < v.size(); ++i) EXPECT_EQ(v.word(i), expected[i]) << i;
+  ASSERT_OK_AND_ASSIGN(auto ids, tokenize_lm(text, "train", v));
+  EXPECT_EQ(ids, (std::vector<int64_t>{2, 3, 4, 1, 5, 1, 6, 7, 8, 9, 1}));
+}
+
 TEST(LmTextTest, BadUtf8NamesFileLineAndColumn) {
   expect_error(build_lm_vocabulary("ok\nfine \xc3\x28 x\n", "wiki.train.tokens").status(),
                absl::StatusCode::kInvalidArgument, {"wiki.train.tokens:2:6:", "invalid UTF-8 byte 0xc3"});
