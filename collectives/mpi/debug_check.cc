@@ -22,7 +22,8 @@ Round signature_check_round(MPI_Comm comm, int rank, int world_size, const CallS
                  return absl::OkStatus();
                },
                [=]() { return check_call_signatures(*all, rank); },
-               {}};
+               {},
+               /*posts_mpi_collective=*/true};
 }
 
 }  // namespace ts::collectives::mpi

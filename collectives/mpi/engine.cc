@@ -71,7 +71,14 @@ struct Engine::Op {
   Clock::time_point start;
   Clock::time_point deadline;
   bool finished = false;
+  bool deferred = false;  // its next round waits for earlier collective calls
   absl::Status status;
+
+  // Rounds not posted yet call an MPI collective.
+  bool collective_calls_left() const {
+    return std::any_of(rounds.begin() + static_cast<std::ptrdiff_t>(next_round), rounds.end(),
+                       [](const Round& round) { return round.posts_mpi_collective; });
+  }
 };
 
 class Engine::OpWork final : public Work::Impl {
@@ -138,7 +145,10 @@ Work Engine::start(OpInfo info, std::vector<Round> rounds) {
         broken_.code(), absl::StrCat(op->info.description(),
                                      ": the communicator was aborted after an earlier failure: ", broken_.message())));
   }
-  advance_locked(*op);
+  const bool collectives_blocked = std::any_of(active_.begin(), active_.end(), [](const std::shared_ptr<Op>& earlier) {
+    return !earlier->finished && earlier->collective_calls_left();
+  });
+  advance_locked(*op, collectives_blocked);
   if (!op->finished) active_.push_back(op);
   return Work(std::make_shared<OpWork>(shared_from_this(), op));
 }
@@ -159,46 +169,59 @@ bool Engine::poll(const std::shared_ptr<Op>& op) {
 void Engine::progress_locked() {
   const bool housekeeping = progress_calls_++ % kHousekeepingInterval == 0;
   if (housekeeping) serve_control_locked();
+  // Whether an op before this one (in start order) has MPI collective calls
+  // left to post.
+  bool collectives_blocked = false;
   for (const std::shared_ptr<Op>& op : active_) {
-    if (op->finished) continue;
-    if (!broken_.ok()) {
-      fail_locked(*op, absl::Status(broken_.code(), absl::StrCat(op->info.description(), ": ", broken_.message())));
-      continue;
-    }
-    int complete = 0;
-    const int rc =
-        MPI_Testall(static_cast<int>(op->requests.size()), op->requests.data(), &complete, MPI_STATUSES_IGNORE);
-    if (rc != MPI_SUCCESS) {
-      absl::Status error = check(rc, "MPI_Testall");
-      abort_locked(absl::UnavailableError(absl::StrCat(op->info.description(), ": ", error.message())),
-                   /*tell_peers=*/true);
-      fail_locked(*op, broken_);
-      continue;
-    }
-    if (complete) {
-      op->requests.clear();
-      const Round& done = op->rounds[op->next_round - 1];
-      absl::Status status = done.then ? ts::capture(done.then) : absl::OkStatus();
-      if (!status.ok()) {
-        fail_locked(*op, std::move(status));
-        continue;
-      }
-      advance_locked(*op);
-    } else if (housekeeping && Clock::now() > op->deadline) {
-      on_timeout_locked(*op);
-    }
+    progress_op_locked(*op, housekeeping, collectives_blocked);
+    if (!op->finished && op->collective_calls_left()) collectives_blocked = true;
   }
   std::erase_if(active_, [](const std::shared_ptr<Op>& op) { return op->finished; });
 }
 
-// Posts the next round, or finishes the op when none is left.
-void Engine::advance_locked(Op& op) {
+void Engine::progress_op_locked(Op& op, bool housekeeping, bool collectives_blocked) {
+  if (op.finished) return;
+  if (!broken_.ok()) {
+    fail_locked(op, absl::Status(broken_.code(), absl::StrCat(op.info.description(), ": ", broken_.message())));
+    return;
+  }
+  if (op.deferred) {
+    advance_locked(op, collectives_blocked);
+    if (op.deferred && housekeeping && Clock::now() > op.deadline) on_timeout_locked(op);
+    return;
+  }
+  int complete = 0;
+  const int rc = MPI_Testall(static_cast<int>(op.requests.size()), op.requests.data(), &complete, MPI_STATUSES_IGNORE);
+  if (rc != MPI_SUCCESS) {
+    absl::Status error = check(rc, "MPI_Testall");
+    abort_locked(absl::UnavailableError(absl::StrCat(op.info.description(), ": ", error.message())),
+                 /*tell_peers=*/true);
+    fail_locked(op, broken_);
+    return;
+  }
+  if (complete) {
+    op.requests.clear();
+    const Round& done = op.rounds[op.next_round - 1];
+    absl::Status status = done.then ? ts::capture(done.then) : absl::OkStatus();
+    if (!status.ok()) {
+      fail_locked(op, std::move(status));
+      return;
+    }
+    advance_locked(op, collectives_blocked);
+  } else if (housekeeping && Clock::now() > op.deadline) {
+    on_timeout_locked(op);
+  }
+}
+
+void Engine::advance_locked(Op& op, bool collectives_blocked) {
   if (op.next_round == op.rounds.size()) {
     op.finished = true;
     op.rounds.clear();  // releases the scratch the rounds hold
     op.info.release_tensors();
     return;
   }
+  op.deferred = collectives_blocked && op.rounds[op.next_round].posts_mpi_collective;
+  if (op.deferred) return;
   const Round& round = op.rounds[op.next_round++];
   absl::Status posted = ts::capture([&] { return round.post(op.requests); });
   if (!posted.ok()) {

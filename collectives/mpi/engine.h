@@ -36,6 +36,12 @@ struct Round {
   // What each posted request waits for ("recv from rank 2"), for timeout
   // messages of point-to-point operations; may be empty.
   std::vector<std::string> labels;
+  // post() calls an MPI collective (MPI_Ibcast, MPI_Iallgather, ...) on the
+  // communicator, which every rank must call in the same order: such rounds
+  // are posted in the order of their operations' start, each only after
+  // every earlier operation has posted all of its own. Point-to-point rounds
+  // (matched by tag) are posted as soon as they can be.
+  bool posts_mpi_collective = false;
 };
 
 struct OpInfo {
@@ -86,7 +92,12 @@ class Engine : public std::enable_shared_from_this<Engine> {
   absl::Status wait(const std::shared_ptr<Op>& op);
   bool poll(const std::shared_ptr<Op>& op);  // true once op finished
   void progress_locked();
-  void advance_locked(Op& op);
+  // One op's share of progress_locked.
+  void progress_op_locked(Op& op, bool housekeeping, bool collectives_blocked);
+  // Posts op's next round (or finishes it), unless that round calls an MPI
+  // collective and `collectives_blocked` (an earlier op has such calls left
+  // to post): then op waits, deferred, for a later poll.
+  void advance_locked(Op& op, bool collectives_blocked);
   void fail_locked(Op& op, absl::Status status);
   void on_timeout_locked(Op& op);
   std::string diagnose_collective_locked(const Op& op);

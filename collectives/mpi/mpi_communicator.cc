@@ -265,7 +265,8 @@ Work MpiCommunicator::barrier() {
                            return absl::OkStatus();
                          },
                          nullptr,
-                         {}});
+                         {},
+                         /*posts_mpi_collective=*/true});
   return start_collective("barrier", Tensor(), sequence, std::move(rounds));
 }
 

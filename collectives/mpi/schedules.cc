@@ -160,7 +160,8 @@ void segmented_broadcast(MPI_Comm comm, char* data, int64_t bytes, int root, std
                              return absl::OkStatus();
                            },
                            nullptr,
-                           {}});
+                           {},
+                           /*posts_mpi_collective=*/true});
   }
 }
 

@@ -1,7 +1,8 @@
 // Results of every collective of the MPI backend against float64 references
 // built from all ranks' inputs (every rank regenerates every other rank's
 // input), for every dtype and odd sizes including 0 and 1, plus async handles,
-// argument errors, split communicators and the debug-mode mismatch report.
+// argument errors, split communicators, the debug-mode mismatch report and
+// debug-mode collectives started together keeping one order on every rank.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -321,6 +322,37 @@ TEST(MpiCollectives, DebugModeReportsTheFirstMismatch) {
   Tensor d = ones({3});
   ASSERT_OK(comm->allreduce(d, ReduceOp::kSum).wait());
   EXPECT_EQ(item<float>(d.select(0, 0)), world().world_size());
+}
+
+// In debug mode every collective first allgathers the call's signature, and
+// a broadcast's MPI_Ibcast follows when that completes, which is at another
+// moment on each rank. Broadcasts started together must still reach MPI in
+// one order on every rank (they used to cross: a truncation error, or data
+// swapped between same-sized tensors).
+TEST(MpiCollectives, DebugModeKeepsConcurrentBroadcastsInOrder) {
+  CommunicatorOptions options;
+  options.debug = true;
+  options.timeout = absl::Seconds(60);
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<mpi::MpiCommunicator> comm, mpi::MpiCommunicator::create(options));
+  const int p = world().world_size();
+  for (int round = 0; round < 20; ++round) {
+    SCOPED_TRACE(::testing::Message() << "round " << round);
+    std::vector<Tensor> tensors;
+    std::vector<Work> works;
+    for (int i = 0; i < 6; ++i) {
+      const int root = i % p;
+      const double value = world().rank() == root ? 100 * round + i : -1;
+      tensors.push_back(full({i % 2 == 0 ? 16 : 2}, Scalar(value), {i % 2 == 0 ? DType::kF32 : DType::kI64}));
+      works.push_back(comm->broadcast(tensors.back(), root));
+    }
+    works.push_back(comm->barrier());
+    for (int i = static_cast<int>(works.size()) - 1; i >= 0; --i) ASSERT_OK(works[i].wait());
+    for (int i = 0; i < 6; ++i) {
+      EXPECT_EQ(to_vector<double>(to(tensors[i], DType::kF64)),
+                std::vector<double>(i % 2 == 0 ? 16 : 2, 100 * round + i))
+          << "broadcast " << i;
+    }
+  }
 }
 
 }  // namespace
