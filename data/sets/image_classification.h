@@ -2,7 +2,8 @@
 // splits and augmentations: Fashion-MNIST (Debian's dataset-fashion-mnist;
 // 28x28 padded to 32x32), CIFAR-10 binary batches, or a learnable synthetic
 // set of either's shapes. Training adds a random crop with padding 4 and a
-// horizontal flip; both splits normalize with the set's channel statistics.
+// horizontal flip; both splits normalize with fixed channel statistics
+// (CIFAR-10's MLBench's, Fashion-MNIST's those of its unpadded images).
 #pragma once
 
 #include <cstdint>
