@@ -46,7 +46,9 @@ def main(root: str) -> int:
                 lines = [l for l in message.split("Google Test trace:")[0].splitlines() if l.strip()]
                 reason = lines[-1].strip() if lines else "(no reason given)"
                 skipped[reason].append(name)
-            elif case.find("failure") is not None:
+            # Bazel writes <error> for a test that crashed, timed out or was
+            # killed before it wrote its own report.
+            elif case.find("failure") is not None or case.find("error") is not None:
                 failed.append(name)
             else:
                 passed += 1

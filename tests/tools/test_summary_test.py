@@ -1,5 +1,6 @@
-"""tools/test_summary.py: totals, failures, skip reasons, and which reports
-count when --runs_per_test folders from an earlier invocation remain."""
+"""tools/test_summary.py: totals, failures (crashes and timeouts too), skip
+reasons, and which reports count when --runs_per_test folders from an earlier
+invocation remain."""
 import os
 import pathlib
 import subprocess
@@ -43,6 +44,14 @@ class TestSummaryTest(unittest.TestCase):
         self.assertIn("test cases: 1 passed, 1 failed, 2 skipped", out)
         self.assertIn("FAILED  Suite.B", out)
         self.assertIn("2: no CUDA device", out)
+
+    def test_a_crashed_or_timed_out_test_counts_as_failed(self):
+        # Bazel's own report for a test that died before writing one.
+        crashed = ('<testsuites><testsuite name="t"><testcase name="t" status="run">'
+                   '<error message="exited with error code 139"/></testcase></testsuite></testsuites>')
+        rc, out = self.summarize({"a/test.xml": crashed, "b/test.xml": [("B", "pass")]})
+        self.assertEqual(rc, 1, out)
+        self.assertIn("test cases: 1 passed, 1 failed, 0 skipped", out)
 
     def test_stale_repeat_folders_give_way_to_the_latest_plain_run(self):
         rc, out = self.summarize({
