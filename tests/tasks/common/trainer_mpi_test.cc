@@ -73,27 +73,44 @@ std::vector<double> values(nn::Module& model) {
   return all;
 }
 
+// One epoch of batch 8 at lr 0.1 on the CPU, its output under the test's
+// temporary directory/<name>.
+TaskConfig one_epoch(const std::string& name) {
+  TaskConfig config;
+  config.set_name(name);
+  config.set_seed(7);
+  config.set_epochs(1);
+  config.set_batch_size(8);
+  config.set_num_workers(0);
+  config.mutable_sgd()->set_lr(0.1);
+  config.set_device("cpu");
+  config.set_target_metric("accuracy");
+  config.set_target_value(0.99);
+  config.set_output_dir(join_path(join_path(::testing::TempDir(), name), "out"));
+  return config;
+}
+
+RunSummary run_on_every_rank(const TaskConfig& config, Recipe& recipe) {
+  collectives::Communicator& world = collectives::mpitest::world();
+  TrainerOptions options;
+  options.world_size = world.world_size();
+  options.rank = world.rank();
+  options.comm = &world;
+  options.progress_out = nullptr;
+  std::unique_ptr<Trainer> trainer = value_or_die(Trainer::create(config, Device::cpu(), recipe, options));
+  return value_or_die(trainer->run());
+}
+
 class TrainerAcrossRanks : public ::testing::TestWithParam<TaskConfig::DType> {};
 
 TEST_P(TrainerAcrossRanks, RanksStartingApartTrainFromRankZerosWeights) {
   collectives::Communicator& world = collectives::mpitest::world();
   const int rank = world.rank();
-  TaskConfig config;
-  config.set_name("small_cnn");
-  config.set_seed(7);
-  config.set_epochs(1);
+  TaskConfig config = one_epoch(TaskConfig::DType_Name(GetParam()));
   config.set_max_steps(3);
-  config.set_batch_size(8);
-  config.set_num_workers(0);
-  config.mutable_sgd()->set_lr(0.1);
   config.mutable_sgd()->set_momentum(0.9);
-  config.set_device("cpu");
   config.set_dtype(GetParam());
-  config.set_target_metric("accuracy");
-  config.set_target_value(0.99);
-  const std::string root = join_path(::testing::TempDir(), TaskConfig::DType_Name(GetParam()));
-  config.set_output_dir(join_path(root, "out"));
-  config.set_checkpoint_dir(join_path(root, "ckpt"));
+  config.set_checkpoint_dir(join_path(join_path(::testing::TempDir(), TaskConfig::DType_Name(GetParam())), "ckpt"));
   const auto images = std::make_shared<RandomImages>();
   TrainingData data{images, images, nullptr, nullptr, "random images"};
   manual_seed(100 + rank);  // each rank's own first weights
@@ -105,13 +122,7 @@ TEST_P(TrainerAcrossRanks, RanksStartingApartTrainFromRankZerosWeights) {
       << "the ranks should start apart";
 
   ClassificationRecipe recipe(std::move(data), nn::Handle(model), cross_entropy_objective());
-  TrainerOptions options;
-  options.world_size = world.world_size();
-  options.rank = rank;
-  options.comm = &world;
-  options.progress_out = nullptr;
-  std::unique_ptr<Trainer> trainer = value_or_die(Trainer::create(config, Device::cpu(), recipe, options));
-  EXPECT_EQ(value_or_die(trainer->run()).global_step, 3);
+  EXPECT_EQ(run_on_every_rank(config, recipe).global_step, 3);
 
   const std::vector<double> trained = values(*model);
   const std::vector<double> all = value_or_die(collectives::allgather_values(world, Device::cpu(), trained));
@@ -128,18 +139,7 @@ TEST_P(TrainerAcrossRanks, RanksStartingApartTrainFromRankZerosWeights) {
 // shards would count a sample twice).
 TEST(TrainerAcrossRanksTest, EvaluationCountsEachSampleOnce) {
   collectives::Communicator& world = collectives::mpitest::world();
-  TaskConfig config;
-  config.set_name("uneven_eval");
-  config.set_seed(7);
-  config.set_epochs(1);
-  config.set_batch_size(8);
-  config.set_num_workers(0);
-  config.mutable_sgd()->set_lr(0.1);
-  config.set_device("cpu");
-  config.set_target_metric("accuracy");
-  config.set_target_value(0.99);
-  const std::string root = join_path(::testing::TempDir(), "uneven_eval");
-  config.set_output_dir(join_path(root, "out"));
+  const TaskConfig config = one_epoch("uneven_eval");
   const int64_t n = 64 * world.world_size() + 1;
   ASSERT_NE(n % world.world_size(), 0);
   const auto images = std::make_shared<RandomImages>(n);
@@ -151,13 +151,7 @@ TEST(TrainerAcrossRanksTest, EvaluationCountsEachSampleOnce) {
   const auto model =
       std::make_shared<nn::Sequential>(std::make_shared<nn::Flatten>(), std::make_shared<nn::Linear>(8 * 8, kClasses));
   ClassificationRecipe recipe(std::move(data), nn::Handle(model), cross_entropy_objective());
-  TrainerOptions options;
-  options.world_size = world.world_size();
-  options.rank = world.rank();
-  options.comm = &world;
-  options.progress_out = nullptr;
-  std::unique_ptr<Trainer> trainer = value_or_die(Trainer::create(config, Device::cpu(), recipe, options));
-  const RunSummary done = value_or_die(trainer->run());
+  const RunSummary done = run_on_every_rank(config, recipe);
 
   autograd::NoGradGuard no_grad;
   model->eval();
