@@ -1,8 +1,8 @@
 #include "data/readers/jpeg.h"
 
-#include <cstring>
 #include <limits>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
