@@ -54,6 +54,15 @@ class MannWhitneyTest(unittest.TestCase):
         self.assertAlmostEqual(exact, 0.047161706806839204, places=12)
         self.assertAlmostEqual(normal, exact, delta=0.03 * exact)
 
+    def test_auto_chooses_as_scipy_does(self):
+        # scipy.stats.mannwhitneyu(x, y, alternative="two-sided") in SciPy
+        # 1.17: 9 values on each side take the normal approximation (exact
+        # would say 0.0939), 5 against 30 the exact count (normal: 0.1949).
+        _, p = mb.mann_whitney_u([i * 1.0 for i in range(9)], [i + 2.5 for i in range(9)])
+        self.assertAlmostEqual(p, 0.0933976745287926, places=12)
+        _, p = mb.mann_whitney_u([1.5, 7.5, 11.5, 20.5, 3.5], [float(i) for i in range(30)])
+        self.assertAlmostEqual(p, 0.20158209911530592, places=12)
+
     def test_ties_share_ranks(self):
         self.assertEqual(mb._ranks([5, 1, 5, 3]), [3.5, 1, 3.5, 2])
 
@@ -76,6 +85,25 @@ class CompareTest(unittest.TestCase):
                           "--threshold", "25")
         self.assertEqual(result.returncode, 0, result.stdout)
         self.assertIn("no significant slowdown past the threshold", result.stdout)
+
+    def test_a_benchmark_that_errored_fails(self):
+        # BM_Same errors in the new run (its times gone); BM_Slow skips for
+        # want of a GPU, which only notes it.
+        with open(os.path.join(HERE, "new.json"), encoding="utf-8") as f:
+            new = json.load(f)
+        runs = new["targets"]["//tests/x:x_benchmark"]
+        new["targets"]["//tests/x:x_benchmark"] = [r for r in runs if r["name"] not in ("BM_Same", "BM_Slow")]
+        new["errors"] = {"//tests/x:x_benchmark": {"BM_Same": "save failed", "BM_Slow": "no CUDA device: none"}}
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "new.json")
+            with open(path, "w", encoding="utf-8") as f:
+                json.dump(new, f)
+            result = run_tool("compare", os.path.join(HERE, "base.json"), path, "--threshold", "25")
+        self.assertEqual(result.returncode, 1, result.stdout)
+        self.assertRegex(result.stdout, r"BM_Same +10 us +- +error in new")
+        self.assertRegex(result.stdout, r"BM_Slow +100 us +- +skipped in new")
+        self.assertIn("1 benchmark(s) of the base failed in the new run:\n"
+                      "  //tests/x:x_benchmark BM_Same: save failed\n", result.stdout)
 
     def test_bad_input_is_one_line_and_status_1(self):
         with tempfile.TemporaryDirectory() as d:
@@ -239,6 +267,25 @@ class RatiosTest(unittest.TestCase):
         self.assertEqual(result.stdout, "")
         self.assertEqual(result.stderr.strip(), f"microbench: {self.BASELINE} has no run of subset all: "
                          "record one with --write-baseline")
+
+    def test_a_benchmark_that_errored_fails(self):
+        # BM_Same errors in the new run (its times gone); BM_Slow skips for
+        # want of a GPU, which only notes it.
+        with open(os.path.join(HERE, "new.json"), encoding="utf-8") as f:
+            new = json.load(f)
+        runs = new["targets"]["//tests/x:x_benchmark"]
+        new["targets"]["//tests/x:x_benchmark"] = [r for r in runs if r["name"] not in ("BM_Same", "BM_Slow")]
+        new["errors"] = {"//tests/x:x_benchmark": {"BM_Same": "save failed", "BM_Slow": "no CUDA device: none"}}
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "new.json")
+            with open(path, "w", encoding="utf-8") as f:
+                json.dump(new, f)
+            result = run_tool("compare", os.path.join(HERE, "base.json"), path, "--threshold", "25")
+        self.assertEqual(result.returncode, 1, result.stdout)
+        self.assertRegex(result.stdout, r"BM_Same +10 us +- +error in new")
+        self.assertRegex(result.stdout, r"BM_Slow +100 us +- +skipped in new")
+        self.assertIn("1 benchmark(s) of the base failed in the new run:\n"
+                      "  //tests/x:x_benchmark BM_Same: save failed\n", result.stdout)
 
     def test_bad_input_is_one_line_and_status_1(self):
         with tempfile.TemporaryDirectory() as d:
