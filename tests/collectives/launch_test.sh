@@ -14,6 +14,10 @@ echo "$out"
 [[ $out == *"--map-by core --bind-to core"* ]] || fail "cpu binding"
 [[ $out == *"bazel-bin/tasks/comm_bench/comm_bench --repeats=3" ]] || fail "binary and task flags"
 
+# The printed line is quoted so that it can be pasted back into a shell.
+out=$(PATH=/usr/bin:/bin "$launch" --dry-run -np 2 //tasks/comm_bench -- "--run_name=a b" "--note=it's")
+[[ $out == *"comm_bench '--run_name=a b' '--note=it'\"'\"'s'" ]] || fail "quoting: $out"
+
 # Default -np on a CPU machine: the core count.
 out=$(PATH=/usr/bin:/bin "$launch" --dry-run //tasks/comm_bench:comm_bench)
 [[ $out == *"mpirun -np $(nproc) "* ]] || fail "default np: $out"
