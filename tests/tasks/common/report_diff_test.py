@@ -110,6 +110,41 @@ class ReportDiffTest(unittest.TestCase):
         # Ranks matched by number, what only one run has shown as "-".
         self.assert_golden("neighbor_bench_a.json", "neighbor_bench_b.json", "neighbor_bench_diff.txt")
 
+    def test_null_sections_read_as_absent(self):
+        # The trainers write null for sections a run did not have; a hand-made
+        # report may have null anywhere.
+        a = report(1.0, 1.0, 3.0, 0.9, 0.1, 0.0)
+        b = report(1.0, 1.0, 3.0, 0.9, 0.1, 0.0)
+        for key in ("config", "throughput", "time_to_target", "time_breakdown", "world", "environment"):
+            b[key] = None
+        b["epochs"][2]["eval"] = None
+        r = self.run_tool("diff", self.write("a.json", a), self.write("b.json", b))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertRegex(r.stdout, r"samples/s\s+1\s+-\s+changed")
+        self.assertRegex(r.stdout, r"evaluated after epoch\s+3\s+1\s+-66\.7%")
+        for name in ("ddp_bench_baseline.json", "neighbor_bench_a.json"):
+            with open(os.path.join(TESTDATA, name), encoding="utf-8") as f:
+                nulled = json.load(f)
+            for key in nulled:
+                if key != "format":
+                    nulled[key] = None
+            r = self.run_tool("diff", os.path.join(TESTDATA, name), self.write("nulled.json", nulled))
+            self.assertEqual(r.returncode, 0, r.stderr)
+
+    def test_a_field_of_the_wrong_type_is_named(self):
+        good = self.write("good.json", report(1.0, 1.0, 3.0, 0.9, 0.1, 0.0))
+        bad = report(1.0, 1.0, 3.0, 0.9, 0.1, 0.0)
+        bad["epochs"][1] = None
+        self.assert_fails_with(["diff", good, self.write("bad.json", bad)], "bad.json", '"epochs[1]" is null',
+                               "not an object")
+        bad["epochs"] = {"1": {}}
+        self.assert_fails_with(["diff", good, self.write("bad.json", bad)], '"epochs" is {"1": {}}, not a list')
+        with open(os.path.join(TESTDATA, "ddp_bench_test.json"), encoding="utf-8") as f:
+            ddp = json.load(f)
+        ddp["benchmarks"][0]["rows"][1]["sec_per_iter"] = [0.1, 0.2]
+        self.assert_fails_with(["diff", os.path.join(TESTDATA, "ddp_bench_baseline.json"),
+                                self.write("ddp.json", ddp)], '"benchmarks[0].rows[1].sec_per_iter" is [0.1, 0.2]')
+
     def test_bad_inputs_are_named(self):
         good = self.write("good.json", report(1.0, 1.0, 3.0, 0.9, 0.1, 0.0))
         broken = self.write("broken.json", '{"format": "trainstack.report.v1",\n "x": }')
