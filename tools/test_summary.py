@@ -10,21 +10,25 @@ import re
 import sys
 import xml.etree.ElementTree as ET
 
-# --runs_per_test and sharding write DIR/run_K_of_N/ (or shard_) folders,
-# which stay behind after later plain runs.
-_REPEAT_DIR = re.compile(r"^(run|shard)_\d+_of_\d+$")
+# --runs_per_test and sharding write DIR/run_K_of_N/ (or shard_) folders
+# beside or instead of DIR/test.xml, and Bazel removes neither when a later
+# invocation writes the other.
+_REPEAT_DIR = re.compile(r"^(run|shard)_\d+_of_(\d+)$")
 
 
 def reports(root: str):
-    """The XML reports of each test's latest run: a test's own test.xml when
-    it has one, else those of its run/shard folders."""
-    paths = sorted(pathlib.Path(root).rglob("*.xml"))
-    plain = {p.parent for p in paths}
-    for path in paths:
-        parent = path.parent
-        if _REPEAT_DIR.match(parent.name) and parent.parent in plain:
-            continue
-        yield path
+    """The XML reports of each test's latest invocation: of the groups in its
+    folder (its own test.xml; the run_K_of_N folders of one N; the
+    shard_K_of_N folders of one N), the one written last."""
+    groups = collections.defaultdict(lambda: collections.defaultdict(list))
+    for path in sorted(pathlib.Path(root).rglob("*.xml")):
+        match = _REPEAT_DIR.match(path.parent.name)
+        if match:
+            groups[path.parent.parent][f"{match.group(1)}_of_{match.group(2)}"].append(path)
+        else:
+            groups[path.parent]["plain"].append(path)
+    for test_dir in sorted(groups):
+        yield from max(groups[test_dir].values(), key=lambda paths: max(p.stat().st_mtime_ns for p in paths))
 
 
 def main(root: str) -> int:

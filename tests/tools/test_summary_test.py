@@ -25,13 +25,16 @@ def gtest_xml(cases):
 
 
 class TestSummaryTest(unittest.TestCase):
-    def summarize(self, files):
-        """files: relative path -> list of cases, or raw text for the file."""
+    def summarize(self, files, written_last=()):
+        """files: relative path -> list of cases, or raw text for the file;
+        the paths in written_last get a later modification time than the rest."""
         with tempfile.TemporaryDirectory() as root:
             for rel, cases in files.items():
                 path = pathlib.Path(root, rel)
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_text(cases if isinstance(cases, str) else gtest_xml(cases))
+                mtime_ns = 2_000_000_000 if rel in written_last else 1_000_000_000
+                os.utime(path, ns=(mtime_ns, mtime_ns))
             run = subprocess.run([sys.executable, TOOL, root], capture_output=True, text=True)
             return run.returncode, run.stdout
 
@@ -60,9 +63,19 @@ class TestSummaryTest(unittest.TestCase):
             "a/run_2_of_2/test.xml": [("A", "pass")],
             "b/run_1_of_2/test.xml": [("B", "pass")],
             "b/run_2_of_2/test.xml": [("B", "pass")],
-        })
+        }, written_last={"a/test.xml"})
         self.assertEqual(rc, 0, out)
         self.assertIn("test cases: 3 passed, 0 failed, 0 skipped", out)
+
+    def test_a_stale_plain_report_gives_way_to_the_latest_repeat_folders(self):
+        rc, out = self.summarize({
+            "a/test.xml": [("A", "pass")],
+            "a/run_1_of_3/test.xml": [("A", "pass")],
+            "a/run_1_of_2/test.xml": [("A", "fail")],
+            "a/run_2_of_2/test.xml": [("A", "pass")],
+        }, written_last={"a/run_1_of_2/test.xml", "a/run_2_of_2/test.xml"})
+        self.assertEqual(rc, 1, out)
+        self.assertIn("test cases: 1 passed, 1 failed, 0 skipped", out)
 
     def test_an_unreadable_report_is_named_not_silently_dropped(self):
         # Two processes writing one report leave text after the root element.
