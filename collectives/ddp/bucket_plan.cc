@@ -8,15 +8,22 @@ namespace ts::collectives::ddp {
 std::vector<BucketSpec> plan_buckets(const std::vector<ParamInfo>& params, BucketCaps caps) {
   std::vector<BucketSpec> buckets;
   // One open bucket per (dtype, device); parameters of other kinds do not
-  // close it.
-  std::map<std::pair<DType, std::string>, BucketSpec> open;
+  // close it. Each kind's first bucket has the small cap, as PyTorch's
+  // compute_bucket_assignment_by_size keeps its cap list per kind: the
+  // gradients of every dtype start travelling early.
+  struct Open {
+    BucketSpec bucket;
+    bool first = true;
+  };
+  std::map<std::pair<DType, std::string>, Open> open;
   auto close = [&buckets](BucketSpec& bucket) {
     if (!bucket.params.empty()) buckets.push_back(std::move(bucket));
     bucket = BucketSpec{};
   };
   for (int i = static_cast<int>(params.size()) - 1; i >= 0; --i) {
     const ParamInfo& p = params[i];
-    BucketSpec& bucket = open[{p.dtype, p.device.to_string()}];
+    Open& kind = open[{p.dtype, p.device.to_string()}];
+    BucketSpec& bucket = kind.bucket;
     if (bucket.params.empty()) {
       bucket.dtype = p.dtype;
       bucket.device = p.device;
@@ -24,10 +31,12 @@ std::vector<BucketSpec> plan_buckets(const std::vector<ParamInfo>& params, Bucke
     bucket.params.push_back(i);
     bucket.offsets.push_back(bucket.numel);
     bucket.numel += p.numel;
-    const int64_t cap = buckets.empty() ? caps.first_bytes : caps.bytes;
-    if (bucket.numel * dtype_size(p.dtype) >= cap) close(bucket);
+    if (bucket.numel * dtype_size(p.dtype) >= (kind.first ? caps.first_bytes : caps.bytes)) {
+      close(bucket);
+      kind.first = false;
+    }
   }
-  for (auto& [kind, bucket] : open) close(bucket);
+  for (auto& [key, kind] : open) close(kind.bucket);
   return buckets;
 }
 

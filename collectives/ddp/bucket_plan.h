@@ -1,7 +1,8 @@
 // Which gradients travel together: parameters grouped into buckets in reverse
 // registration order (the order backward finalizes them), split by dtype and
 // device, each bucket closed once it reaches its byte cap. The first bucket
-// has a small cap so that communication starts early in backward.
+// of each dtype and device has a small cap so that communication starts
+// early in backward.
 #pragma once
 
 #include <cstdint>

@@ -33,6 +33,21 @@ TEST(BucketPlanTest, HugeCapGivesOneBucketPerKind) {
   }
 }
 
+TEST(BucketPlanTest, EachDtypeHasASmallFirstBucket) {
+  // As PyTorch: the cap list is kept per (dtype, device). Caps: first 16
+  // bytes, then 64. In reverse order: f16 8 elements (16 bytes) closes the
+  // f16 first bucket; f32 4 elements (16 bytes) closes the f32 first bucket,
+  // though an f16 bucket closed before it.
+  std::vector<ParamInfo> params = f32_params({8, 4, 4});
+  params.push_back({8, DType::kF16, Device::cpu()});
+  const auto buckets = plan_buckets(params, {16, 64});
+  ASSERT_EQ(buckets.size(), 3u);
+  EXPECT_EQ(buckets[0].params, (std::vector<int>{3}));
+  EXPECT_EQ(buckets[0].dtype, DType::kF16);
+  EXPECT_EQ(buckets[1].params, (std::vector<int>{2}));
+  EXPECT_EQ(buckets[2].params, (std::vector<int>{1, 0}));  // 48 bytes under the 64 cap: closed at the end
+}
+
 TEST(BucketPlanTest, EveryParameterInExactlyOneBucket) {
   const auto params = f32_params({1, 7, 300, 2, 2, 50, 9});
   const auto buckets = plan_buckets(params, {16, 64});
