@@ -9,14 +9,16 @@
 
 namespace ts::tasks {
 
-void StepTimes::record(double seconds, int64_t samples) {
+bool StepTimes::record(double seconds, int64_t samples) {
   stats_->set_total_seconds(stats_->total_seconds() + seconds);
   if (seen_++ < warmup_steps_) {
+    stats_->set_warmup_steps(stats_->warmup_steps() + 1);
     warmup_since_communication_ = true;
-    return;
+    return false;
   }
   stats_->add_counted_seconds(seconds);
   stats_->set_counted_samples(stats_->counted_samples() + samples);
+  return true;
 }
 
 void StepTimes::record_communication(double seconds) {
@@ -48,7 +50,7 @@ double StepTimes::per_counted_step(double total) const {
 Json StepTimes::to_json(int world_size) const {
   Json j = Json::object();
   j["steps"] = steps();
-  j["warmup_steps"] = warmup_steps_;
+  j["warmup_steps"] = stats_->warmup_steps();
   j["samples"] = samples();
   j["samples_per_s"] = Json::finite_or_null(samples_per_second());
   j["global_samples_per_s"] = Json::finite_or_null(samples_per_second() * world_size);

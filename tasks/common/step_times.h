@@ -18,7 +18,8 @@ class StepTimes {
   // the percentiles (a resumed run warms up again: allocator, cuDNN
   // autotuning, page cache). `stats` must outlive it.
   StepTimes(StepStats* stats, int warmup_steps) : stats_(stats), warmup_steps_(warmup_steps) {}
-  void record(double seconds, int64_t samples);
+  // Whether the step counted (was past this session's warm-up).
+  bool record(double seconds, int64_t samples);
   // The time the steps recorded since the last call waited on communication,
   // in one sum (DDP measures no single step's). It counts toward the
   // per-step figures only when none of those steps was a warm-up step: a
@@ -35,7 +36,7 @@ class StepTimes {
   double percentile(double p) const;
   // Counted samples / counted seconds; NaN with no counted step.
   double samples_per_second() const;
-  // {"steps", "warmup_steps", "samples", "samples_per_s",
+  // {"steps", "warmup_steps" (left out, over every session), "samples", "samples_per_s",
   //  "global_samples_per_s", "mean_s", "p50_s", "p75_s", "p90_s", "p95_s",
   //  "step_seconds": [every counted step's time, in order]}; null for values
   //  without data. The global rate is world_size times this rank's: DDP keeps

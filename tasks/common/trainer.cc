@@ -435,8 +435,8 @@ absl::Status Trainer::absorb() {
   Parts& p = *parts_;
   ASSIGN_OR_RETURN(const std::vector<TimedStep> times, p.step_clock.take());
   for (const TimedStep& s : times) {
-    p.step_times->record(s.seconds, s.samples);
-    session_step_seconds_ += s.seconds;
+    session_timed_.add(s.seconds, s.samples);
+    if (p.step_times->record(s.seconds, s.samples)) session_counted_.add(s.seconds, s.samples);
   }
   ASSIGN_OR_RETURN(const std::vector<StepLoss> losses, capture([&] { return p.losses.read(); }));
   // Reading the losses waited for the device. A collective a watchdog
@@ -466,6 +466,11 @@ absl::Status Trainer::absorb() {
   return absl::OkStatus();
 }
 
+double Trainer::session_samples_per_second() const {
+  const StepTotals& t = session_timing();
+  return t.seconds > 0 ? static_cast<double>(t.samples) / t.seconds : 0;
+}
+
 absl::Status Trainer::show_progress(int64_t steps) {
   ProgressLine& progress = parts_->progress;
   if (!progress.due(now())) return absl::OkStatus();
@@ -479,8 +484,8 @@ absl::Status Trainer::show_progress(int64_t steps) {
   s.steps = steps;
   s.loss = state_.epoch_loss_sum() / static_cast<double>(std::max<int64_t>(state_.epoch_samples(), 1));
   s.unit = recipe_.sample_unit();
-  s.samples_per_second = session_step_seconds_ > 0 ? static_cast<double>(session_samples_) / session_step_seconds_ : 0;
-  s.eta_seconds = eta_seconds(session_step_seconds_, session_steps_, remaining);
+  s.samples_per_second = session_samples_per_second();
+  s.eta_seconds = eta_seconds(session_timing().seconds, session_timing().steps, remaining);
   progress.update(s, now());
   return absl::OkStatus();
 }
@@ -605,9 +610,7 @@ absl::Status Trainer::finish_epoch(bool evaluate_now) {
     for (const auto& [name, value] : metrics) {
       RETURN_IF_ERROR(p.events->add_scalar(absl::StrCat("eval/", name), value, step));
     }
-    RETURN_IF_ERROR(p.events->add_scalar(
-        "throughput/samples_per_s",
-        session_step_seconds_ > 0 ? static_cast<double>(session_samples_) / session_step_seconds_ : 0, step));
+    RETURN_IF_ERROR(p.events->add_scalar("throughput/samples_per_s", session_samples_per_second(), step));
     RETURN_IF_ERROR(p.events->flush());
   }
   return absl::OkStatus();
@@ -856,7 +859,6 @@ absl::StatusOr<RunSummary> Trainer::run() {
       state_.set_step_in_epoch(state_.step_in_epoch() + 1);
       state_.set_global_step(state_.global_step() + 1);
       ++session_steps_;
-      session_samples_ += samples;
       p.losses.add(state_.global_step(), samples, elapsed(), std::move(loss));
       if (p.ddp != nullptr && session_steps_ == config_.warmup_steps()) {
         // DDP's communication time is read as the warm-up ends, so that no

@@ -133,8 +133,23 @@ class Trainer {
   double epoch_session_start_ = 0;   // when this session began the current epoch
   double epoch_seconds_before_ = 0;  // the current epoch's time in earlier sessions
   int64_t session_steps_ = 0;
-  int64_t session_samples_ = 0;
-  double session_step_seconds_ = 0;
+  // This session's timed steps, as absorbed: all of them, and those past the
+  // warm-up (which the report counts).
+  struct StepTotals {
+    int64_t steps = 0;
+    int64_t samples = 0;
+    double seconds = 0;
+    void add(double step_seconds, int64_t step_samples) {
+      ++steps;
+      samples += step_samples;
+      seconds += step_seconds;
+    }
+  };
+  StepTotals session_timed_, session_counted_;
+  // What the progress line and TensorBoard show: the counted steps, as the
+  // report does, or the warm-up's while there are none yet.
+  const StepTotals& session_timing() const { return session_counted_.steps > 0 ? session_counted_ : session_timed_; }
+  double session_samples_per_second() const;
   double last_loss_ = 0;
   Metrics last_metrics_;
   bool resumed_ = false;

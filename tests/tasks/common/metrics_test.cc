@@ -16,10 +16,10 @@ namespace {
 TEST(StepTimesTest, ExactPercentilesAfterWarmup) {
   StepStats stats;
   StepTimes t(&stats, 2);
-  t.record(100, 1);  // warm-up, left out
-  t.record(100, 1);
+  EXPECT_FALSE(t.record(100, 1));  // warm-up, left out
+  EXPECT_FALSE(t.record(100, 1));
   // 10 steps, recorded out of order: 1..10 seconds, 8 samples each.
-  for (const double s : {7, 3, 10, 1, 5, 2, 9, 4, 8, 6}) t.record(s, 8);
+  for (const double s : {7, 3, 10, 1, 5, 2, 9, 4, 8, 6}) EXPECT_TRUE(t.record(s, 8));
   EXPECT_EQ(t.steps(), 10);
   EXPECT_EQ(t.samples(), 80);
   EXPECT_DOUBLE_EQ(t.counted_seconds(), 55);
@@ -85,6 +85,7 @@ TEST(StepTimesTest, RestoredRunWarmsUpAgain) {
   stats.add_counted_seconds(4);
   stats.set_counted_samples(16);
   stats.set_total_seconds(10);
+  stats.set_warmup_steps(1);
   StepTimes t(&stats, 1);
   t.record(50, 8);  // the resumed session's first step
   t.record(6, 8);
@@ -92,6 +93,8 @@ TEST(StepTimesTest, RestoredRunWarmsUpAgain) {
   EXPECT_EQ(t.samples(), 24);
   EXPECT_DOUBLE_EQ(t.percentile(50), 4);
   EXPECT_DOUBLE_EQ(stats.total_seconds(), 66);
+  // The report states the steps left out in both sessions.
+  EXPECT_EQ(t.to_json().find("warmup_steps")->as_int(), 2);
 }
 
 TEST(TimeToTargetTest, FirstCrossingWins) {

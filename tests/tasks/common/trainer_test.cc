@@ -26,6 +26,7 @@
 #include "nn/dropout.h"
 #include "nn/linear.h"
 #include "nn/losses.h"
+#include "tasks/common/event.pb.h"
 #include "tasks/common/run_state_file.h"
 #include "tasks/common/tfrecord.h"
 #include "tensor/ops.h"
@@ -122,6 +123,20 @@ struct FakeClock {
 absl::StatusOr<Json> read_report(const std::string& path) {
   ASSIGN_OR_RETURN(const std::string text, read_file(path));
   return parse_json(text);
+}
+
+// The records of the run's TensorBoard event file.
+absl::StatusOr<std::vector<std::string>> event_records(const TaskConfig& c) {
+  const std::string tb = join_path(c.output_dir(), "tensorboard");
+  DIR* d = opendir(tb.c_str());
+  if (d == nullptr) return absl::NotFoundError(tb);
+  std::string event_file;
+  while (dirent* e = readdir(d)) {
+    if (std::string(e->d_name).find("tfevents") != std::string::npos) event_file = join_path(tb, e->d_name);
+  }
+  closedir(d);
+  ASSIGN_OR_RETURN(std::string bytes, read_file(event_file));
+  return read_tfrecords(bytes, event_file);
 }
 
 std::vector<double> numbers(const Json& array) {
@@ -420,17 +435,35 @@ TEST_F(TrainerTest, ReportAndEventsHoldTheRun) {
 
   // TensorBoard: the version record, 40 step losses, per epoch loss and lr
   // and throughput, 2 metrics in 2 evaluated epochs.
-  const std::string tb = join_path(c.output_dir(), "tensorboard");
-  DIR* d = opendir(tb.c_str());
-  ASSERT_NE(d, nullptr);
-  std::string event_file;
-  while (dirent* e = readdir(d)) {
-    if (std::string(e->d_name).find("tfevents") != std::string::npos) event_file = join_path(tb, e->d_name);
-  }
-  closedir(d);
-  ASSERT_OK_AND_ASSIGN(std::string bytes, read_file(event_file));
-  ASSERT_OK_AND_ASSIGN(auto records, read_tfrecords(bytes, event_file));
+  ASSERT_OK_AND_ASSIGN(auto records, event_records(c));
   EXPECT_EQ(records.size(), 1u + 40 + 4 * 3 + 2 * 2);
+}
+
+TEST_F(TrainerTest, ShownThroughputLeavesOutTheWarmUpAsTheReportDoes) {
+  TaskConfig c = config("warmup_throughput");
+  c.set_epochs(1);
+  c.set_checkpoint_dir("");
+  c.clear_checkpoint_interval_minutes();
+  TrainerOptions o = options();
+  // The first clock readings (the warm-up steps') advance 20 s, later ones
+  // 0.5 s: a throughput that counted the warm-up would be far lower.
+  o.clock = [calls = 0, t = 0.0]() mutable { return t += ++calls <= 8 ? 20 : 0.5; };
+  auto line = recipe();
+  auto t = trainer(c, *line, std::move(o));
+  ASSERT_OK(t->run().status());
+  ASSERT_OK_AND_ASSIGN(Json j, read_report(t->report_path()));
+  const double reported = j.find("throughput")->find("samples_per_s")->as_double();
+  EXPECT_EQ(j.find("throughput")->find("warmup_steps")->as_int(), 2);
+  ASSERT_OK_AND_ASSIGN(auto records, event_records(c));
+  double shown = -1;
+  for (const std::string& record : records) {
+    tensorboard::Event e;
+    ASSERT_TRUE(e.ParseFromString(record));
+    for (const auto& v : e.summary().value()) {
+      if (v.tag() == "throughput/samples_per_s") shown = v.simple_value();
+    }
+  }
+  EXPECT_NEAR(shown, reported, 1e-6 * reported);  // TensorBoard stores a float
 }
 
 TEST_F(TrainerTest, ALogFileHasPlainLinesOnly) {
