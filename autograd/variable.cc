@@ -26,8 +26,18 @@ struct Variable::Impl {
 
 namespace {
 
-// Sums incoming gradients into a leaf's grad, then runs its hooks. The first
-// gradient is copied: it may be a broadcast view or shared with another input.
+// Whether a leaf's first gradient can become its grad as it is, as PyTorch's
+// AccumulateGrad steals it: nothing else holds its memory (not another
+// input's gradient, a saved tensor or the caller's), it spans all of that
+// memory, and it is laid out densely as a copy of it would be. Otherwise it
+// is copied: it may be a broadcast view, or shared.
+bool can_take_as_grad(const Tensor& gradient) {
+  return gradient.storage().use_count() == 1 && gradient.offset() == 0 &&
+         gradient.storage()->nbytes() == gradient.numel() * dtype_size(gradient.dtype()) &&
+         gradient.strides() == dense_strides(gradient.shape(), gradient.suggest_memory_format());
+}
+
+// Sums incoming gradients into a leaf's grad, then runs its hooks.
 class AccumulateGrad final : public Node {
  public:
   explicit AccumulateGrad(const std::shared_ptr<Variable::Impl>& leaf, TensorMeta meta)
@@ -38,8 +48,12 @@ class AccumulateGrad final : public Node {
   std::vector<Tensor> apply(std::vector<Tensor> grad_outputs) override {
     std::shared_ptr<Variable::Impl> leaf = leaf_.lock();
     if (leaf == nullptr) return {};
-    const Tensor& incoming = grad_outputs[0];
-    leaf->grad = leaf->grad.defined() ? leaf->grad + incoming : clone(incoming);
+    Tensor& incoming = grad_outputs[0];
+    if (leaf->grad.defined()) {
+      leaf->grad = leaf->grad + incoming;
+    } else {
+      leaf->grad = can_take_as_grad(incoming) ? std::move(incoming) : clone(incoming);
+    }
     // Hooks may add or remove hooks: iterate over a snapshot.
     const std::map<int, Variable::GradReadyHook> hooks = leaf->hooks;
     const Variable leaf_var = Variable::from_impl(leaf);

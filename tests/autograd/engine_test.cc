@@ -8,6 +8,7 @@
 #include "autograd/ops.h"
 #include "autograd/variable.h"
 #include "gtest/gtest.h"
+#include "tensor/cpu_allocator.h"
 #include "tests/tensor/testing.h"
 
 namespace ts::autograd {
@@ -49,6 +50,41 @@ TEST(EngineTest, LeafGradientIsAPrivateContiguousCopy) {
   EXPECT_TRUE(x.grad().is_contiguous());
   x.grad().data<float>()[0] = 5;
   EXPECT_EQ(values(x.grad()), (std::vector<float>{5, 1, 1, 1}));
+}
+
+TEST(EngineTest, AGradientSharedByTwoLeavesIsNotAliased) {
+  // add's backward hands the same tensor to both inputs.
+  Variable a = leaf({1, 2}, {2});
+  Variable b = leaf({3, 4}, {2});
+  add(a, b).backward(from_vector<float>({5, 6}, {2}));
+  a.grad().data<float>()[0] = 0;
+  EXPECT_EQ(values(b.grad()), (std::vector<float>{5, 6}));
+  EXPECT_NE(a.grad().storage(), b.grad().storage());
+}
+
+TEST(EngineTest, TheCallersGradientIsNotAliased) {
+  Variable a = leaf({1, 2}, {2});
+  const Tensor g = from_vector<float>({5, 6}, {2});
+  a.backward(g);
+  g.data<float>()[0] = 0;
+  EXPECT_EQ(values(a.grad()), (std::vector<float>{5, 6}));
+}
+
+TEST(EngineTest, APrivateFirstGradientBecomesTheGradWithoutACopy) {
+  // mul's backward makes a fresh 4 MiB gradient that nothing else holds:
+  // the leaf takes it, as PyTorch's AccumulateGrad does, so backward needs
+  // no second buffer of that size.
+  constexpr int64_t kElements = int64_t{1} << 20;
+  Variable x(ones({kElements}), true);
+  Variable y = mul(x, 3.0);
+  Variable s = sum(y);
+  reset_cpu_peak_memory();
+  const int64_t before = cpu_memory_stats().allocated_bytes;
+  s.backward();
+  const int64_t gradient_bytes = kElements * 4;
+  EXPECT_LT(cpu_memory_stats().peak_allocated_bytes - before, 2 * gradient_bytes);
+  EXPECT_EQ(x.grad().storage().use_count(), 1);
+  EXPECT_EQ(to_vector<float>(x.grad())[kElements - 1], 3);
 }
 
 TEST(EngineTest, HooksFireOnceWithTheFinalGradientInReverseOrder) {
