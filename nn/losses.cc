@@ -132,8 +132,11 @@ Variable temporal_activation_regularization(const Variable& h, double beta) {
 Tensor topk_correct(const Tensor& logits, const Tensor& target, int64_t k) {
   TS_CHECK(k >= 1, "topk_correct: k = ", k, " < 1");
   // The target is in the top k when fewer than k logits beat it: no sort.
+  // A NaN beats everything, as in PyTorch's topk (the target's own NaN
+  // included): a model gone NaN scores nothing, where comparisons alone,
+  // all false, would score every row.
   const Tensor target_logit = gather(logits, 1, class_index("topk_correct", logits, target));
-  const Tensor beaten_by = sum(gt(logits, target_logit), {1});
+  const Tensor beaten_by = sum(logical_or(gt(logits, target_logit), isnan(logits)), {1});
   return sum(lt(beaten_by, k));
 }
 
@@ -147,8 +150,9 @@ Tensor binary_correct(const Tensor& logits, const Tensor& target) {
                logits.dim() <= 2 && (logits.dim() == 1 || logits.size(1) == 1) && target.dim() == 1,
            "binary_correct: needs logits [N] or [N, 1] and targets [N], got ", logits.describe(), " and ",
            target.describe());
-  const Tensor predicted = gt(reshape(logits, {logits.size(0)}), 0);
-  return sum(eq(predicted, gt(target, 0.5)));
+  const Tensor flat = reshape(logits, {logits.size(0)});
+  // A NaN logit predicts nothing, so it is never right.
+  return sum(logical_and(eq(gt(flat, 0), gt(target, 0.5)), logical_not(isnan(flat))));
 }
 
 }  // namespace ts::nn

@@ -432,6 +432,14 @@ TEST_F(LossesTest, TopKAccuracy) {
   const Tensor by = from_vector<float>({1, 0, 0, 1}, {4});
   EXPECT_EQ(item<int64_t>(binary_correct(bl, by)), 2);
   expect_throws(absl::StatusCode::kInvalidArgument, {"k = 0"}, [&] { topk_correct(logits, t, 0); });
+  // NaN beats every logit: a model gone NaN scores nothing. Rows: a NaN
+  // rival, the target NaN (first of all, as torch.topk puts it), all NaN.
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const Tensor nan_logits = from_vector<float>({nan, 1, 2, 0, nan, 1, nan, nan, nan}, {3, 3});
+  const Tensor nan_targets = from_vector<int64_t>({2, 1, 0}, {3});
+  EXPECT_EQ(item<int64_t>(topk_correct(nan_logits, nan_targets, 1)), 0);
+  EXPECT_EQ(item<int64_t>(topk_correct(nan_logits, nan_targets, 2)), 2);  // the first two rows
+  EXPECT_EQ(item<int64_t>(binary_correct(from_vector<float>({nan, nan}, {2}), from_vector<float>({0, 1}, {2}))), 0);
   expect_throws(absl::StatusCode::kInvalidArgument, {"binary_correct", "f32[4, 1]", "f32[3]"},
                 [&] { binary_correct(bl, zeros({3})); });
 }
