@@ -32,7 +32,9 @@ Tensor root_gradient(const Variable& root, const Tensor& grad, size_t index) {
   }
   TS_CHECK(Dims(grad.shape()) == Dims(root.shape()) && grad.device() == root.device(), "backward: gradient ",
            grad.describe(), " for root ", index, " ", root.data().describe());
-  return grad;
+  // In the root's dtype, as PyTorch converts it: every backward expects its
+  // output's.
+  return ts::to(grad, root.dtype());
 }
 
 void accumulate(PendingNode& pending, int output_nr, Tensor grad) {

@@ -90,12 +90,18 @@ Variable cat(absl::Span<const Variable> xs, int64_t dim) {
   Tensor out = ts::cat(values, dim);
   const int64_t d = normalize_dim("cat", dim, out.dim());
   std::vector<int64_t> lengths;
-  for (const Tensor& v : values) lengths.push_back(v.size(d));
-  return record("cat", xs, std::move(out), [lengths, d](const GradContext& ctx) {
+  // The inputs may differ in dtype (cat promotes): each gets its gradient
+  // back in its own.
+  std::vector<DType> dtypes;
+  for (const Tensor& v : values) {
+    lengths.push_back(v.size(d));
+    dtypes.push_back(v.dtype());
+  }
+  return record("cat", xs, std::move(out), [lengths, dtypes, d](const GradContext& ctx) {
     std::vector<Tensor> grads(lengths.size());
     int64_t start = 0;
     for (size_t i = 0; i < lengths.size(); ++i) {
-      if (ctx.needs(i)) grads[i] = ctx.grad().narrow(d, start, lengths[i]);
+      if (ctx.needs(i)) grads[i] = ts::to(ctx.grad().narrow(d, start, lengths[i]), dtypes[i]);
       start += lengths[i];
     }
     return grads;
@@ -107,11 +113,12 @@ Variable stack(absl::Span<const Variable> xs, int64_t dim) {
   for (const Variable& x : xs) values.push_back(x.data());
   Tensor out = ts::stack(values, dim);
   const int64_t d = normalize_dim("stack", dim, out.dim());
-  const size_t n = xs.size();
-  return record("stack", xs, std::move(out), [n, d](const GradContext& ctx) {
-    std::vector<Tensor> grads(n);
-    for (size_t i = 0; i < n; ++i) {
-      if (ctx.needs(i)) grads[i] = ctx.grad().select(d, static_cast<int64_t>(i));
+  std::vector<DType> dtypes;  // as cat's
+  for (const Tensor& v : values) dtypes.push_back(v.dtype());
+  return record("stack", xs, std::move(out), [dtypes, d](const GradContext& ctx) {
+    std::vector<Tensor> grads(dtypes.size());
+    for (size_t i = 0; i < dtypes.size(); ++i) {
+      if (ctx.needs(i)) grads[i] = ts::to(ctx.grad().select(d, static_cast<int64_t>(i)), dtypes[i]);
     }
     return grads;
   });

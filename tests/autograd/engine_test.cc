@@ -70,6 +70,30 @@ TEST(EngineTest, TheCallersGradientIsNotAliased) {
   EXPECT_EQ(values(a.grad()), (std::vector<float>{5, 6}));
 }
 
+TEST(EngineTest, TheRootGradientTakesTheRootsDtype) {
+  Variable a = leaf({1, 2}, {2});
+  a.backward(from_vector<double>({5, 6}, {2}));
+  EXPECT_EQ(a.grad().dtype(), DType::kF32);
+  EXPECT_EQ(values(a.grad()), (std::vector<float>{5, 6}));
+  Variable b = leaf({1, 2}, {2});
+  softmax(b, 0).backward(from_vector<double>({1, 0}, {2}));
+  EXPECT_EQ(b.grad().dtype(), DType::kF32);
+}
+
+TEST(EngineTest, CatAndStackGiveEachInputItsGradientInItsOwnDtype) {
+  // cat promotes f16 and f32 to f32; the f16 input's gradient is f16.
+  for (const bool stacked : {false, true}) {
+    Variable h(ones({2}, {DType::kF16}), true);
+    Variable f = leaf({1, 2}, {2});
+    Variable joined = stacked ? stack({h, f}, 0) : cat({h, f}, 0);
+    EXPECT_EQ(joined.dtype(), DType::kF32);
+    sum(mul(joined, 3.0)).backward();
+    EXPECT_EQ(h.grad().dtype(), DType::kF16);
+    EXPECT_EQ(to_vector<float>(h.grad()), (std::vector<float>{3, 3}));
+    EXPECT_EQ(values(f.grad()), (std::vector<float>{3, 3}));
+  }
+}
+
 TEST(EngineTest, APrivateFirstGradientBecomesTheGradWithoutACopy) {
   // mul's backward makes a fresh 4 MiB gradient that nothing else holds:
   // the leaf takes it, as PyTorch's AccumulateGrad does, so backward needs
