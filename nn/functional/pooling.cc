@@ -23,11 +23,13 @@ void check_input(absl::string_view op, const autograd::Variable& x) {
   TS_CHECK(x.numel() != 0, op, ": empty input ", x.data().describe());
 }
 
-// Output length of one dim, as PyTorch's pooling_output_shape: with
-// ceil_mode the last window must still start inside the input or its left
-// padding.
+// Output length of one dim, as PyTorch's pooling_output_shape: the division
+// rounds down (a window larger than the padded input gives 0 windows, not
+// 1), and with ceil_mode the last window must still start inside the input
+// or its left padding.
 int64_t pooled_size(int64_t in, int64_t k, int64_t s, int64_t p, bool ceil_mode) {
-  int64_t out = (in + 2 * p - k + (ceil_mode ? s - 1 : 0)) / s + 1;
+  const int64_t span = in + 2 * p - k + (ceil_mode ? s - 1 : 0);
+  int64_t out = (span >= 0 ? span / s : -((-span + s - 1) / s)) + 1;
   if (ceil_mode && (out - 1) * s >= in + p) --out;
   return out;
 }

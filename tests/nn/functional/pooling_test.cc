@@ -301,6 +301,16 @@ TEST_F(PoolingTest, BadInputsAreErrors) {
   expect_throws(kInvalid, {"adaptive_avg_pool2d", "[0, 2]", "[2, 3, 4, 4]"}, [&] { adaptive_avg_pool2d(x, {0, 2}); });
   const Variable ints(zeros({1, 1, 2, 2}, {DType::kI64}));
   expect_throws(kInvalid, {"max_pool2d", "floating-point", "i64"}, [&] { max_pool2d(ints, {}); });
+  // A 3x3 window, stride 2, over 2x2: no window fits (PyTorch: "Output size
+  // is too small"); with ceil_mode one does.
+  const Variable small(random_tensor(rng(), {1, 1, 2, 2}, DType::kF32));
+  expect_throws(kInvalid, {"max_pool2d", "kernel [3, 3]", "[1, 1, 2, 2]"}, [&] {
+    max_pool2d(small, {{3, 3}, {2, 2}});
+  });
+  expect_throws(kInvalid, {"avg_pool2d", "kernel [2, 2]", "[1, 1, 1, 1]"}, [&] {
+    avg_pool2d(Variable(ones({1, 1, 1, 1})), {{2, 2}, {2, 2}});
+  });
+  EXPECT_EQ(max_pool2d(small, {{3, 3}, {2, 2}, {0, 0}, /*ceil_mode=*/true}).shape(), (Shape{1, 1, 1, 1}));
 }
 
 TEST_F(PoolingTest, CoverIsTheOutputsWhoseWindowsHoldAnInputPixel) {
