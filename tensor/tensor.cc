@@ -18,9 +18,14 @@ Tensor::Tensor(std::shared_ptr<Storage> storage, Shape shape, Shape strides, int
       dtype_(dtype) {}
 
 Tensor Tensor::allocate(Dims shape, DType dtype, Device device, MemoryFormat format) {
-  for (int64_t s : shape) TS_CHECK(s >= 0, "allocate: negative size in shape ", shape_str(shape));
-  return Tensor(Storage::allocate(shape_numel(shape) * dtype_size(dtype), device), Shape(shape.begin(), shape.end()),
-                dense_strides(shape, format), 0, dtype);
+  int64_t nbytes = dtype_size(dtype);
+  for (int64_t s : shape) {
+    TS_CHECK(s >= 0, "allocate: negative size in shape ", shape_str(shape));
+    TS_CHECK(!__builtin_mul_overflow(nbytes, s, &nbytes), "allocate: ", dtype_name(dtype), shape_str(shape),
+             " has more bytes than an int64 counts");
+  }
+  return Tensor(Storage::allocate(nbytes, device), Shape(shape.begin(), shape.end()), dense_strides(shape, format), 0,
+                dtype);
 }
 
 int64_t Tensor::size(int64_t d) const {

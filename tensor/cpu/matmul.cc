@@ -3,6 +3,9 @@
 // GEMM), with the product rounded once.
 #include <cblas.h>
 
+#include <limits>
+
+#include "base/error.h"
 #include "tensor/cpu/cpu_backend.h"
 #include "tensor/dtype_dispatch.h"
 
@@ -26,6 +29,12 @@ void batched_gemm(const Tensor& a, const Tensor& b, const Tensor& out, Gemm gemm
   const int64_t batch = out.size(0), m = out.size(1), n = out.size(2), k = a.size(2);
   const GemmOperand ga = gemm_operand(m, k, a.stride(1), a.stride(2));
   const GemmOperand gb = gemm_operand(k, n, b.stride(1), b.stride(2));
+  // OpenBLAS takes its sizes as int: a larger one would wrap.
+  for (const int64_t v : {m, n, k, ga.ld, gb.ld}) {
+    TS_CHECK(v <= std::numeric_limits<blasint>::max(), "matmul: ", a.describe(), " x ", b.describe(),
+             " has a size or leading dimension of ", v, ", past what OpenBLAS takes (",
+             std::numeric_limits<blasint>::max(), ")");
+  }
   const T* pa = static_cast<const T*>(a.raw_data());
   const T* pb = static_cast<const T*>(b.raw_data());
   T* po = static_cast<T*>(out.raw_data());

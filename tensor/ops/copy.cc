@@ -1,6 +1,10 @@
 // Copies between layouts, dtypes and devices, and the reshapes that may need
 // one.
+#include <algorithm>
 #include <cstring>
+#include <optional>
+#include <utility>
+#include <vector>
 
 #include "base/error.h"
 #include "tensor/backend.h"
@@ -16,6 +20,36 @@ bool has_internal_overlap(const Tensor& t) {
     if (t.shape()[d] > 1 && t.strides()[d] == 0) return true;
   }
   return false;
+}
+
+// The bytes [begin, end) of its storage that t covers when its elements fill
+// them exactly (dense in some order of its dims); nullopt otherwise.
+std::optional<std::pair<int64_t, int64_t>> dense_byte_range(const Tensor& t) {
+  std::vector<std::pair<int64_t, int64_t>> dims;  // (stride, size) of dims longer than 1
+  for (int64_t d = 0; d < t.dim(); ++d) {
+    if (t.shape()[d] > 1) dims.emplace_back(t.strides()[d], t.shape()[d]);
+  }
+  std::sort(dims.begin(), dims.end());
+  int64_t expected = 1;
+  for (const auto& [stride, size] : dims) {
+    if (stride != expected) return std::nullopt;
+    expected *= size;
+  }
+  const int64_t item = dtype_size(t.dtype());
+  return std::make_pair(t.offset() * item, (t.offset() + t.numel()) * item);
+}
+
+// Whether src and dst share memory without being the same elements in the
+// same order: a copy would read what it already overwrote. As PyTorch's
+// assert_no_partial_overlap, only dense tensors are compared; interleaved
+// views (x[:, 0] and x[:, 1]) are too hard to tell and pass.
+bool overlaps_partially(const Tensor& dst, const Tensor& src) {
+  if (dst.storage() != src.storage() || dst.numel() == 0 || src.numel() == 0) return false;
+  const auto d = dense_byte_range(dst), s = dense_byte_range(src);
+  if (!d || !s || d->second <= s->first || s->second <= d->first) return false;
+  const bool same_elements = *d == *s && dst.dtype() == src.dtype() && Dims(dst.shape()) == Dims(src.shape()) &&
+                             Dims(dst.strides()) == Dims(src.strides());
+  return !same_elements;
 }
 
 // Whether a tensor of shape `from` broadcasts to exactly `to`.
@@ -37,6 +71,8 @@ void copy_(const Tensor& dst, const Tensor& src) {
            " has expanded dims; writing it would be ambiguous");
   TS_CHECK(expands_to(src.shape(), dst.shape()), "copy_: source ", src.describe(),
            " cannot be broadcast to destination ", dst.describe());
+  TS_CHECK(!overlaps_partially(dst, src), "copy_: source ", src.describe(), " and destination ", dst.describe(),
+           " share part of their memory; copy the source first");
   const Tensor expanded = src.expand(dst.shape());
   if (dst.numel() == 0) return;
   if (src.device() == dst.device()) {

@@ -102,7 +102,10 @@ Tensor scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tens
   Tensor src_part = src;
   for (int64_t j = 0; j < index.dim(); ++j) src_part = src_part.narrow(j, 0, index.shape()[j]);
   const Tensor values = contiguous(src_part);
-  Tensor out = clone(x);
+  // A fresh row-major copy: the backend adds into contiguous memory (a clone
+  // would keep a channels-last x's layout).
+  Tensor out = empty(x.shape(), {x.dtype(), x.device()});
+  copy_(out, x);
   if (idx.numel() > 0) backend_for(x.device()).scatter_add(out, d, idx, values);
   return out;
 }

@@ -18,10 +18,11 @@ struct Prepared {
   Tensor weight_sum;  // 0-dim, when weight and smoothing are both present
 };
 
-// `check_targets`: the forward checks the target range on the CPU; the
-// gradient, given the same targets, does not pay for it again.
+// Both the loss and its gradient check the target range on the CPU (one
+// pass over N targets): the gradient is a public op too, and indexes rows by
+// its targets.
 Prepared prepare(const char* op, const Tensor& logits, const Tensor& target, const Tensor& weight, int64_t ignore_index,
-                 double label_smoothing, bool check_targets) {
+                 double label_smoothing) {
   check_floating(op, logits);
   check_same_device(op, {&logits, &target});
   TS_CHECK(logits.dim() == 2 && target.dim() == 1 && target.size(0) == logits.size(0) &&
@@ -44,7 +45,7 @@ Prepared prepare(const char* op, const Tensor& logits, const Tensor& target, con
   }
   // On the host the check costs nothing; on CUDA the kernels mark a bad
   // target's row NaN instead of stalling the host (see ops.h).
-  if (check_targets && logits.device().is_cpu() && p.target.numel() > 0) {
+  if (logits.device().is_cpu() && p.target.numel() > 0) {
     const Tensor valid = logical_or(logical_and(ge(p.target, 0), lt(p.target, classes)), eq(p.target, ignore_index));
     if (!item<bool>(min(to(valid, DType::kU8)))) {
       const int64_t bad = item<int64_t>(argmin(to(valid, DType::kU8)));
@@ -59,8 +60,7 @@ Prepared prepare(const char* op, const Tensor& logits, const Tensor& target, con
 
 CrossEntropyRows cross_entropy_rows(const Tensor& logits, const Tensor& target, const Tensor& weight,
                                     int64_t ignore_index, double label_smoothing) {
-  const Prepared p = prepare("cross_entropy", logits, target, weight, ignore_index, label_smoothing,
-                             /*check_targets=*/true);
+  const Prepared p = prepare("cross_entropy", logits, target, weight, ignore_index, label_smoothing);
   const int64_t n = logits.size(0);
   const DType compute = loss_compute_dtype(logits.dtype());
   CrossEntropyRows rows{empty({n}, {compute, logits.device()}), empty({n}, {compute, logits.device()}),
@@ -76,8 +76,7 @@ CrossEntropyRows cross_entropy_rows(const Tensor& logits, const Tensor& target, 
 
 Tensor cross_entropy_rows_grad(const Tensor& grad, const Tensor& logits, const Tensor& target, const Tensor& weight,
                                const Tensor& logsumexp, int64_t ignore_index, double label_smoothing) {
-  const Prepared p = prepare("cross_entropy backward", logits, target, weight, ignore_index, label_smoothing,
-                             /*check_targets=*/false);
+  const Prepared p = prepare("cross_entropy backward", logits, target, weight, ignore_index, label_smoothing);
   const int64_t n = logits.size(0);
   const DType compute = loss_compute_dtype(logits.dtype());
   check_same_device("cross_entropy backward", {&logits, &grad, &logsumexp});

@@ -316,6 +316,10 @@ TEST_F(CrossEntropyTest, ErrorsNameTheOpAndShapes) {
   expect_throws(absl::StatusCode::kOutOfRange, {"cross_entropy", "target -1", "f32[4, 3]"}, [&] {
     cross_entropy(Variable(logits), from_vector<int64_t>({0, -1, 1, 2}, {4}));
   });
+  // The gradient op is public too: it checks the targets it indexes by.
+  expect_throws(absl::StatusCode::kOutOfRange, {"cross_entropy backward", "target -5"}, [&] {
+    cross_entropy_rows_grad(ones({4}), logits, from_vector<int64_t>({0, -5, 1, 2}, {4}), Tensor(), zeros({4}), -100, 0);
+  });
   expect_throws(absl::StatusCode::kInvalidArgument, {"cross_entropy", "class weights", "f32[4]", "f32[4, 3]"},
                 [&] { cross_entropy(Variable(logits), targets(4, 3), {.weight = ones({4})}); });
   expect_throws(absl::StatusCode::kInvalidArgument, {"cross_entropy", "label_smoothing 1.5"},

@@ -131,6 +131,14 @@ TEST_F(IndexingTest, ScatterAddIntegers) {
   expect_equal(y, Ref{{3}, {1, 7, 1110}});
 }
 
+TEST_F(IndexingTest, ScatterAddIntoAChannelsLastInput) {
+  // Channel 0 of every pixel gets a 1, as PyTorch gives it.
+  Tensor x = zeros({1, 2, 2, 2}, {DType::kF32, Device::cpu(), MemoryFormat::kChannelsLast});
+  Tensor y = scatter_add(x, 1, zeros({1, 1, 2, 2}, {DType::kI64}), ones({1, 1, 2, 2}));
+  expect_equal(y, Ref{{1, 2, 2, 2}, {1, 1, 1, 1, 0, 0, 0, 0}});
+  expect_equal(x, Ref{{1, 2, 2, 2}, {0, 0, 0, 0, 0, 0, 0, 0}});
+}
+
 TEST_F(IndexingTest, OneHot) {
   Tensor index = from_vector<int32_t>({2, 0, 3, 3}, {2, 2});
   Tensor y = one_hot(index, 4);

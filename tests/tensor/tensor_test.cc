@@ -24,6 +24,9 @@ TEST(TensorTest, AllocateGivesContiguousRowMajorLayout) {
   EXPECT_EQ(s.numel(), 1);
   EXPECT_FALSE(Tensor().defined());
   testing::expect_throws(absl::StatusCode::kInvalidArgument, {"negative", "[2, -1]"}, [&] { empty({2, -1}); });
+  // 4 * (2^62 + 1) bytes would wrap to 4.
+  testing::expect_throws(absl::StatusCode::kInvalidArgument, {"allocate", "f32[4611686018427387905]"},
+                         [&] { empty({(int64_t{1} << 62) + 1}); });
 }
 
 TEST(TensorTest, ViewsShareStorage) {
@@ -122,6 +125,20 @@ TEST(TensorTest, CopyIntoViewsConvertsAndBroadcasts) {
   testing::expect_throws(absl::StatusCode::kInvalidArgument, {"copy_", "expanded"}, [&] { copy_(expanded, row); });
   Tensor wrong = zeros({5});
   testing::expect_throws(absl::StatusCode::kInvalidArgument, {"copy_", "[5]", "[3, 4]"}, [&] { copy_(x, wrong); });
+}
+
+TEST(TensorTest, CopyBetweenPartlySharedMemoryIsAnError) {
+  // x[1:] = x[:-1] would read elements it already wrote (PyTorch refuses it).
+  Tensor x = from_vector<float>({0, 1, 2, 3, 4, 5}, {6});
+  testing::expect_throws(absl::StatusCode::kInvalidArgument, {"copy_", "share part of their memory"},
+                         [&] { copy_(x.slice(0, 1, 6), x.slice(0, 0, 5)); });
+  // The same elements, and views that do not meet or interleave, are fine.
+  copy_(x, x);
+  copy_(x.slice(0, 3, 6), x.slice(0, 0, 3));
+  Tensor m = from_vector<float>({0, 1, 2, 3}, {2, 2});
+  copy_(m.select(1, 0), m.select(1, 1));
+  expect_equal(x, Ref{{6}, {0, 1, 2, 0, 1, 2}});
+  expect_equal(m, Ref{{2, 2}, {1, 1, 3, 3}});
 }
 
 TEST(TensorTest, ConversionsBetweenEveryPairOfDtypes) {
