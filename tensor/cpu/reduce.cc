@@ -38,19 +38,23 @@ typename Reducer::Acc reduce_range(const T* x, int64_t stride, int64_t begin, in
 template <typename T, typename R, typename Reducer>
 void reduce_kernel(const T* in, R* out, ReduceGeometry g, const Reducer& r) {
   using Acc = typename Reducer::Acc;
-  if (g.inner == 1 && g.outer < num_threads() && g.reduced >= 2 * kReduceGrain) {
-    // Few long rows: split each row across threads, then combine the parts.
+  if (g.inner == 1 && g.reduced >= 2 * kReduceGrain) {
+    // Long rows: each cut into parts of kReduceGrain, the parts of all rows
+    // reduced in parallel, then each row's combined in order. The cut
+    // depends on the row's length alone, so the result does not depend on
+    // the thread count (a reference in f64 must not).
+    const int64_t parts = (g.reduced + kReduceGrain - 1) / kReduceGrain;
+    std::vector<Acc> partial(g.outer * parts, r.identity());
+    parallel_for(g.outer * parts, 1, [&](int64_t t0, int64_t t1) {
+      for (int64_t t = t0; t < t1; ++t) {
+        const int64_t o = t / parts, p = t % parts;
+        partial[t] =
+            reduce_range(in + o * g.reduced, 1, p * kReduceGrain, std::min(g.reduced, (p + 1) * kReduceGrain), r);
+      }
+    });
     for (int64_t o = 0; o < g.outer; ++o) {
-      const T* row = in + o * g.reduced;
-      const int64_t parts = (g.reduced + kReduceGrain - 1) / kReduceGrain;
-      std::vector<Acc> partial(parts, r.identity());
-      parallel_for(parts, 1, [&](int64_t p0, int64_t p1) {
-        for (int64_t p = p0; p < p1; ++p) {
-          partial[p] = reduce_range(row, 1, p * kReduceGrain, std::min(g.reduced, (p + 1) * kReduceGrain), r);
-        }
-      });
       Acc acc = r.identity();
-      for (const Acc& a : partial) acc = r.combine(acc, a);
+      for (int64_t p = 0; p < parts; ++p) acc = r.combine(acc, partial[o * parts + p]);
       out[o] = store<R>(r.finalize(acc));
     }
     return;

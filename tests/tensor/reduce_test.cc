@@ -1,6 +1,8 @@
 // Reductions and softmax against float64 references: every subset of dims,
 // keepdim, non-contiguous inputs, f16/bf16 accumulation, long rows and
 // columns that cross block boundaries, empty dims.
+#include <omp.h>
+
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -162,6 +164,24 @@ TEST_F(ReduceTest, LongRowsAndColumnsCrossBlockBoundaries) {
                    tolerance(dtype), 1e-3, "var " + what);
     }
   }
+}
+
+TEST_F(ReduceTest, LongRowsSumTheSameOnAnyNumberOfThreads) {
+  // Long rows are cut into parts at fixed boundaries whatever the thread
+  // count, so an f64 reference gives the same bits on 1 thread (a loader
+  // worker) and on several.
+  const Tensor x = testing::random_tensor(rng(), {3, 100003}, DType::kF64);
+  const int threads = omp_get_max_threads();
+  omp_set_num_threads(1);
+  const std::vector<double> one = to_vector<double>(sum(x, {1}));
+  const std::vector<double> whole_one = to_vector<double>(sum(x.select(0, 0)));
+  omp_set_num_threads(4);
+  const std::vector<double> four = to_vector<double>(sum(x, {1}));
+  const std::vector<double> whole_four = to_vector<double>(sum(x.select(0, 0)));
+  omp_set_num_threads(threads);
+  EXPECT_EQ(one, four);
+  EXPECT_EQ(whole_one, whole_four);
+  EXPECT_EQ(whole_one[0], one[0]);
 }
 
 TEST_F(ReduceTest, EmptyReductions) {
