@@ -68,8 +68,10 @@ class AccumulateGrad final : public Node {
 }  // namespace
 
 Variable::Variable(Tensor data, bool requires_grad) : impl_(std::make_shared<Impl>()) {
+  TS_CHECK(!requires_grad || !data.defined() || is_floating(data.dtype()), "Variable(", data.describe(),
+           ", requires_grad): only floating-point tensors have gradients");
   impl_->data = std::move(data);
-  impl_->requires_grad = requires_grad && is_floating(impl_->data.dtype());
+  impl_->requires_grad = requires_grad;
 }
 
 const Tensor& Variable::data() const { return impl_->data; }

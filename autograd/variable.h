@@ -22,7 +22,8 @@ class Variable {
   using GradReadyHook = std::function<void(const Variable&)>;
 
   Variable() = default;
-  // A leaf. Only floating-point tensors can require a gradient.
+  // A leaf. Only floating-point tensors can require a gradient (an Error
+  // otherwise, as set_requires_grad gives).
   explicit Variable(Tensor data, bool requires_grad = false);
 
   bool defined() const { return impl_ != nullptr; }

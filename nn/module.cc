@@ -1,6 +1,7 @@
 #include "nn/module.h"
 
 #include <map>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -71,11 +72,16 @@ const Tensor& Module::buffer(absl::string_view name) const {
 
 std::vector<std::pair<std::string, Variable>> Module::named_parameters() const {
   std::vector<std::pair<std::string, Variable>> out;
-  for (const auto& [name, v] : params_) out.emplace_back(name, v);
+  // A tied parameter (set_parameter) is listed once, under its first name, as
+  // PyTorch's named_parameters does: an optimizer or DDP given it twice would
+  // step or reduce it twice. state_dict keeps every name.
+  std::set<const void*> seen;
+  const auto add = [&](std::string name, Variable v) {
+    if (seen.insert(v.id()).second) out.emplace_back(std::move(name), std::move(v));
+  };
+  for (const auto& [name, v] : params_) add(name, v);
   for (const auto& [child_name, child] : children_) {
-    for (auto& [name, v] : child->named_parameters()) {
-      out.emplace_back(prefixed(child_name, name), std::move(v));
-    }
+    for (auto& [name, v] : child->named_parameters()) add(prefixed(child_name, name), std::move(v));
   }
   return out;
 }

@@ -98,7 +98,9 @@ class Module {
   void zero_grad();
 
   // Replaces one of this module's own parameters by `value` (same shape,
-  // dtype and device), e.g. to tie weights or to put a gradcheck leaf in.
+  // dtype and device), e.g. to tie weights or to put a gradcheck leaf in. A
+  // tied parameter is one entry of named_parameters (its first name) and
+  // one per name in state_dict, as in PyTorch.
   void set_parameter(absl::string_view name, Variable value);
 
  protected:

@@ -70,6 +70,12 @@ TEST(EngineTest, TheCallersGradientIsNotAliased) {
   EXPECT_EQ(values(a.grad()), (std::vector<float>{5, 6}));
 }
 
+TEST(EngineTest, OnlyFloatingPointLeavesRequireGrad) {
+  expect_throws(absl::StatusCode::kInvalidArgument, {"Variable", "i64[2]", "floating-point"},
+                [] { Variable(zeros({2}, {DType::kI64}), true); });
+  EXPECT_FALSE(Variable(zeros({2}, {DType::kI64})).requires_grad());
+}
+
 TEST(EngineTest, TheRootGradientTakesTheRootsDtype) {
   Variable a = leaf({1, 2}, {2});
   a.backward(from_vector<double>({5, 6}, {2}));

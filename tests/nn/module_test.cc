@@ -114,6 +114,25 @@ TEST(ModuleTest, SetParameterReplacesWhatForwardUses) {
                 [&] { lin->set_parameter("bias", Variable(wrong)); });
 }
 
+TEST(ModuleTest, ATiedParameterIsListedOnceAndSavedUnderEachName) {
+  // Two square layers sharing one weight: one parameter to optimize, as
+  // PyTorch's named_parameters gives it; both names in the state dict.
+  class Tied final : public Module {
+   public:
+    Tied() : Module("Tied") {
+      a = register_module("a", std::make_shared<Linear>(3, 3, /*bias=*/false));
+      b = register_module("b", std::make_shared<Linear>(3, 3, /*bias=*/false));
+      b->set_parameter("weight", a->named_parameters().at(0).second);
+    }
+    Handle<Linear> a, b;
+  };
+  Tied tied;
+  EXPECT_EQ(names_of(tied.named_parameters()), (std::vector<std::string>{"a.weight"}));
+  EXPECT_EQ(tied.num_parameters(), 9);
+  EXPECT_EQ(names_of(tied.state_dict()), (std::vector<std::string>{"a.weight", "b.weight"}));
+  ASSERT_OK(tied.load_state_dict(tied.state_dict()));
+}
+
 TEST(ModuleTest, LoadStateDictCopiesInPlace) {
   Toy a, b;
   ASSERT_OK(a.load_state_dict(b.state_dict()));
