@@ -9,8 +9,11 @@
 // *_like creators) keep a channels-last operand's layout
 // (Tensor::suggest_memory_format), so a channels-last network stays so.
 //
-// Type rules follow PyTorch: binary ops promote (promote_types; a scalar
-// operand does not widen a tensor of its own category); ops with real-valued
+// Type rules follow PyTorch: binary ops promote (promote_types; a Scalar
+// operand does not widen a tensor of its own category) with one difference:
+// a 0-dim tensor operand promotes as any tensor does (f16[n] * f32[] is f32
+// here, f16 in PyTorch), which the gradient clipping's f32 factor relies on;
+// ops with real-valued
 // results (div, pow, exp, mean, softmax, ...) turn integer inputs into f32;
 // f16/bf16 compute in f32 and round once at the end.
 #pragma once
@@ -137,7 +140,8 @@ Tensor where(const Tensor& cond, const Tensor& a, const Scalar& b);
 Tensor where(const Tensor& cond, const Scalar& a, const Tensor& b);
 // x with value where mask (bool, broadcastable to x) is true.
 Tensor masked_fill(const Tensor& x, const Tensor& mask, const Scalar& value);
-// Bounds x to [min, max]; either bound may be absent. NaN stays NaN.
+// Bounds x to [min, max]; either bound may be absent. NaN stays NaN. min >
+// max is an error (PyTorch gives max everywhere).
 Tensor clamp(const Tensor& x, std::optional<Scalar> min, std::optional<Scalar> max);
 
 // ---- Gradients of the elementwise ops, for autograd: one fused kernel each.
@@ -158,7 +162,8 @@ Tensor min(const Tensor& x, Dims dims = {}, bool keepdim = false);
 // into the flattened tensor. NaN counts as largest (smallest).
 Tensor argmax(const Tensor& x, std::optional<int64_t> dim = std::nullopt, bool keepdim = false);
 Tensor argmin(const Tensor& x, std::optional<int64_t> dim = std::nullopt, bool keepdim = false);
-// Variance with `correction` subtracted from the count (1: unbiased).
+// Variance with `correction` subtracted from the count (1: unbiased); NaN
+// when that leaves no degree of freedom (PyTorch: inf when values differ).
 Tensor var(const Tensor& x, Dims dims = {}, int64_t correction = 1, bool keepdim = false);
 // p-norm (p > 0, or infinity for the max-norm).
 Tensor norm(const Tensor& x, double p = 2, Dims dims = {}, bool keepdim = false);
