@@ -1,4 +1,4 @@
-// The PyTorch distributed data-parallel benchmark (benchmarks/ddp/benchmark.py)
+// The PyTorch distributed data-parallel benchmark (benchmarks/distributed/ddp/benchmark.py)
 // on our stack: for each model, sec/iter and examples/s at p50/p75/p90/p95 of
 // a training step (forward, cross-entropy, backward, SGD) on one synthetic
 // ImageNet-shaped batch, without DDP on one rank and then with DDP over the
@@ -221,13 +221,22 @@ struct Setup {
   std::string topology;  // `nvidia-smi topo -m`; empty on the CPU
 };
 
-Setup describe_setup(const Device& device, const Communicator& world) {
+// Rank 0's ranks per machine, on every rank. Machines may hold different
+// numbers of ranks (8 + 2); every rank must plan the same sweep, or their
+// sub-communicators and collectives would not match.
+absl::StatusOr<int> ranks_per_machine_of_rank0(Communicator& world, const Device& device) {
+  ASSIGN_OR_RETURN(const Tensor n, capture([&] { return full({1}, world.local_size(), {DType::kI64, device}); }));
+  RETURN_IF_ERROR(world.broadcast(n, 0).synchronize());
+  return capture([&] { return static_cast<int>(item<int64_t>(n)); });
+}
+
+absl::StatusOr<Setup> describe_setup(const Device& device, Communicator& world) {
   Setup setup;
   setup.machine = describe_environment(device);
   setup.backend = std::string(world.backend_name());
   if (setup.backend == "mpi") setup.mpi_library = mpi_library_version();
   setup.world_size = world.world_size();
-  setup.ranks_per_machine = world.local_size();
+  ASSIGN_OR_RETURN(setup.ranks_per_machine, ranks_per_machine_of_rank0(world, device));
   if (world.rank() == 0 && device.is_cuda()) setup.topology = gpu_topology();
   return setup;
 }
@@ -311,7 +320,7 @@ void print_row(const Device& device, const SweepRow& row, const RowStats& stats)
   std::fflush(stdout);
 }
 
-absl::StatusOr<Json> benchmark_model(Communicator& world, const Device& device, const Settings& s,
+absl::StatusOr<Json> benchmark_model(Communicator& world, const Device& device, const Settings& s, const Setup& setup,
                                      const std::string& model_name) {
   const bool leader = world.rank() == 0;
   if (leader) {
@@ -322,7 +331,7 @@ absl::StatusOr<Json> benchmark_model(Communicator& world, const Device& device, 
   Json rows = Json::array();
   double no_ddp_p50 = 0;
   std::string overheads, skipped;
-  for (const SweepRow& row : plan_sweep(world.world_size(), world.local_size(), s.use_ddp_for_single_rank)) {
+  for (const SweepRow& row : plan_sweep(world.world_size(), setup.ranks_per_machine, s.use_ddp_for_single_rank)) {
     ASSIGN_OR_RETURN(const Timing timing, run_row(world, device, s, model_name, row));
     if (!row.reported) continue;
     const std::vector<double>& measurements = timing.seconds;
@@ -384,13 +393,13 @@ absl::Status run() {
 
   Json report = Json::object();
   report["format"] = "trainstack.ddp_bench.v1";
-  const Setup setup = describe_setup(device, *world);
+  ASSIGN_OR_RETURN(const Setup setup, describe_setup(device, *world));
   report["environment"] = setup_json(setup);
   report["config"] = config_json(s, device, *world);
   if (leader) print_header(setup, device, s);
   Json benchmarks = Json::array();
   for (const std::string& model_name : s.models) {
-    ASSIGN_OR_RETURN(Json result, benchmark_model(*world, device, s, model_name));
+    ASSIGN_OR_RETURN(Json result, benchmark_model(*world, device, s, setup, model_name));
     benchmarks.push_back(std::move(result));
   }
   report["benchmarks"] = std::move(benchmarks);

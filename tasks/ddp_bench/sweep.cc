@@ -7,8 +7,11 @@
 namespace ts::tasks::ddp_bench {
 
 std::string machine_label(int ranks, int ranks_per_machine) {
-  const int machines = (ranks + ranks_per_machine - 1) / ranks_per_machine;
-  return absl::StrCat(machines, "M/", std::min(ranks, ranks_per_machine), "G");
+  if (ranks <= ranks_per_machine) return absl::StrCat("1M/", ranks, "G");
+  const int whole = ranks / ranks_per_machine, rest = ranks % ranks_per_machine;
+  // PyTorch's script labels whole machines only; a launch that ends in a
+  // part-filled machine says what that machine adds.
+  return absl::StrCat(whole, "M/", ranks_per_machine, "G", rest > 0 ? absl::StrCat("+", rest, "G") : "");
 }
 
 std::vector<SweepRow> plan_sweep(int world_size, int ranks_per_machine, bool use_ddp_for_single_rank) {

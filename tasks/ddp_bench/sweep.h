@@ -1,9 +1,10 @@
-// The rows of a ddp_bench sweep, as PyTorch's benchmarks/ddp/benchmark.py
+// The rows of a ddp_bench sweep, as PyTorch's benchmarks/distributed/ddp/benchmark.py
 // lays them out: a warm-up on every rank alone (not reported), "no ddp" on
 // rank 0, then DDP over the first 1, 2, 4, ... ranks of the machine and over
 // whole machines after that, up to the whole world. A row's label is
 // "<machines>M/<ranks per machine>G" as in PyTorch's table ("1M/4G": one
-// machine, four of its GPUs; "2M/8G": two machines of eight).
+// machine, four of its GPUs; "2M/8G": two machines of eight; ours only:
+// "1M/8G+4G", a launch ending in a part-filled machine).
 #pragma once
 
 #include <string>

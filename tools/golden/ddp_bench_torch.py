@@ -1,4 +1,4 @@
-"""PyTorch's DDP benchmark (pytorch/benchmarks/ddp/benchmark.py) on one rank:
+"""PyTorch's DDP benchmark (pytorch/benchmarks/distributed/ddp/benchmark.py) on one rank:
 the peer of //tasks/ddp_bench's "no ddp" and "1M/1G" rows. Its procedure: a
 fresh torchvision model seeded by the rank, SGD(lr 0.001, momentum 0.9,
 weight decay 1e-4), one torch.rand batch whose targets are all class 1, 5

@@ -1,5 +1,5 @@
 // The rows of a ddp_bench sweep and their labels, against PyTorch's table
-// (benchmarks/ddp/README.md: 1M/1G, 1M/2G, 1M/4G, 1M/8G, 2M/8G, ...).
+// (benchmarks/distributed/ddp/README.md: 1M/1G, 1M/2G, 1M/4G, 1M/8G, 2M/8G, ...).
 #include "tasks/ddp_bench/sweep.h"
 
 #include <string>
@@ -21,7 +21,7 @@ TEST(SweepTest, MachineLabels) {
   EXPECT_EQ(machine_label(4, 8), "1M/4G");
   EXPECT_EQ(machine_label(8, 8), "1M/8G");
   EXPECT_EQ(machine_label(16, 8), "2M/8G");
-  EXPECT_EQ(machine_label(20, 8), "3M/8G");
+  EXPECT_EQ(machine_label(20, 8), "2M/8G+4G");  // a part-filled third machine
 }
 
 TEST(SweepTest, EightGpuMachines) {
@@ -38,7 +38,7 @@ TEST(SweepTest, EightGpuMachines) {
 
 TEST(SweepTest, PartialLastMachineAndSmallWorlds) {
   EXPECT_EQ(labels(plan_sweep(12, 8, true)),
-            (std::vector<std::string>{"warmup", "no ddp", "1M/1G", "1M/2G", "1M/4G", "1M/8G", "2M/8G"}));
+            (std::vector<std::string>{"warmup", "no ddp", "1M/1G", "1M/2G", "1M/4G", "1M/8G", "1M/8G+4G"}));
   EXPECT_EQ(plan_sweep(12, 8, true).back().world_size, 12);
   EXPECT_EQ(labels(plan_sweep(2, 2, true)), (std::vector<std::string>{"warmup", "no ddp", "1M/1G", "1M/2G"}));
   EXPECT_EQ(labels(plan_sweep(1, 1, true)), (std::vector<std::string>{"warmup", "no ddp", "1M/1G"}));
