@@ -101,13 +101,17 @@ Tensor scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tens
   // Only the part of src that index covers takes part.
   Tensor src_part = src;
   for (int64_t j = 0; j < index.dim(); ++j) src_part = src_part.narrow(j, 0, index.shape()[j]);
-  const Tensor values = contiguous(src_part);
+  // f16/bf16 add in f32 and round once, as every other op: summed in their
+  // own type (an embedding's gradient rows for a frequent word), the adds
+  // stop counting once the sum is a few hundred times each one in bf16.
+  const DType compute = is_reduced_float(x.dtype()) ? DType::kF32 : x.dtype();
+  const Tensor values = contiguous(to(src_part, compute));
   // A fresh row-major copy: the backend adds into contiguous memory (a clone
   // would keep a channels-last x's layout).
-  Tensor out = empty(x.shape(), {x.dtype(), x.device()});
+  Tensor out = empty(x.shape(), {compute, x.device()});
   copy_(out, x);
   if (idx.numel() > 0) backend_for(x.device()).scatter_add(out, d, idx, values);
-  return out;
+  return to(out, x.dtype());
 }
 
 Tensor one_hot(const Tensor& index, int64_t num_classes) {

@@ -131,6 +131,16 @@ TEST_F(IndexingTest, ScatterAddIntegers) {
   expect_equal(y, Ref{{3}, {1, 7, 1110}});
 }
 
+TEST_F(IndexingTest, ScatterAddOf16BitValuesSumsInF32) {
+  // 1000 ones into one bf16 element: summed in bf16 the adds stop at 256;
+  // in f32, rounded once, the sum is 1000 (exact in bf16).
+  for (const DType dtype : {DType::kBF16, DType::kF16}) {
+    Tensor y = scatter_add(zeros({2}, {dtype}), 0, zeros({1000}, {DType::kI64}), ones({1000}, {dtype}));
+    EXPECT_EQ(y.dtype(), dtype);
+    EXPECT_EQ(to_vector<float>(y), (std::vector<float>{1000, 0})) << dtype_name(dtype);
+  }
+}
+
 TEST_F(IndexingTest, ScatterAddIntoAChannelsLastInput) {
   // Channel 0 of every pixel gets a 1, as PyTorch gives it.
   Tensor x = zeros({1, 2, 2, 2}, {DType::kF32, Device::cpu(), MemoryFormat::kChannelsLast});
