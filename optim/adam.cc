@@ -81,13 +81,17 @@ void Adam::step() {
   autograd::NoGradGuard no_grad;
   const std::vector<Stepping> stepping = parameters_with_gradients();
   // Contiguous operands for the drivers (a strided parameter is updated in
-  // a copy and written back); moments start at zero, as torch's.
+  // a copy and written back); moments start at zero, as torch's, row-major
+  // as those copies are (a channels-last parameter's zeros_like would pair
+  // another element's moments with each value, and load_state allocates
+  // row-major).
   std::vector<AdamUpdate> updates;
   for (const Stepping& s : stepping) {
     const Tensor& param = s.slot->param.data();
     std::vector<Tensor> buffers = s.slot->buffers;
     if (buffers.empty()) {
-      for (size_t b = 0; b < state_buffers(*s.options).size(); ++b) buffers.push_back(zeros_like(param));
+      for (size_t b = 0; b < state_buffers(*s.options).size(); ++b)
+        buffers.push_back(zeros(param.shape(), {param.dtype(), param.device()}));
     }
     const AdamOptions& o = *s.options;
     updates.push_back({contiguous(param), contiguous(s.slot->param.grad()), buffers[0], buffers[1],

@@ -62,6 +62,9 @@ class GroupedOptimizer : public Optimizer {
   double lr(int group) const override { return options(group).lr; }
   void set_lr(int group, double lr) override {
     check_group(group);
+    // As the constructor and load_state check it: state() must load again.
+    TS_CHECK(std::isfinite(lr) && lr >= 0, type_, ".set_lr: parameter group ", group,
+             ": lr must be finite and >= 0, got ", lr);
     groups_[group].options.lr = lr;
   }
   using Optimizer::set_lr;

@@ -55,6 +55,7 @@ class MultiStepLr final : public LrSchedule {
   MultiStepLr(double base_lr, std::vector<int64_t> milestones, double gamma)
       : base_lr_(base_lr), milestones_(std::move(milestones)), gamma_(gamma) {}
   double get_lr(double t) const override {
+    t = std::max(t, 0.0);
     const auto passed =
         std::upper_bound(milestones_.begin(), milestones_.end(), t,
                          [](double value, int64_t milestone) { return value < static_cast<double>(milestone); }) -
@@ -90,8 +91,9 @@ class LinearWarmup final : public LrSchedule {
   LinearWarmup(double start_lr, int64_t length, std::unique_ptr<LrSchedule> main)
       : start_lr_(start_lr), length_(length), main_(std::move(main)) {}
   double get_lr(double t) const override {
+    t = std::max(t, 0.0);
     if (t >= static_cast<double>(length_)) return main_->get_lr(t);
-    return warmup_lr(start_lr_, main_->get_lr(static_cast<double>(length_)), std::max(t, 0.0), length_);
+    return warmup_lr(start_lr_, main_->get_lr(static_cast<double>(length_)), t, length_);
   }
 
  private:

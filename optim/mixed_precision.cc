@@ -14,10 +14,13 @@ namespace ts::optim {
 
 MixedPrecision::MixedPrecision(std::vector<NamedParameter> params, LossScalerOptions scaler) : scaler_(scaler) {
   std::set<std::string> names;
+  std::set<const void*> ids;  // a parameter listed twice would get two masters
   for (auto& [name, param] : params) {
     TS_CHECK(param.defined() && is_floating(param.dtype()), "MixedPrecision: parameter \"", name, "\" is ",
              param.defined() ? param.data().describe() : "undefined", ", not floating-point");
     TS_CHECK(names.insert(name).second, "MixedPrecision: parameter name \"", name, "\" is used twice");
+    TS_CHECK(ids.insert(param.id()).second, "MixedPrecision: parameter \"", name,
+             "\" is a parameter listed before under another name");
     Pair pair{param, param, Tensor()};
     if (is_reduced_float(param.dtype())) {
       pair.master = autograd::Variable(to(param.data(), DType::kF32), /*requires_grad=*/true);

@@ -221,6 +221,37 @@ TEST_F(AdamReferenceTest, StateResumesBitForBitAndNamesEveryEntry) {
                {"Adam.load_state", "missing", "\"state.w.max_exp_avg_sq\""});
 }
 
+// A channels-last parameter keeps each element's moments: its state equals a
+// row-major twin's, and a resume from it steps on as the twin does.
+TEST_F(AdamReferenceTest, ChannelsLastParameterKeepsEachElementsMoments) {
+  const AdamOptions options{.lr = 0.01, .amsgrad = true};
+  const Shape shape = {2, 3, 2, 2};
+  const Tensor init = random_tensor(rng(), shape, DType::kF64);
+  std::vector<Tensor> grads;
+  for (int step = 0; step < 3; ++step) grads.push_back(random_tensor(rng(), shape, DType::kF64));
+  Variable plain(clone(init), true), nhwc(contiguous(init, MemoryFormat::kChannelsLast), true);
+  Adam on_plain({{"w", plain}}, options), on_nhwc({{"w", nhwc}}, options);
+  for (int step = 0; step < 2; ++step) {
+    plain.set_grad(clone(grads[step]));
+    nhwc.set_grad(contiguous(grads[step], MemoryFormat::kChannelsLast));
+    on_plain.step();
+    on_nhwc.step();
+  }
+  const NamedTensors plain_state = on_plain.state(), nhwc_state = on_nhwc.state();
+  ASSERT_EQ(plain_state.size(), nhwc_state.size());
+  for (size_t i = 0; i < plain_state.size(); ++i) {
+    EXPECT_EQ(values(nhwc_state[i].second), values(plain_state[i].second)) << nhwc_state[i].first;
+  }
+  Variable resumed(contiguous(nhwc.data(), MemoryFormat::kChannelsLast), true);
+  Adam on_resumed({{"w", resumed}}, options);
+  ASSERT_TRUE(on_resumed.load_state(nhwc_state).ok());
+  plain.set_grad(clone(grads[2]));
+  resumed.set_grad(contiguous(grads[2], MemoryFormat::kChannelsLast));
+  on_plain.step();
+  on_resumed.step();
+  EXPECT_EQ(values(resumed.data()), values(plain.data()));
+}
+
 TEST(AdamTest, InvalidOptionsAndGradientsAreErrors) {
   const Variable p(from_vector<double>(std::vector<double>{1, 2}, {2}), true);
   expect_throws(absl::StatusCode::kInvalidArgument, {"Adam: parameter group 0", "beta1", "1"},

@@ -116,6 +116,12 @@ TEST(ClipGradNormTest, ParametersWithoutGradientsAreSkipped) {
   std::vector<Variable> params = {no_grad, with_grad({3, 4})};
   EXPECT_NEAR(clip_norm(params, 100), 5, 1e-12);
   EXPECT_EQ(clip_norm(std::vector<Variable>{no_grad}, 1), 0);
+  // An empty gradient adds nothing, as torch's vector_norm of it is 0.
+  Variable empty(zeros({0}), true);
+  empty.set_grad(zeros({0}));
+  std::vector<Variable> with_empty = {empty, with_grad({3, 4})};
+  EXPECT_NEAR(clip_norm(with_empty, 100), 5, 1e-12);
+  EXPECT_EQ(clip_norm(std::vector<Variable>{empty}, 1), 0);
 }
 
 TEST(ClipGradNormTest, NonFiniteNorms) {

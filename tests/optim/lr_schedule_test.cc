@@ -38,6 +38,8 @@ TEST(LrScheduleTest, MultiStepLrCountsMilestonesReached) {
   EXPECT_NEAR(s->get_lr(4), 0.05, kEps);
   EXPECT_NEAR(s->get_lr(5), 0.0125, kEps);  // 5 listed twice: two decays, as torch's Counter
   EXPECT_NEAR(s->get_lr(100), 0.0125, kEps);
+  // t < 0 counts as 0: a milestone at 0 has passed.
+  EXPECT_NEAR(multi_step_lr(0.1, {0}, 0.5)->get_lr(-1), 0.05, kEps);
   expect_throws(absl::StatusCode::kInvalidArgument, {"multi_step_lr", "non-decreasing"}, [] {
     multi_step_lr(0.1, {5, 2}, 0.5);
   });
@@ -76,6 +78,8 @@ TEST(LrScheduleTest, LinearWarmupRampsToTheMainScheduleThenHandsOver) {
   EXPECT_NEAR(warm_steps->get_lr(1), 0.25, kEps);
   EXPECT_NEAR(warm_steps->get_lr(4), 0.4, kEps);
   EXPECT_NEAR(warm_steps->get_lr(5), 0.04, 1e-15);
+  // No warm-up at all: t < 0 is the main schedule's t = 0, not 0 / 0.
+  EXPECT_NEAR(linear_warmup(0.1, 0, constant_lr(0.4))->get_lr(-1), 0.4, kEps);
   expect_throws(absl::StatusCode::kInvalidArgument, {"linear_warmup", "length"},
                 [] { linear_warmup(0.1, -1, constant_lr(1)); });
   expect_throws(absl::StatusCode::kInvalidArgument, {"no main"}, [] { linear_warmup(0.1, 2, nullptr); });

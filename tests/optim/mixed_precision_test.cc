@@ -261,6 +261,14 @@ TEST_F(MasterWeightsTest, MastersAreF32ForF16ParametersOnly) {
   EXPECT_EQ(item<double>(tiny[0].second.data()), 1.0);
 }
 
+// One parameter under two names would get two masters, or be unscaled twice.
+TEST(MixedPrecisionTest, AParameterListedTwiceIsAnError) {
+  const Variable w(ones({2}, {DType::kF16}), true);
+  expect_throws(absl::StatusCode::kInvalidArgument, {"MixedPrecision", "\"tied\"", "listed before"}, [&] {
+    MixedPrecision mp({{"w", w}, {"tied", w}}, LossScalerOptions{});
+  });
+}
+
 TEST_F(MasterWeightsTest, AnInfSkipsTheStepAndChangesNothingButTheScale) {
   Run r = fresh();
   ASSERT_TRUE(step(r, 0));  // momentum buffers exist from here

@@ -4,6 +4,7 @@
 // parameters, a real backward pass, and the errors users meet.
 #include "optim/sgd.h"
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -249,6 +250,10 @@ TEST(SgdTest, GroupIndexOutOfRangeIsAnError) {
   Sgd sgd({param_of({1}, {1})}, {.lr = 0.1});
   expect_throws(absl::StatusCode::kOutOfRange, {"parameter group 1", "[0, 1)"}, [&] { sgd.lr(1); });
   expect_throws(absl::StatusCode::kOutOfRange, {"parameter group -1"}, [&] { sgd.set_lr(-1, 0.5); });
+  // An lr that load_state would refuse is refused when set.
+  expect_throws(absl::StatusCode::kInvalidArgument, {"Sgd.set_lr", "parameter group 0", "-1"},
+                [&] { sgd.set_lr(0, -1); });
+  expect_throws(absl::StatusCode::kInvalidArgument, {"Sgd.set_lr", "nan"}, [&] { sgd.set_lr(0, std::nan("")); });
   EXPECT_EQ(sgd.lr(0), 0.1);
 }
 
