@@ -9,11 +9,26 @@
 #include "collectives/rendezvous.h"
 
 namespace ts::collectives {
+namespace {
+
+// MPI_Init outside mpirun (torchrun-style variables, srun without PMI) starts
+// each process as a world of its own: every rank would train alone on its
+// shard of the data, with nothing to say so.
+absl::Status check_mpi_matches_launch(const Communicator& mpi, const LaunchEnvironment& env) {
+  if (mpi.world_size() == env.world_size && mpi.rank() == env.rank) return absl::OkStatus();
+  return absl::FailedPreconditionError(
+      absl::StrCat("MPI sees rank ", mpi.rank(), " of ", mpi.world_size(), ", but the launcher (",
+                   source_name(env.source), ") says rank ", env.rank, " of ", env.world_size,
+                   ": the CPU backend's ranks meet through MPI, so start the job with mpirun (or srun --mpi=pmix)"));
+}
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<Communicator>> connect_world(const LaunchEnvironment& env, const Device& device,
                                                             const CommunicatorOptions& options) {
   if (!device.is_cuda()) {
     ASSIGN_OR_RETURN(std::unique_ptr<mpi::MpiCommunicator> comm, mpi::MpiCommunicator::create(options));
+    RETURN_IF_ERROR(check_mpi_matches_launch(*comm, env));
     return std::unique_ptr<Communicator>(std::move(comm));
   }
   std::unique_ptr<nccl::NcclCommunicator> comm;
@@ -24,6 +39,7 @@ absl::StatusOr<std::unique_ptr<Communicator>> connect_world(const LaunchEnvironm
   } else if (env.source == LaunchEnvironment::Source::kOpenMpi) {
     // The MPI communicator only carries the id; NCCL keeps no reference to it.
     ASSIGN_OR_RETURN(std::unique_ptr<mpi::MpiCommunicator> host, mpi::MpiCommunicator::create(options));
+    RETURN_IF_ERROR(check_mpi_matches_launch(*host, env));
     ASSIGN_OR_RETURN(comm, nccl::NcclCommunicator::create(env, device.index, nccl::mpi_id_broadcast(*host), options));
   } else {
     if (env.master_addr.empty() || env.master_port == 0) {
