@@ -77,6 +77,12 @@ absl::StatusOr<std::vector<double>> allgather_values(Communicator& comm, const D
   return capture([&] { return to_vector<double>(all); });
 }
 
+absl::StatusOr<double> broadcast_value(Communicator& comm, const Device& device, double mine, int root) {
+  ASSIGN_OR_RETURN(const Tensor value, capture([&] { return full({1}, mine, {DType::kF64, device}); }));
+  RETURN_IF_ERROR(comm.broadcast(value, root).synchronize());
+  return capture([&] { return item<double>(value); });
+}
+
 Work Communicator::send(const Tensor& tensor, int peer) {
   const PeerTransfer t{PeerTransfer::Kind::kSend, tensor, peer};
   return exchange(absl::MakeConstSpan(&t, 1));

@@ -131,6 +131,11 @@ class Communicator {
 absl::StatusOr<std::vector<double>> allgather_values(Communicator& comm, const Device& device,
                                                      const std::vector<double>& mine);
 
+// Rank `root`'s host value on every rank (a decision every rank must take
+// alike, as when to checkpoint or how to plan a sweep), sent as an f64 on
+// `device`; every rank calls it. Integers travel exactly up to 2^53.
+absl::StatusOr<double> broadcast_value(Communicator& comm, const Device& device, double mine, int root = 0);
+
 // "allreduce(sum) #12 of f32[1000] on rank 0 of 2": the context every error
 // message of a collective carries.
 std::string describe_call(absl::string_view op, int64_t sequence, const Tensor& tensor, int rank, int world_size);

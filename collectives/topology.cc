@@ -263,4 +263,24 @@ absl::StatusOr<TopologySchedule> inner_outer_exp2_schedule(int size, int local_s
   return inner_outer_schedule(size, local_size, floor_log2(size / local_size - 1), floor_log2(local_size - 2));
 }
 
+absl::StatusOr<int> uniform_machine_size(absl::Span<const int> local_sizes, absl::Span<const int> local_ranks) {
+  if (local_sizes.empty() || local_sizes.size() != local_ranks.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("uniform_machine_size: ", local_sizes.size(), " local sizes and ",
+                                                   local_ranks.size(), " local ranks"));
+  }
+  const int size = static_cast<int>(local_sizes.size());
+  const int per_machine = local_sizes[0];
+  RETURN_IF_ERROR(check_machines("uniform_machine_size", size, per_machine));
+  for (int rank = 0; rank < size; ++rank) {
+    if (local_sizes[rank] != per_machine || local_ranks[rank] != rank % per_machine) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("rank ", rank, " is local rank ", local_ranks[rank], " of ", local_sizes[rank],
+                       " on its machine, but the inner-outer topologies need every machine to hold ", per_machine,
+                       " consecutive ranks as rank 0's does (mpirun --map-by slot, not node); "
+                       "--local_size=N takes the machines to be blocks of N consecutive ranks"));
+    }
+  }
+  return per_machine;
+}
+
 }  // namespace ts::collectives

@@ -84,4 +84,11 @@ absl::StatusOr<TopologySchedule> one_peer_schedule(const Topology& base);
 absl::StatusOr<TopologySchedule> inner_outer_ring_schedule(int size, int local_size);
 absl::StatusOr<TopologySchedule> inner_outer_exp2_schedule(int size, int local_size);
 
+// The local_size of a launch laid out as the inner-outer graphs assume
+// (Bluefog checks is_homogeneous() for them): every machine holds the same
+// number L of consecutive ranks, machine m ranks m*L .. m*L + L - 1, so rank
+// r is local rank r mod L. `local_sizes[r]` and `local_ranks[r]` are what
+// rank r's launcher says; an error names the first rank that breaks it.
+absl::StatusOr<int> uniform_machine_size(absl::Span<const int> local_sizes, absl::Span<const int> local_ranks);
+
 }  // namespace ts::collectives

@@ -225,9 +225,8 @@ struct Setup {
 // numbers of ranks (8 + 2); every rank must plan the same sweep, or their
 // sub-communicators and collectives would not match.
 absl::StatusOr<int> ranks_per_machine_of_rank0(Communicator& world, const Device& device) {
-  ASSIGN_OR_RETURN(const Tensor n, capture([&] { return full({1}, world.local_size(), {DType::kI64, device}); }));
-  RETURN_IF_ERROR(world.broadcast(n, 0).synchronize());
-  return capture([&] { return static_cast<int>(item<int64_t>(n)); });
+  ASSIGN_OR_RETURN(const double n, collectives::broadcast_value(world, device, world.local_size()));
+  return static_cast<int>(n);
 }
 
 absl::StatusOr<Setup> describe_setup(const Device& device, Communicator& world) {

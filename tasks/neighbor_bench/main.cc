@@ -59,7 +59,9 @@ ABSL_FLAG(std::string, dist_optimizer, "neighbor_allreduce",
 ABSL_FLAG(std::string, virtual_topology, "power2", "power2, ring, mesh, star, inner_outer_ring or inner_outer_exp2");
 ABSL_FLAG(bool, enable_dynamic_topology, false, "Send to one neighbour per batch, rotating");
 ABSL_FLAG(std::string, style, "dgd", "Decentralized step: atc (adapt then combine) or dgd (combine while adapting)");
-ABSL_FLAG(int, local_size, -1, "Ranks per machine for the inner-outer and hierarchical forms (-1: the launcher's)");
+ABSL_FLAG(int, local_size, -1,
+          "Machines as blocks of this many consecutive ranks, for the inner-outer and hierarchical forms (-1: the "
+          "launcher's machines)");
 ABSL_FLAG(std::string, device, "auto", "auto, cpu, cuda (the local rank's GPU) or cuda:N");
 ABSL_FLAG(std::string, dtype, "f32",
           "f32, f16 or bf16; f16 and bf16 are mixed precision as the training tasks run it (apex O2, f32 master "
@@ -111,6 +113,32 @@ absl::StatusOr<TopologySchedule> topology_schedule(TopologyKind kind, bool dynam
   return TopologySchedule([base](int64_t) { return base; });
 }
 
+// Ranks per machine for the inner-outer graphs: --local_size's blocks of
+// consecutive ranks when given (to try a layout on one host), else the
+// launcher's, which must be the same on every machine, the ranks of each
+// consecutive (Bluefog asserts is_homogeneous() for these graphs; a rank
+// with another count would build another graph and its sends would not pair).
+absl::StatusOr<int> inner_outer_local_size(const BenchOptions& o, Communicator& world, const Device& device) {
+  if (o.local_size > 0) return o.local_size;
+  ASSIGN_OR_RETURN(
+      const std::vector<double> all,
+      collectives::allgather_values(
+          world, device, {static_cast<double>(world.local_size()), static_cast<double>(world.local_rank())}));
+  std::vector<int> sizes, ranks;
+  for (size_t r = 0; r < all.size(); r += 2) {
+    sizes.push_back(static_cast<int>(all[r]));
+    ranks.push_back(static_cast<int>(all[r + 1]));
+  }
+  return collectives::uniform_machine_size(sizes, ranks);
+}
+
+// The machine of this rank for the hierarchical form: its block of
+// --local_size consecutive ranks when given, else the host it runs on.
+absl::StatusOr<int> machine_of_rank(const BenchOptions& o, Communicator& world, const Device& device) {
+  if (o.local_size > 0) return world.rank() / o.local_size;
+  return collectives::machine_index(world, device);
+}
+
 // Everything one rank trains with. The communication of a batch depends on
 // the distributed optimizer; `step(batch)` runs forward, backward and the
 // update.
@@ -120,7 +148,6 @@ class Bench {
                                                        const Device& device) {
     auto b = std::unique_ptr<Bench>(new Bench(o, world));
     RETURN_IF_ERROR(capture([&] { b->build_model(device); }));
-    const int local_size = o.local_size > 0 ? o.local_size : world.local_size();
     switch (o.dist_optimizer) {
       case DistOptimizer::kGradientAllreduce: {
         collectives::ddp::DdpOptions ddp;
@@ -132,6 +159,12 @@ class Bench {
         b->combine_ = [&world](int64_t) { return collectives::allreduce_combine(world); };
         break;
       case DistOptimizer::kNeighborAllreduce: {
+        const bool inner_outer =
+            o.topology == TopologyKind::kInnerOuterRing || o.topology == TopologyKind::kInnerOuterExp2;
+        int local_size = 1;  // the other graphs ignore it
+        if (inner_outer) {
+          ASSIGN_OR_RETURN(local_size, inner_outer_local_size(o, world, device));
+        }
         ASSIGN_OR_RETURN(TopologySchedule schedule,
                          topology_schedule(o.topology, o.dynamic_topology, world.world_size(), local_size));
         b->combine_ = [&world, schedule](int64_t batch) {
@@ -140,7 +173,7 @@ class Bench {
         break;
       }
       case DistOptimizer::kHierarchicalNeighborAllreduce: {
-        ASSIGN_OR_RETURN(const int machine, collectives::machine_index(world, device));
+        ASSIGN_OR_RETURN(const int machine, machine_of_rank(o, world, device));
         ASSIGN_OR_RETURN(b->machines_, collectives::split_by_machine(world, machine));
         // The virtual topology joins machines here, one rank of each.
         const int machines = b->machines_.cross->world_size();

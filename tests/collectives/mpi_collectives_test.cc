@@ -27,6 +27,7 @@ using ::ts::testing::expect_error;
 using ::ts::testing::Ref;
 using ::ts::testing::ref_of;
 using ::ts::testing::tolerance;
+using ::ts::testing::value_or_die;
 
 constexpr int64_t kSizes[] = {0, 1, 7, 1000, 40000, 300001};
 
@@ -190,6 +191,22 @@ TEST(MpiCollectives, AllgatherEveryDtypeAndSize) {
       ASSERT_OK(world().allgather(in_place, row).wait());
       expect_equal(in_place, expected, what + " (in place)");
     }
+  }
+}
+
+// The host-value helpers the tasks agree through: every rank's values in rank
+// order, and the root's one value on every rank (integers past 2^31 exact).
+TEST(MpiCollectives, HostValuesGatheredAndBroadcast) {
+  const int p = world().world_size(), me = world().rank();
+  const std::vector<double> all = value_or_die(allgather_values(world(), Device::cpu(), {10.0 * me, 10.0 * me + 0.5}));
+  ASSERT_EQ(all.size(), 2u * p);
+  for (int q = 0; q < p; ++q) {
+    EXPECT_EQ(all[2 * q], 10.0 * q);
+    EXPECT_EQ(all[2 * q + 1], 10.0 * q + 0.5);
+  }
+  for (int root = 0; root < p; ++root) {
+    const double mine = (int64_t{1} << 40) + me;
+    EXPECT_EQ(value_or_die(broadcast_value(world(), Device::cpu(), mine, root)), (int64_t{1} << 40) + root);
   }
 }
 

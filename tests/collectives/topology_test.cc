@@ -186,6 +186,21 @@ TEST(Topology, BadSizesAreErrors) {
                {"edge 0 -> 3", "outside [0, 3)"});
 }
 
+// A launch by slot on machines of equal size is what the inner-outer graphs
+// take; machines of other sizes, or ranks dealt round the machines, are not.
+TEST(UniformMachineSize, ConsecutiveRanksOnEqualMachines) {
+  EXPECT_EQ(*uniform_machine_size({3, 3, 3, 3, 3, 3}, {0, 1, 2, 0, 1, 2}), 3);
+  EXPECT_EQ(*uniform_machine_size({1}, {0}), 1);
+  expect_error(uniform_machine_size({4, 4, 4, 4, 2, 2}, {0, 1, 2, 3, 0, 1}).status(),
+               absl::StatusCode::kInvalidArgument, {"6 ranks do not make whole machines of local_size 4"});
+  expect_error(uniform_machine_size({2, 2, 4, 4, 4, 4}, {0, 1, 0, 1, 2, 3}).status(),
+               absl::StatusCode::kInvalidArgument, {"rank 2 is local rank 0 of 4", "hold 2 consecutive ranks"});
+  expect_error(uniform_machine_size({2, 2, 2, 2}, {0, 0, 1, 1}).status(), absl::StatusCode::kInvalidArgument,
+               {"rank 1 is local rank 0 of 2", "--local_size=N"});
+  expect_error(uniform_machine_size({2, 2}, {0}).status(), absl::StatusCode::kInvalidArgument,
+               {"2 local sizes and 1 local ranks"});
+}
+
 // GetDynamicOnePeerSendRecvRanks on ExponentialTwoGraph(8): rank r sends to
 // r + 1, r + 2, r + 4 in turn and hears the one rank as far behind.
 TEST(OnePeerSchedule, ExponentialTwoCyclesThroughItsDistances) {

@@ -38,6 +38,14 @@ mpirun --oversubscribe -np 2 "$bench" "${tiny[@]}" --virtual_topology=ring --ena
   --json=dynamic.json >dynamic.log 2>&1 || fail "dynamic ring exited with $?"
 cat dynamic.log
 
+echo "== 2 ranks, inner-outer ring on the launcher's one machine; hierarchical with a machine per rank"
+mpirun --oversubscribe -np 2 "$bench" "${tiny[@]}" --virtual_topology=inner_outer_ring \
+  >inner_outer.log 2>&1 || fail "inner_outer_ring exited with $?"
+grep -q "^Total img/sec on 2 CPU(s): " inner_outer.log || { cat inner_outer.log; fail "inner_outer_ring: no total line"; }
+mpirun --oversubscribe -np 2 "$bench" "${tiny[@]}" --dist_optimizer=hierarchical_neighbor_allreduce --local_size=1 \
+  >machines.log 2>&1 || fail "hierarchical with --local_size=1 exited with $?"
+grep -q "^Total img/sec on 2 CPU(s): " machines.log || { cat machines.log; fail "hierarchical --local_size=1: no total line"; }
+
 echo "== 2 ranks, f16 mixed precision, each rank voting on skipped steps"
 mpirun --oversubscribe -np 2 "$bench" "${tiny[@]}" --dtype=f16 --json=f16.json >f16.log 2>&1 || fail "f16 exited with $?"
 cat f16.log
