@@ -42,9 +42,11 @@
 namespace ts::tasks {
 namespace {
 
-// How often the ranks of a run ask whether a timed checkpoint is due: a
-// broadcast the host waits for, so not every step.
-constexpr int64_t kCheckpointVoteSteps = 16;
+// How often the ranks of a run ask rank 0 whether the progress line or a
+// timed checkpoint is due (both read every rank's losses, and a checkpoint
+// holds every rank's recipe state): a broadcast the host waits for, so not
+// every step.
+constexpr int64_t kVoteSteps = 16;
 
 double steady_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -157,13 +159,6 @@ optim::LrControlOptions lr_options(const TaskConfig& c, int world_size, optim::L
       o.schedule = optim::LrControlOptions::Schedule::kConstant;
   }
   return o;
-}
-
-// Rank 0's `mine` on every rank.
-absl::StatusOr<bool> rank0_says(collectives::Communicator& comm, Device device, bool mine) {
-  ASSIGN_OR_RETURN(const Tensor flag, capture([&] { return full({1}, mine ? 1.0 : 0.0, {DType::kF64, device}); }));
-  RETURN_IF_ERROR(comm.broadcast(flag, 0).synchronize());
-  return capture([&] { return item<double>(flag) != 0; });
 }
 
 // On several ranks, every rank's part of the recipe's state (each carries its
@@ -287,8 +282,7 @@ Trainer::Trainer(TaskConfig config, Device device, Recipe& recipe, TrainerOption
 }
 
 absl::Status Trainer::read_baseline() {
-  // Rank 0 reads it; the others learn its verdict, so that they stop with it
-  // rather than wait for rank 0 at the first collective until the timeout.
+  // Rank 0 reads it; the others learn its verdict.
   absl::Status status = absl::OkStatus();
   if (leader()) {
     absl::StatusOr<Baseline> baseline = load_baseline(config_.baseline_report(), config_.name());
@@ -298,13 +292,22 @@ absl::Status Trainer::read_baseline() {
       status = baseline.status();
     }
   }
-  if (options_.comm != nullptr) {
-    ASSIGN_OR_RETURN(const bool rejected, rank0_says(*options_.comm, device_, !status.ok()));
-    if (rejected && !leader()) {
-      return absl::FailedPreconditionError(absl::StrCat("rank 0 rejected baseline_report ", config_.baseline_report()));
+  return agree(std::move(status), absl::StrCat("reading baseline_report ", config_.baseline_report()));
+}
+
+absl::Status Trainer::agree(absl::Status mine, absl::string_view stage) {
+  if (options_.comm == nullptr) return mine;
+  absl::StatusOr<std::vector<double>> failed =
+      collectives::allgather_values(*options_.comm, device_, {mine.ok() ? 0.0 : 1.0});
+  if (!mine.ok()) return mine;
+  RETURN_IF_ERROR(failed.status());
+  for (size_t rank = 0; rank < failed->size(); ++rank) {
+    if ((*failed)[rank] != 0) {
+      return absl::AbortedError(
+          absl::StrCat("rank ", rank, " failed ", stage, " (its own error says why); every rank stops with it"));
     }
   }
-  return status;
+  return absl::OkStatus();
 }
 
 Trainer::~Trainer() = default;
@@ -443,19 +446,27 @@ absl::Status Trainer::absorb() {
   // aborted meanwhile (NCCL) ended with a partial result and left steps
   // taken on it: fail here, before a checkpoint or report records them.
   if (options_.comm != nullptr) RETURN_IF_ERROR(options_.comm->health());
+  // A rank's own losses (DDP keeps its gradients in step, not its losses)
+  // and rank 0's event file: the ranks agree on the outcome.
+  absl::Status taken = absl::OkStatus();
   for (const StepLoss& s : losses) {
     if (!std::isfinite(s.value)) {
       // Under mixed precision a forward that overflowed is a step the loss
       // scaler skipped (and stops the run if it keeps happening).
       if (p.precision->mixed() != nullptr) continue;
-      return absl::InternalError(absl::StrCat("step ", s.global_step, ": the training loss is ", s.value));
+      taken = absl::InternalError(absl::StrCat("step ", s.global_step, ": the training loss is ", s.value));
+      break;
     }
     state_.set_epoch_loss_sum(state_.epoch_loss_sum() + s.value * static_cast<double>(s.samples));
     state_.set_epoch_samples(state_.epoch_samples() + s.samples);
     p.loss_curve->add(s.global_step, s.run_seconds, s.value);
     last_loss_ = s.value;
-    if (p.events != nullptr) RETURN_IF_ERROR(p.events->add_scalar("train/loss", s.value, s.global_step));
+    if (p.events != nullptr) {
+      taken = p.events->add_scalar("train/loss", s.value, s.global_step);
+      if (!taken.ok()) break;
+    }
   }
+  RETURN_IF_ERROR(agree(std::move(taken), "taking in its training losses"));
   if (p.ddp != nullptr) {
     ASSIGN_OR_RETURN(const absl::Duration wait, p.ddp->communication_wait_time());
     const double seconds = absl::ToDoubleSeconds(wait - p.reported_comm_wait);
@@ -472,9 +483,9 @@ double Trainer::session_samples_per_second() const {
 }
 
 absl::Status Trainer::show_progress(int64_t steps) {
-  ProgressLine& progress = parts_->progress;
-  if (!progress.due(now())) return absl::OkStatus();
   RETURN_IF_ERROR(absorb());
+  if (!leader()) return absl::OkStatus();
+  ProgressLine& progress = parts_->progress;
   int64_t remaining = (steps - state_.step_in_epoch()) + (config_.epochs() - state_.epoch() - 1) * steps;
   if (config_.max_steps() > 0) remaining = std::min(remaining, config_.max_steps() - state_.global_step());
   ProgressState s;
@@ -531,8 +542,8 @@ absl::StatusOr<Metrics> Trainer::evaluate(int epoch) {
     });
   }
   p.model->train();
-  RETURN_IF_ERROR(restore_trained());
-  RETURN_IF_ERROR(status);
+  if (status.ok()) status = restore_trained();
+  RETURN_IF_ERROR(agree(std::move(status), "evaluating"));
   // One tensor of every sum (in name order, the same on every rank), summed
   // across ranks on the run's device, then read once.
   std::vector<std::string> names;
@@ -656,7 +667,10 @@ absl::Status Trainer::switch_to_asgd(int epoch) {
 absl::Status Trainer::save_checkpoint() {
   ASSIGN_OR_RETURN(const nn::NamedTensors recipe_state, capture([&] { return recipe_.state(); }));
   ASSIGN_OR_RETURN(const nn::NamedTensors ranks_state, gather_ranks_state(options_.comm, recipe_state));
-  if (!leader()) return absl::OkStatus();
+  return agree(leader() ? write_checkpoint(ranks_state) : absl::OkStatus(), "writing the checkpoint");
+}
+
+absl::Status Trainer::write_checkpoint(const nn::NamedTensors& ranks_state) {
   Parts& p = *parts_;
   state_.set_elapsed_seconds(elapsed());
   state_.set_epoch_seconds(epoch_seconds_before_ + (now() - epoch_session_start_));
@@ -792,7 +806,7 @@ absl::Status Trainer::write_report() {
 absl::StatusOr<RunSummary> Trainer::run() {
   Parts& p = *parts_;
   const bool checkpoints = !config_.checkpoint_dir().empty();
-  if (leader()) {
+  const auto open_outputs = [&]() -> absl::Status {
     RETURN_IF_ERROR(make_dirs(config_.output_dir()));
     ASSIGN_OR_RETURN(p.events, EventWriter::create(join_path(config_.output_dir(), "tensorboard")));
     report_.set("config", config_to_json(config_));
@@ -801,9 +815,11 @@ absl::StatusOr<RunSummary> Trainer::run() {
     world["size"] = options_.world_size;
     world["rank"] = options_.rank;
     report_.set("world", std::move(world));
-  }
+    return absl::OkStatus();
+  };
+  RETURN_IF_ERROR(agree(leader() ? open_outputs() : absl::OkStatus(), "opening the output directory"));
   session_start_ = now();
-  if (config_.resume()) RETURN_IF_ERROR(restore());
+  if (config_.resume()) RETURN_IF_ERROR(agree(restore(), "restoring the checkpoint"));
   p.step_times.emplace(state_.mutable_steps(), config_.warmup_steps());
   p.target.emplace(config_.target_metric(), config_.target_value(), config_.target_minimize(), state_.mutable_target());
   // Each state exists before any is pointed at (a repeated field's elements
@@ -815,12 +831,22 @@ absl::StatusOr<RunSummary> Trainer::run() {
   }
   p.loss_curve.emplace(state_.mutable_train_loss());
   CheckpointSchedule schedule(config_.checkpoint_interval_minutes(), now());
-  // Ranks save together (each holds its part of the recipe's state), so on
-  // several ranks rank 0's clock decides, every kCheckpointVoteSteps steps.
-  const auto timed_checkpoint_due = [&]() -> absl::StatusOr<bool> {
-    if (options_.comm == nullptr) return schedule.due(now());
-    if (config_.checkpoint_interval_minutes() <= 0 || state_.global_step() % kCheckpointVoteSteps != 0) return false;
-    return rank0_says(*options_.comm, device_, schedule.due(now()));
+  // What rank 0's clock makes due after a step. Ranks take in their losses
+  // (and save) together, so on several ranks rank 0 decides, every
+  // kVoteSteps steps, in one broadcast.
+  struct Due {
+    bool progress = false;
+    bool checkpoint = false;
+  };
+  const auto due_now = [&]() -> absl::StatusOr<Due> {
+    const Due mine{leader() && p.progress.due(now()), checkpoints && schedule.due(now())};
+    if (options_.comm == nullptr) return mine;
+    if (state_.global_step() % kVoteSteps != 0) return Due{};
+    ASSIGN_OR_RETURN(
+        const double says,
+        collectives::broadcast_value(*options_.comm, device_, (mine.progress ? 1 : 0) + (mine.checkpoint ? 2 : 0)));
+    const int flags = static_cast<int>(says);
+    return Due{(flags & 1) != 0, (flags & 2) != 0};
   };
   const int64_t max_steps = config_.max_steps();
   const auto out_of_steps = [&] { return max_steps > 0 && state_.global_step() >= max_steps; };
@@ -868,15 +894,13 @@ absl::StatusOr<RunSummary> Trainer::run() {
       }
       // A bound on what waits on the device (and on how late a NaN is seen).
       if (p.losses.size() >= 256) RETURN_IF_ERROR(absorb());
-      if (leader()) RETURN_IF_ERROR(show_progress(steps));
-      if (checkpoints) {
-        ASSIGN_OR_RETURN(const bool due, timed_checkpoint_due());
-        if (due) {
-          p.step_clock.pause();
-          RETURN_IF_ERROR(absorb());
-          RETURN_IF_ERROR(save_checkpoint());
-          schedule.saved(now());
-        }
+      ASSIGN_OR_RETURN(const Due due, due_now());
+      if (due.progress) RETURN_IF_ERROR(show_progress(steps));
+      if (due.checkpoint) {
+        p.step_clock.pause();
+        RETURN_IF_ERROR(absorb());
+        RETURN_IF_ERROR(save_checkpoint());
+        schedule.saved(now());
       }
     }
     p.step_clock.pause();
@@ -884,7 +908,8 @@ absl::StatusOr<RunSummary> Trainer::run() {
     if (state_.step_in_epoch() < steps) break;  // max_steps stopped it mid-epoch
 
     const bool last = epoch + 1 == config_.epochs() || out_of_steps();
-    RETURN_IF_ERROR(finish_epoch(last || (epoch + 1) % config_.eval_every_epochs() == 0));
+    RETURN_IF_ERROR(agree(finish_epoch(last || (epoch + 1) % config_.eval_every_epochs() == 0),
+                          absl::StrCat("finishing epoch ", epoch + 1)));
     state_.set_epoch(epoch + 1);
     state_.set_step_in_epoch(0);
     if (checkpoints) {
@@ -892,7 +917,7 @@ absl::StatusOr<RunSummary> Trainer::run() {
       schedule.saved(now());
     }
     // The report so far, so that a run killed later keeps its record.
-    RETURN_IF_ERROR(write_report());
+    RETURN_IF_ERROR(agree(write_report(), "writing the report"));
   }
   // A run stopped mid-epoch by max_steps can be continued with --resume.
   if (checkpoints && state_.step_in_epoch() > 0) RETURN_IF_ERROR(save_checkpoint());

@@ -101,8 +101,15 @@ class Trainer {
   int64_t steps_per_epoch() const;
 
   absl::Status read_baseline();
+  // On several ranks, each rank's outcome of a stage that may fail on some
+  // ranks only (its own losses, rank 0's files, a rank's read): all ranks
+  // fail together, each with its own error or one naming the rank that
+  // failed `stage`, rather than the others running on into a collective that
+  // rank never joins and waiting out its timeout. Every rank calls it.
+  absl::Status agree(absl::Status mine, absl::string_view stage);
   absl::Status train_step(int64_t& samples, Tensor& loss);
   absl::Status absorb();
+  // Every rank takes in its losses; rank 0 updates the line.
   absl::Status show_progress(int64_t steps);
   absl::StatusOr<Metrics> evaluate(int epoch);
   absl::Status finish_epoch(bool evaluate);
@@ -113,6 +120,7 @@ class Trainer {
   absl::Status maybe_switch_to_asgd(const EpochRecord& record);
   absl::Status switch_to_asgd(int epoch);
   absl::Status save_checkpoint();
+  absl::Status write_checkpoint(const nn::NamedTensors& ranks_state);  // rank 0's part
   absl::Status restore();
   Json time_breakdown() const;
   Json price_figures(double elapsed_seconds) const;  // MLBench's

@@ -6,13 +6,16 @@
 // after the first step. An evaluation set that does not divide among the
 // ranks counts each sample once.
 #include <array>
+#include <cmath>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "autograd/grad_mode.h"
+#include "autograd/ops.h"
 #include "base/files.h"
+#include "base/status_macros.h"
 #include "collectives/communicator.h"
 #include "data/dataset.h"
 #include "gtest/gtest.h"
@@ -32,6 +35,7 @@
 namespace ts::tasks {
 namespace {
 
+using ::ts::testing::expect_error;
 using ::ts::testing::value_or_die;
 
 constexpr int64_t kClasses = 4;
@@ -90,15 +94,19 @@ TaskConfig one_epoch(const std::string& name) {
   return config;
 }
 
-RunSummary run_on_every_rank(const TaskConfig& config, Recipe& recipe) {
+absl::StatusOr<RunSummary> try_on_every_rank(const TaskConfig& config, Recipe& recipe) {
   collectives::Communicator& world = collectives::mpitest::world();
   TrainerOptions options;
   options.world_size = world.world_size();
   options.rank = world.rank();
   options.comm = &world;
   options.progress_out = nullptr;
-  std::unique_ptr<Trainer> trainer = value_or_die(Trainer::create(config, Device::cpu(), recipe, options));
-  return value_or_die(trainer->run());
+  ASSIGN_OR_RETURN(std::unique_ptr<Trainer> trainer, Trainer::create(config, Device::cpu(), recipe, options));
+  return trainer->run();
+}
+
+RunSummary run_on_every_rank(const TaskConfig& config, Recipe& recipe) {
+  return value_or_die(try_on_every_rank(config, recipe));
 }
 
 class TrainerAcrossRanks : public ::testing::TestWithParam<TaskConfig::DType> {};
@@ -158,6 +166,80 @@ TEST(TrainerAcrossRanksTest, EvaluationCountsEachSampleOnce) {
   const Tensor predicted = argmax(model->forward(autograd::Variable(images->images())).data(), 1);
   const double correct = item<double>(sum(to(eq(predicted, images->labels()), DType::kF64)));
   EXPECT_EQ(done.last_metrics.at("accuracy"), correct / static_cast<double>(n));
+}
+
+// A failure of one rank's own stops every rank at once, each naming it: the
+// others would otherwise run on into a collective that rank never joins
+// (and wait out its timeout), or finish as if nothing had happened.
+class TrainerFailureAcrossRanks : public ::testing::Test {
+ protected:
+  static ClassificationRecipe recipe() {
+    const auto images = std::make_shared<RandomImages>();
+    manual_seed(7);
+    return ClassificationRecipe(TrainingData{images, images, nullptr, nullptr, "random images"},
+                                nn::Handle(small_cnn()), cross_entropy_objective());
+  }
+  static int rank() { return collectives::mpitest::world().rank(); }
+  static std::string dir(const std::string& name) { return join_path(::testing::TempDir(), name); }
+};
+
+// Rank 1's loss is NaN at its second step, its gradients finite: only rank 1
+// sees it, and rank 0's losses stay finite.
+TEST_F(TrainerFailureAcrossRanks, ALossThatIsNanOnOneRankStopsEveryRank) {
+  TaskConfig config = one_epoch("nan_on_rank_1");
+  config.set_max_steps(3);
+  const auto images = std::make_shared<RandomImages>();
+  manual_seed(7);
+  ClassificationObjective objective = cross_entropy_objective();
+  int calls = 0;
+  const double poison = rank() == 1 ? std::nan("") : 0.0;
+  objective.loss = [&, ce = objective.loss](const autograd::Variable& logits, const Tensor& labels) {
+    const autograd::Variable loss = ce(logits, labels);
+    return ++calls == 2 ? loss + poison : loss;
+  };
+  ClassificationRecipe nan_recipe(TrainingData{images, images, nullptr, nullptr, "random images"},
+                                  nn::Handle(small_cnn()), objective);
+  const absl::Status status = try_on_every_rank(config, nan_recipe).status();
+  if (rank() == 1) {
+    expect_error(status, absl::StatusCode::kInternal, {"step 2: the training loss is nan"});
+  } else {
+    expect_error(status, absl::StatusCode::kAborted, {"rank 1 failed taking in its training losses"});
+  }
+}
+
+// Only rank 0 writes checkpoints; its checkpoint_dir is a file.
+TEST_F(TrainerFailureAcrossRanks, ACheckpointRankZeroCannotWriteStopsEveryRank) {
+  TaskConfig config = one_epoch("unwritable_checkpoint");
+  config.set_max_steps(3);
+  const std::string file = dir("a_file");
+  ASSERT_TRUE(write_file_atomically(file, "not a directory").ok());
+  config.set_checkpoint_dir(file);
+  ClassificationRecipe r = recipe();
+  const absl::Status status = try_on_every_rank(config, r).status();
+  if (rank() == 0) {
+    expect_error(status, absl::StatusCode::kFailedPrecondition, {"a_file"});
+  } else {
+    expect_error(status, absl::StatusCode::kAborted, {"rank 0 failed writing the checkpoint"});
+  }
+}
+
+// Rank 1 resumes from a directory without the checkpoint rank 0 wrote.
+TEST_F(TrainerFailureAcrossRanks, ACheckpointOneRankCannotReadStopsEveryRank) {
+  TaskConfig config = one_epoch("resume_on_one_rank");
+  config.set_max_steps(2);
+  config.set_checkpoint_dir(dir("shared_checkpoint"));
+  ClassificationRecipe first = recipe();
+  ASSERT_EQ(run_on_every_rank(config, first).global_step, 2);
+  config.set_max_steps(4);
+  config.set_resume(true);
+  if (rank() == 1) config.set_checkpoint_dir(dir("empty_checkpoint"));
+  ClassificationRecipe again = recipe();
+  const absl::Status status = try_on_every_rank(config, again).status();
+  if (rank() == 1) {
+    expect_error(status, absl::StatusCode::kNotFound, {"--resume: no checkpoint", "empty_checkpoint"});
+  } else {
+    expect_error(status, absl::StatusCode::kAborted, {"rank 1 failed restoring the checkpoint"});
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(F32AndMixed, TrainerAcrossRanks,
