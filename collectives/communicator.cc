@@ -50,9 +50,9 @@ absl::StatusOr<CommunicatorOptions> CommunicatorOptions::from_flags_and_env() {
   options.debug = absl::GetFlag(FLAGS_collectives_debug);
   if (const char* t = std::getenv("TS_COLLECTIVES_TIMEOUT"); t != nullptr && *t != '\0') {
     double seconds = 0;
-    if (!absl::SimpleAtod(t, &seconds) || seconds <= 0) {
+    if (!absl::SimpleAtod(t, &seconds) || !(seconds > 0)) {  // NaN too
       return absl::InvalidArgumentError(
-          absl::StrCat("TS_COLLECTIVES_TIMEOUT='", t, "' is not a positive number of seconds"));
+          absl::StrCat("TS_COLLECTIVES_TIMEOUT='", t, "' is not a positive number of seconds (or inf)"));
     }
     options.timeout = absl::Seconds(seconds);
   }
@@ -91,6 +91,16 @@ Work Communicator::send(const Tensor& tensor, int peer) {
 Work Communicator::recv(const Tensor& tensor, int peer) {
   const PeerTransfer t{PeerTransfer::Kind::kRecv, tensor, peer};
   return exchange(absl::MakeConstSpan(&t, 1));
+}
+
+absl::Status check_split_colors(absl::Span<const int> colors) {
+  for (size_t rank = 0; rank < colors.size(); ++rank) {
+    if (colors[rank] < 0) {
+      return absl::InvalidArgumentError(absl::StrCat("split: rank ", rank, " passed color ", colors[rank],
+                                                     "; colors must be >= 0 (every rank must be a member)"));
+    }
+  }
+  return absl::OkStatus();
 }
 
 std::string describe_call(absl::string_view op, int64_t sequence, const Tensor& tensor, int rank, int world_size) {

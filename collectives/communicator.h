@@ -136,6 +136,12 @@ absl::StatusOr<std::vector<double>> allgather_values(Communicator& comm, const D
 // `device`; every rank calls it. Integers travel exactly up to 2^53.
 absl::StatusOr<double> broadcast_value(Communicator& comm, const Device& device, double mine, int root = 0);
 
+// split()'s colors of every rank, rank after rank: each must be >= 0. Every
+// rank checks the gathered colors, so all fail alike, naming the first rank
+// at fault (a rank that checked only its own would leave the others waiting
+// in the split until the timeout).
+absl::Status check_split_colors(absl::Span<const int> colors);
+
 // "allreduce(sum) #12 of f32[1000] on rank 0 of 2": the context every error
 // message of a collective carries.
 std::string describe_call(absl::string_view op, int64_t sequence, const Tensor& tensor, int rank, int world_size);

@@ -138,7 +138,10 @@ Work Engine::start(OpInfo info, std::vector<Round> rounds) {
   op->info = std::move(info);
   op->rounds = std::move(rounds);
   op->start = Clock::now();
-  op->deadline = op->start + absl::ToChronoNanoseconds(timeout_);
+  // A timeout past the clock's range (absl's infinite duration, say) is no
+  // deadline; the sum would wrap and every operation time out at once.
+  const auto timeout = absl::ToChronoNanoseconds(timeout_);
+  op->deadline = timeout >= Clock::time_point::max() - op->start ? Clock::time_point::max() : op->start + timeout;
   std::lock_guard<std::mutex> lock(mu_);
   if (!broken_.ok()) {
     return Work::failed(absl::Status(

@@ -73,6 +73,17 @@ Round local_round(std::function<absl::Status()> then) {
   return Round{[](std::vector<MPI_Request>&) { return absl::OkStatus(); }, std::move(then), {}};
 }
 
+// An average is each rank's share summed, as NCCL's avg (a pre-multiplied
+// sum) and PyTorch's DDP (gradients divided as they enter the bucket) take
+// it: a 16-bit sum of whole values overflows where the average fits (two
+// f16 gradients of 40000 under a loss scale).
+Round prescale_round(char* data, int64_t numel, DType dtype, int world_size) {
+  return local_round([data, numel, dtype, world_size] {
+    scale(data, numel, dtype, 1.0 / world_size);
+    return absl::OkStatus();
+  });
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<MpiCommunicator>> MpiCommunicator::create(CommunicatorOptions options) {
@@ -143,24 +154,13 @@ Work MpiCommunicator::allreduce(const Tensor& tensor, ReduceOp op) {
                           bytes_of(tensor), tensor.numel(),    tensor.dtype()};
   std::vector<Round> rounds;
   if (world_size_ > 1 && tensor.numel() > 0) {
-    const double inverse = 1.0 / world_size_;
+    if (op == ReduceOp::kAvg) rounds.push_back(prescale_round(buffer.data, buffer.numel, buffer.dtype, world_size_));
+    const ReduceOp reduce = op == ReduceOp::kAvg ? ReduceOp::kSum : op;
     if (nbytes(tensor) <= kSmallAllreduceBytes && is_power_of_two(world_size_)) {
-      recursive_doubling_allreduce(buffer, op, eager_bytes_by_peer_, rounds);
-      if (op == ReduceOp::kAvg) {
-        rounds.push_back(local_round([buffer, inverse] {
-          scale(buffer.data, buffer.numel, buffer.dtype, inverse);
-          return absl::OkStatus();
-        }));
-      }
+      recursive_doubling_allreduce(buffer, reduce, eager_bytes_by_peer_, rounds);
     } else {
       const int owned = (rank_ + 1) % world_size_;
-      ring_reduce_scatter(buffer, op, owned, rounds);
-      if (op == ReduceOp::kAvg) {
-        rounds.push_back(local_round([buffer, owned, inverse] {
-          scale(buffer.chunk_data(owned), buffer.chunk_length(owned), buffer.dtype, inverse);
-          return absl::OkStatus();
-        }));
-      }
+      ring_reduce_scatter(buffer, reduce, owned, rounds);
       ring_allgather(buffer, owned, rounds);
     }
   }
@@ -206,13 +206,12 @@ Work MpiCommunicator::reduce_scatter(const Tensor& output, const Tensor& input, 
   const RingBuffer buffer{collective_comm_, tag_for(sequence), rank_,        world_size_,
                           scratch->data(),  input.numel(),     input.dtype()};
   std::vector<Round> rounds;
-  ring_reduce_scatter(buffer, op, rank_, rounds);
+  if (op == ReduceOp::kAvg) rounds.push_back(prescale_round(buffer.data, buffer.numel, buffer.dtype, world_size_));
+  ring_reduce_scatter(buffer, op == ReduceOp::kAvg ? ReduceOp::kSum : op, rank_, rounds);
   const int rank = rank_;
-  const double factor = op == ReduceOp::kAvg ? 1.0 / world_size_ : 1.0;
-  rounds.push_back(local_round([buffer, scratch, output, rank, factor] {
+  rounds.push_back(local_round([buffer, scratch, output, rank] {
     // An empty output may have no storage: memcpy's pointers must not be null.
     if (nbytes(output) > 0) std::memcpy(bytes_of(output), buffer.chunk_data(rank), nbytes(output));
-    if (factor != 1.0) scale(bytes_of(output), output.numel(), output.dtype(), factor);
     return absl::OkStatus();
   }));
   return start_collective(std::move(name), input, sequence, std::move(rounds), {output});
@@ -271,7 +270,6 @@ Work MpiCommunicator::barrier() {
 }
 
 absl::StatusOr<std::unique_ptr<Communicator>> MpiCommunicator::split(int color, int key) {
-  if (color < 0) return absl::InvalidArgumentError(absl::StrCat("split: color ", color, " is negative"));
   // Agreeing on the membership first is a collective with a deadline: the
   // blocking MPI_Comm_split that follows then finds every rank present.
   const Tensor colors = Tensor::allocate({world_size_, 2}, DType::kI32, Device::cpu());
@@ -279,6 +277,9 @@ absl::StatusOr<std::unique_ptr<Communicator>> MpiCommunicator::split(int color, 
   mine.data<int32_t>()[0] = color;
   mine.data<int32_t>()[1] = key;
   RETURN_IF_ERROR(allgather(colors, mine).wait());
+  std::vector<int> all(world_size_);
+  for (int r = 0; r < world_size_; ++r) all[r] = colors.data<int32_t>()[2 * r];
+  RETURN_IF_ERROR(check_split_colors(all));
   MPI_Comm out;
   RETURN_IF_ERROR(check(MPI_Comm_split(collective_comm_, color, key, &out), "MPI_Comm_split"));
   ASSIGN_OR_RETURN(std::unique_ptr<MpiCommunicator> comm, create_from(out, options_));

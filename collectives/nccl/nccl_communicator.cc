@@ -457,7 +457,9 @@ Work NcclCommunicator::barrier() {
 }
 
 absl::StatusOr<std::unique_ptr<Communicator>> NcclCommunicator::split(int color, int key) {
-  if (color < 0) return absl::InvalidArgumentError(absl::StrCat("split: color ", color, " is negative"));
+  ASSIGN_OR_RETURN(const std::vector<double> gathered,
+                   allgather_values(*this, Device::cuda(device_), {static_cast<double>(color)}));
+  RETURN_IF_ERROR(check_split_colors(std::vector<int>(gathered.begin(), gathered.end())));
   cuda::DeviceGuard guard(device_);
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
   config.blocking = 0;

@@ -5,11 +5,14 @@
 // debug-mode collectives started together keeping one order on every rank.
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "collectives/mpi/mpi_communicator.h"
 #include "collectives/mpi/mpi_runtime.h"
 #include "collectives/mpi/schedules.h"
 #include "gtest/gtest.h"
@@ -194,6 +197,42 @@ TEST(MpiCollectives, AllgatherEveryDtypeAndSize) {
   }
 }
 
+// An average is each rank's share summed (as NCCL's and DDP's): f16 values
+// whose sum overflows average to themselves, on both allreduce paths (short:
+// recursive doubling; long: the ring) and in reduce_scatter.
+TEST(MpiCollectives, AverageOfF16DoesNotOverflowInTheSum) {
+  const int p = world().world_size();
+  for (int64_t n : {int64_t{3}, int64_t{300001}}) {
+    Tensor t = full({n}, 40000.0, {DType::kF16});
+    ASSERT_OK(world().allreduce(t, ReduceOp::kAvg).wait());
+    EXPECT_EQ(item<double>(max(t)), 40000.0) << n << " elements";
+    EXPECT_EQ(item<double>(min(t)), 40000.0) << n << " elements";
+  }
+  Tensor out = Tensor::allocate({5}, DType::kF16, Device::cpu());
+  ASSERT_OK(world().reduce_scatter(out, full({5 * p}, 40000.0, {DType::kF16}), ReduceOp::kAvg).wait());
+  EXPECT_EQ(to_vector<double>(out), std::vector<double>(5, 40000.0));
+}
+
+// An infinite timeout (TS_COLLECTIVES_TIMEOUT=inf) is no deadline: its sum
+// with the start time wrapped, and every operation timed out at once. NaN
+// is an error, as 0 is.
+TEST(MpiCollectives, AnInfiniteTimeoutIsNoDeadline) {
+  CommunicatorOptions options;
+  options.timeout = absl::InfiniteDuration();
+  const std::unique_ptr<mpi::MpiCommunicator> comm = value_or_die(mpi::MpiCommunicator::create(options));
+  Tensor t = ones({300001});
+  ASSERT_OK(comm->allreduce(t, ReduceOp::kSum).wait());
+  EXPECT_EQ(item<double>(min(t)), world().world_size());
+  setenv("TS_COLLECTIVES_TIMEOUT", "inf", 1);
+  EXPECT_EQ(value_or_die(CommunicatorOptions::from_flags_and_env()).timeout, absl::InfiniteDuration());
+  for (const char* bad : {"nan", "0"}) {
+    setenv("TS_COLLECTIVES_TIMEOUT", bad, 1);
+    expect_error(CommunicatorOptions::from_flags_and_env().status(), absl::StatusCode::kInvalidArgument,
+                 {"TS_COLLECTIVES_TIMEOUT"});
+  }
+  unsetenv("TS_COLLECTIVES_TIMEOUT");
+}
+
 // The host-value helpers the tasks agree through: every rank's values in rank
 // order, and the root's one value on every rank (integers past 2^31 exact).
 TEST(MpiCollectives, HostValuesGatheredAndBroadcast) {
@@ -312,6 +351,18 @@ TEST(MpiCollectives, SplitByParity) {
   int64_t expected = 0;
   for (int q = color; q < p; q += 2) expected += q;
   EXPECT_EQ(item<int64_t>(t.select(0, 2)), expected);
+}
+
+// A negative color on the last rank fails the split on every rank at once,
+// naming it; before, that rank failed alone and the others waited out the
+// timeout in the split.
+TEST(MpiCollectives, ANegativeColorFailsTheSplitOnEveryRank) {
+  const int last = world().world_size() - 1;
+  expect_error(world().split(world().rank() == last ? -1 : 0, world().rank()).status(),
+               absl::StatusCode::kInvalidArgument, {absl::StrCat("split: rank ", last, " passed color -1")});
+  Tensor one = ones({1});  // still in step
+  ASSERT_OK(world().allreduce(one, ReduceOp::kSum).wait());
+  EXPECT_EQ(item<float>(one), world().world_size());
 }
 
 TEST(MpiCollectives, DebugModeReportsTheFirstMismatch) {
