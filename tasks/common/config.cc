@@ -337,7 +337,8 @@ absl::Status validate_config(const TaskConfig& c) {
     need(sgd.momentum() >= 0 && sgd.momentum() < 1, "sgd.momentum", sgd.momentum(), "must be in [0, 1)");
     need(!sgd.nesterov() || (sgd.momentum() > 0 && sgd.dampening() == 0), "sgd.nesterov", "true",
          "needs momentum > 0 and dampening 0");
-    need(sgd.weight_decay() >= 0, "sgd.weight_decay", sgd.weight_decay(), "must be >= 0");
+    need(std::isfinite(sgd.weight_decay()) && sgd.weight_decay() >= 0, "sgd.weight_decay", sgd.weight_decay(),
+         "must be finite and >= 0");
     need(sgd.dampening() >= 0 && sgd.dampening() <= 1, "sgd.dampening", sgd.dampening(), "must be in [0, 1]");
     need(sgd.nt_asgd_nonmono() >= 0, "sgd.nt_asgd_nonmono", sgd.nt_asgd_nonmono(), "must be >= 0; 0 means plain SGD");
     // Averaged SGD, once NT-ASGD switches to it, has no momentum: a
@@ -367,14 +368,20 @@ absl::Status validate_config(const TaskConfig& c) {
        "does not go with lr_schedule PLATEAU (its warm-up is MLBench's, once per epoch)");
   need(c.lr_milestones_size() > 0 || c.lr_schedule() != TaskConfig::MULTISTEP, "lr_milestones", "[]",
        "MULTISTEP needs at least one");
+  need(c.lr_milestones_size() == 0 || c.lr_milestones(0) >= 1, "lr_milestones", absl::StrJoin(c.lr_milestones(), ","),
+       "must be epochs >= 1");
   for (int i = 1; i < c.lr_milestones_size(); ++i) {
     need(c.lr_milestones(i) > c.lr_milestones(i - 1), "lr_milestones", absl::StrJoin(c.lr_milestones(), ","),
          "must increase");
   }
   need(!c.target_metric().empty(), "target_metric", "\"\"", "must name a metric evaluate() returns");
+  // A NaN target is never reached and never says so.
+  need(std::isfinite(c.target_value()), "target_value", c.target_value(), "must be finite");
   for (int i = 0; i < c.more_targets_size(); ++i) {
     need(!c.more_targets(i).metric().empty(), absl::StrCat("more_targets[", i, "].metric"), "\"\"",
          "must name a metric evaluate() returns");
+    need(std::isfinite(c.more_targets(i).value()), absl::StrCat("more_targets[", i, "].value"),
+         c.more_targets(i).value(), "must be finite");
   }
   need(c.eval_every_epochs() >= 1, "eval_every_epochs", c.eval_every_epochs(), "must be >= 1");
   need(std::isfinite(c.price_per_hour()) && c.price_per_hour() >= 0, "price_per_hour", c.price_per_hour(),

@@ -56,6 +56,20 @@ absl::Status with_context(const absl::Status& s, absl::string_view context) {
   return absl::Status(s.code(), absl::StrCat(context, ": ", s.message()));
 }
 
+absl::Status check_same_shape(const RunShape& saved, const RunShape& now) {
+  const auto same = [](absl::string_view field, auto then, auto here) {
+    if (then == here) return absl::OkStatus();
+    return absl::FailedPreconditionError(absl::StrCat("the checkpoint was written with ", field, " ", then,
+                                                      " and this run has ", here, "; a run resumes with the ", field,
+                                                      " it was written with"));
+  };
+  RETURN_IF_ERROR(same("world size", saved.world_size(), now.world_size()));
+  RETURN_IF_ERROR(same("batch_size", saved.batch_size(), now.batch_size()));
+  RETURN_IF_ERROR(
+      same("gradient_accumulation_steps", saved.gradient_accumulation_steps(), now.gradient_accumulation_steps()));
+  return same("seed", saved.seed(), now.seed());
+}
+
 // Training shuffles and pads every rank's shard to one length, as PyTorch's
 // DistributedSampler; evaluation reads the set in order, each sample once,
 // so that no sample counts twice in the metrics, on shards that may differ
@@ -674,6 +688,7 @@ absl::Status Trainer::write_checkpoint(const nn::NamedTensors& ranks_state) {
   Parts& p = *parts_;
   state_.set_elapsed_seconds(elapsed());
   state_.set_epoch_seconds(epoch_seconds_before_ + (now() - epoch_session_start_));
+  *state_.mutable_shape() = run_shape();
   const Generator::State g = default_generator().state();
   state_.mutable_generator()->set_seed(g.seed);
   state_.mutable_generator()->set_offset(g.offset);
@@ -691,6 +706,15 @@ absl::Status Trainer::write_checkpoint(const nn::NamedTensors& ranks_state) {
   return saved;
 }
 
+RunShape Trainer::run_shape() const {
+  RunShape shape;
+  shape.set_world_size(options_.world_size);
+  shape.set_batch_size(config_.batch_size());
+  shape.set_gradient_accumulation_steps(config_.gradient_accumulation_steps());
+  shape.set_seed(config_.seed());
+  return shape;
+}
+
 absl::Status Trainer::restore() {
   Parts& p = *parts_;
   absl::StatusOr<RunState> loaded = load_run_state(checkpoint_path());
@@ -699,15 +723,21 @@ absl::Status Trainer::restore() {
   }
   RETURN_IF_ERROR(loaded.status());
   state_ = *std::move(loaded);
+  const auto in_context = [&](const absl::Status& s) {
+    return with_context(s, absl::StrCat("restoring from ", checkpoint_path()));
+  };
+  if (state_.has_shape()) {
+    if (absl::Status s = check_same_shape(state_.shape(), run_shape()); !s.ok()) return in_context(s);
+  }
   const auto blob = [&](const char* key) -> absl::StatusOr<nn::NamedTensors> {
     const auto it = state_.blobs().find(key);
     if (it == state_.blobs().end()) {
-      return absl::DataLossError(absl::StrCat("checkpoint has no \"", key, "\" state"));
+      return in_context(absl::DataLossError(absl::StrCat("checkpoint has no \"", key, "\" state")));
     }
-    return nn::decode_tensors(it->second, absl::StrCat("checkpoint ", key, " state"));
-  };
-  const auto in_context = [&](const absl::Status& s) {
-    return with_context(s, absl::StrCat("restoring from ", checkpoint_path()));
+    absl::StatusOr<nn::NamedTensors> tensors =
+        nn::decode_tensors(it->second, absl::StrCat("checkpoint ", key, " state"));
+    if (!tensors.ok()) return in_context(tensors.status());
+    return tensors;
   };
   ASSIGN_OR_RETURN(const nn::NamedTensors model_state, blob("model"));
   if (absl::Status s = p.model->load_state_dict(model_state); !s.ok()) return in_context(s);

@@ -122,6 +122,7 @@ class Trainer {
   absl::Status save_checkpoint();
   absl::Status write_checkpoint(const nn::NamedTensors& ranks_state);  // rank 0's part
   absl::Status restore();
+  RunShape run_shape() const;  // this run's, which a checkpoint it resumes must match
   Json time_breakdown() const;
   Json price_figures(double elapsed_seconds) const;  // MLBench's
   absl::Status write_report();

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 
 #include "base/files.h"
 #include "gtest/gtest.h"
@@ -169,6 +170,21 @@ TEST(ConfigTest, ValidationListsEveryProblem) {
   c.set_resume(true);
   expect_error(validate_config(c), absl::StatusCode::kInvalidArgument,
                {"epochs = 0", "nesterov", "needs momentum", "resume", "needs checkpoint_dir"});
+}
+
+// Values that would never act, or act as nonsense, without a word.
+TEST(ConfigTest, ValidationRejectsNonFiniteTargetsAndDecayAndMilestonesBeforeEpochOne) {
+  TaskConfig c;
+  c.set_target_value(std::nan(""));
+  c.add_more_targets()->set_metric("top5_accuracy");
+  c.mutable_more_targets(0)->set_value(std::numeric_limits<double>::infinity());
+  c.mutable_sgd()->set_weight_decay(std::numeric_limits<double>::infinity());
+  c.set_lr_schedule(TaskConfig::MULTISTEP);
+  c.add_lr_milestones(0);
+  c.add_lr_milestones(3);
+  expect_error(validate_config(c), absl::StatusCode::kInvalidArgument,
+               {"target_value = nan (must be finite)", "more_targets[0].value = inf (must be finite)",
+                "sgd.weight_decay = inf", "lr_milestones = 0,3 (must be epochs >= 1)"});
 }
 
 // Adam is chosen in the optimizer oneof; the short names and flags (lr,

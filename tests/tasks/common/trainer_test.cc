@@ -653,12 +653,42 @@ TEST_F(TrainerTest, ResumeErrorsNameTheCheckpoint) {
   {
     auto line = recipe();
     expect_error(trainer(c, *line)->run().status(), absl::StatusCode::kInvalidArgument,
-                 {"checkpoint model state", "bad magic"});
+                 {"restoring from", "resume_errors/ckpt/run_state.ckpt", "checkpoint model state", "bad magic"});
+  }
+  (*s.mutable_blobs()).erase("model");
+  ASSERT_OK(save_run_state(path, s));
+  {
+    auto line = recipe();
+    expect_error(trainer(c, *line)->run().status(), absl::StatusCode::kDataLoss,
+                 {"restoring from", "resume_errors/ckpt/run_state.ckpt", "checkpoint has no \"model\" state"});
   }
   ASSERT_OK_AND_ASSIGN(std::string bytes, read_file(path));
   ASSERT_OK(write_file_atomically(path, bytes.substr(0, bytes.size() - 1)));
   auto line = recipe();
   expect_error(trainer(c, *line)->run().status(), absl::StatusCode::kDataLoss, {path, "truncated"});
+}
+
+// A checkpoint's loop position counts steps of its batch size, seed and world
+// size: a run with another is refused, naming the field.
+TEST_F(TrainerTest, ResumeWithAnotherBatchSizeOrSeedIsRefused) {
+  TaskConfig c = config("resume_shape");
+  c.set_max_steps(3);
+  {
+    auto line = recipe();
+    ASSERT_OK(trainer(c, *line)->run().status());
+  }
+  c.set_resume(true);
+  c.set_max_steps(5);
+  TaskConfig other_batch = c;
+  other_batch.set_batch_size(kBatch * 2);
+  auto line = recipe();
+  expect_error(trainer(other_batch, *line)->run().status(), absl::StatusCode::kFailedPrecondition,
+               {"restoring from", "written with batch_size 4 and this run has 8"});
+  TaskConfig other_seed = c;
+  other_seed.set_seed(kSeed + 1);
+  expect_error(trainer(other_seed, *line)->run().status(), absl::StatusCode::kFailedPrecondition,
+               {"written with seed"});
+  EXPECT_OK(trainer(c, *line)->run().status());
 }
 
 TEST_F(TrainerTest, RecipeAndConfigErrors) {
