@@ -4,7 +4,7 @@
 
 namespace ts::tasks {
 
-bool TimeToTarget::observe(double value, double elapsed_seconds, int epoch) {
+bool TimeToTarget::observe(double value, const RunTime& at) {
   // A NaN evaluation is never the best, and never hides a later one.
   if (!std::isnan(value)) {
     const bool better = minimize_ ? value < state_->best() : value > state_->best();
@@ -14,8 +14,9 @@ bool TimeToTarget::observe(double value, double elapsed_seconds, int epoch) {
   const bool reaches = minimize_ ? value <= target_ : value >= target_;  // NaN never reaches
   if (state_->reached() || !reaches) return false;
   state_->set_reached(true);
-  state_->set_seconds(elapsed_seconds);
-  state_->set_epoch(epoch);
+  state_->set_seconds(at.wall_seconds);
+  state_->set_train_seconds(at.train_seconds);
+  state_->set_epoch(at.epoch);
   return true;
 }
 
@@ -26,6 +27,7 @@ Json TimeToTarget::to_json() const {
   j["minimize"] = minimize_;
   j["reached"] = state_->reached();
   j["seconds"] = state_->reached() ? Json(state_->seconds()) : Json("not reached");
+  j["train_seconds"] = state_->reached() ? Json(state_->train_seconds()) : Json();
   j["epoch"] = state_->reached() ? Json(state_->epoch()) : Json();
   j["best"] = state_->has_best() ? Json(state_->best()) : Json();
   return j;

@@ -11,20 +11,28 @@
 
 namespace ts::tasks {
 
+// When an evaluation happened: run time (wall, all sessions), the training
+// steps' share of it, and epochs done (1-based count).
+struct RunTime {
+  double wall_seconds = 0;
+  double train_seconds = 0;
+  int epoch = 0;
+};
+
 class TimeToTarget {
  public:
   // `state` must outlive it.
   TimeToTarget(std::string metric, double target, bool minimize, TargetState* state)
       : metric_(std::move(metric)), target_(target), minimize_(minimize), state_(state) {}
 
-  // One evaluation at `elapsed_seconds` of run time, after `epoch` (1-based
-  // count of epochs done). Returns true when this evaluation first reaches it.
-  bool observe(double value, double elapsed_seconds, int epoch);
+  // One evaluation's value, at `at`. Returns true when this evaluation first
+  // reaches the target.
+  bool observe(double value, const RunTime& at);
 
   const std::string& metric() const { return metric_; }
   bool reached() const { return state_->reached(); }
-  // {"metric", "target", "minimize", "reached", "seconds" (or "not
-  //  reached"), "epoch", "best"}.
+  // {"metric", "target", "minimize", "reached", "seconds" (run time, or "not
+  //  reached"), "train_seconds" (MLBench's), "epoch", "best"}.
   Json to_json() const;
 
  private:

@@ -617,7 +617,8 @@ absl::Status Trainer::finish_epoch(bool evaluate_now) {
   record.set_wall_seconds(elapsed());
   if (evaluate_now) {
     for (TimeToTarget* target : all_targets()) {
-      target->observe(record.metrics().at(target->metric()), record.wall_seconds(), record.epoch());
+      target->observe(record.metrics().at(target->metric()),
+                      {record.wall_seconds(), state_.steps().total_seconds(), record.epoch()});
     }
   }
 

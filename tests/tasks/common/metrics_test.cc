@@ -97,22 +97,27 @@ TEST(StepTimesTest, RestoredRunWarmsUpAgain) {
   EXPECT_EQ(t.to_json().find("warmup_steps")->as_int(), 2);
 }
 
+// An evaluation at `wall_seconds` of run time, three quarters of it training.
+RunTime at(double wall_seconds, int epoch) { return {wall_seconds, 0.75 * wall_seconds, epoch}; }
+
 TEST(TimeToTargetTest, FirstCrossingWins) {
   TargetState state;
   TimeToTarget t("accuracy", 0.9, /*minimize=*/false, &state);
   EXPECT_TRUE(t.to_json().find("best")->is_null());
-  EXPECT_FALSE(t.observe(0.5, 10, 1));
-  EXPECT_FALSE(t.observe(std::nan(""), 15, 2));
+  EXPECT_FALSE(t.observe(0.5, at(10, 1)));
+  EXPECT_FALSE(t.observe(std::nan(""), at(15, 2)));
   EXPECT_EQ(t.to_json().find("seconds")->as_string(), "not reached");
   EXPECT_TRUE(t.to_json().find("epoch")->is_null());
-  EXPECT_TRUE(t.observe(0.9, 20, 3));
-  EXPECT_FALSE(t.observe(0.95, 30, 4));
+  EXPECT_TRUE(t.observe(0.9, at(20, 3)));
+  EXPECT_FALSE(t.observe(0.95, at(30, 4)));
   EXPECT_TRUE(t.reached());
   EXPECT_EQ(t.metric(), "accuracy");
   EXPECT_EQ(state.seconds(), 20);
+  EXPECT_EQ(state.train_seconds(), 15);
   EXPECT_EQ(state.epoch(), 3);
   EXPECT_EQ(state.best(), 0.95);
   EXPECT_EQ(t.to_json().find("seconds")->as_double(), 20);
+  EXPECT_EQ(t.to_json().find("train_seconds")->as_double(), 15);
   EXPECT_EQ(t.to_json().find("epoch")->as_int(), 3);
 }
 
@@ -125,25 +130,25 @@ TEST(TimeToTargetTest, RestoredStateKeepsTheFirstCrossing) {
   state.set_best(0.91);
   TimeToTarget t("accuracy", 0.9, /*minimize=*/false, &state);
   EXPECT_TRUE(t.reached());
-  EXPECT_FALSE(t.observe(0.93, 40, 5));
+  EXPECT_FALSE(t.observe(0.93, at(40, 5)));
   EXPECT_EQ(state.seconds(), 20);
   EXPECT_EQ(state.best(), 0.93);
-  EXPECT_FALSE(t.observe(0.5, 50, 6));
+  EXPECT_FALSE(t.observe(0.5, at(50, 6)));
   EXPECT_EQ(state.best(), 0.93);
 }
 
 TEST(TimeToTargetTest, AMinimizedMetricReachesAtOrBelowItsTarget) {
   TargetState state;
   TimeToTarget t("perplexity", 150, /*minimize=*/true, &state);
-  EXPECT_FALSE(t.observe(std::nan(""), 5, 1));  // a diverged first evaluation
+  EXPECT_FALSE(t.observe(std::nan(""), at(5, 1)));  // a diverged first evaluation
   EXPECT_TRUE(t.to_json().find("best")->is_null());
-  EXPECT_FALSE(t.observe(400, 10, 1));
+  EXPECT_FALSE(t.observe(400, at(10, 1)));
   EXPECT_EQ(state.best(), 400);
-  EXPECT_FALSE(t.observe(std::nan(""), 15, 2));
-  EXPECT_FALSE(t.observe(151, 18, 3));
+  EXPECT_FALSE(t.observe(std::nan(""), at(15, 2)));
+  EXPECT_FALSE(t.observe(151, at(18, 3)));
   EXPECT_EQ(state.best(), 151);
-  EXPECT_TRUE(t.observe(150, 20, 4));
-  EXPECT_FALSE(t.observe(170, 30, 5));
+  EXPECT_TRUE(t.observe(150, at(20, 4)));
+  EXPECT_FALSE(t.observe(170, at(30, 5)));
   EXPECT_EQ(state.seconds(), 20);
   EXPECT_EQ(state.epoch(), 4);
   EXPECT_EQ(state.best(), 150);
