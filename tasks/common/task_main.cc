@@ -10,6 +10,7 @@
 #include "tasks/common/environment.h"
 #include "tasks/common/exit_code.h"
 #include "tasks/common/flags.h"
+#include "tasks/common/stop_signals.h"
 #include "tasks/common/trainer.h"
 #include "tensor/random.h"
 
@@ -32,6 +33,9 @@ absl::Status train(int argc, char** argv, const TaskInfo& task, const RecipeFact
   options.rank = env.rank;
   options.comm = dist.comm.get();
   ASSIGN_OR_RETURN(std::unique_ptr<Trainer> trainer, Trainer::create(config, device, *recipe, options));
+  // From here SIGTERM, SIGINT and SIGUSR1 stop the run at its next step,
+  // with a checkpoint to resume from.
+  const StopSignals stop_signals;
   return trainer->run().status();
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <utility>
 #include <vector>
 
@@ -35,6 +36,7 @@
 #include "tasks/common/scaling.h"
 #include "tasks/common/step_clock.h"
 #include "tasks/common/step_times.h"
+#include "tasks/common/stop_signals.h"
 #include "tasks/common/time_to_target.h"
 #include "tensor/ops.h"
 #include "tensor/random.h"
@@ -291,6 +293,7 @@ struct Trainer::Parts {
 Trainer::Trainer(TaskConfig config, Device device, Recipe& recipe, TrainerOptions options)
     : config_(std::move(config)), device_(device), recipe_(recipe), options_(std::move(options)) {
   if (!options_.clock) options_.clock = steady_seconds;
+  if (!options_.stop_signal) options_.stop_signal = StopSignals::received;
   parts_ = std::make_unique<Parts>(config_, device_, options_.rank == 0 ? options_.progress_out : nullptr,
                                    options_.terminal, options_.clock);
 }
@@ -834,6 +837,26 @@ absl::Status Trainer::write_report() {
   return report_.write(report_path());
 }
 
+absl::Status Trainer::stop_for(int signal) {
+  Parts& p = *parts_;
+  const bool checkpoints = !config_.checkpoint_dir().empty();
+  p.step_clock.pause();
+  RETURN_IF_ERROR(absorb());
+  if (checkpoints) RETURN_IF_ERROR(save_checkpoint());
+  absl::Status written = absl::OkStatus();
+  if (leader()) {
+    p.progress.finish();
+    written = p.events->flush();
+    if (written.ok()) written = write_report();
+  }
+  RETURN_IF_ERROR(agree(std::move(written), "writing the report"));
+  return absl::CancelledError(absl::StrCat("stopped by signal ", signal, " (", strsignal(signal), ") after step ",
+                                           state_.step_in_epoch(), " of epoch ", state_.epoch() + 1, " (global step ",
+                                           state_.global_step(), "); ",
+                                           checkpoints ? absl::StrCat("--resume continues it from ", checkpoint_path())
+                                                       : "without a checkpoint_dir nothing can resume it"));
+}
+
 absl::StatusOr<RunSummary> Trainer::run() {
   Parts& p = *parts_;
   const bool checkpoints = !config_.checkpoint_dir().empty();
@@ -868,16 +891,20 @@ absl::StatusOr<RunSummary> Trainer::run() {
   struct Due {
     bool progress = false;
     bool checkpoint = false;
+    int stop_signal = 0;  // any rank's
   };
   const auto due_now = [&]() -> absl::StatusOr<Due> {
-    const Due mine{leader() && p.progress.due(now()), checkpoints && schedule.due(now())};
+    const Due mine{leader() && p.progress.due(now()), checkpoints && schedule.due(now()), options_.stop_signal()};
     if (options_.comm == nullptr) return mine;
     if (state_.global_step() % kVoteSteps != 0) return Due{};
-    ASSIGN_OR_RETURN(
-        const double says,
-        collectives::broadcast_value(*options_.comm, device_, (mine.progress ? 1 : 0) + (mine.checkpoint ? 2 : 0)));
-    const int flags = static_cast<int>(says);
-    return Due{(flags & 1) != 0, (flags & 2) != 0};
+    ASSIGN_OR_RETURN(const std::vector<double> all,
+                     collectives::allgather_values(*options_.comm, device_,
+                                                   {(mine.progress ? 1.0 : 0.0) + (mine.checkpoint ? 2.0 : 0.0),
+                                                    static_cast<double>(mine.stop_signal)}));
+    const int rank0 = static_cast<int>(all[0]);
+    Due due{(rank0 & 1) != 0, (rank0 & 2) != 0};
+    for (size_t i = 1; i < all.size() && due.stop_signal == 0; i += 2) due.stop_signal = static_cast<int>(all[i]);
+    return due;
   };
   const int64_t max_steps = config_.max_steps();
   const auto out_of_steps = [&] { return max_steps > 0 && state_.global_step() >= max_steps; };
@@ -933,6 +960,7 @@ absl::StatusOr<RunSummary> Trainer::run() {
         RETURN_IF_ERROR(save_checkpoint());
         schedule.saved(now());
       }
+      if (due.stop_signal != 0) return stop_for(due.stop_signal);
     }
     p.step_clock.pause();
     RETURN_IF_ERROR(absorb());

@@ -52,6 +52,12 @@ struct TrainerOptions {
   // Monotonic seconds: run time, progress, checkpoint intervals and (on the
   // CPU) step times. Tests substitute a fake clock.
   std::function<double()> clock;
+  // The signal that asks the run to stop (0: none), read after each step:
+  // by default StopSignals::received() (stop_signals.h), which sees signals
+  // only while a StopSignals lives, as run_task's does. The run then saves a
+  // checkpoint (with checkpoint_dir) and its report, and ends with a
+  // kCancelled error that says how to resume.
+  std::function<int()> stop_signal;
 };
 
 struct RunSummary {
@@ -126,6 +132,8 @@ class Trainer {
   Json time_breakdown() const;
   Json price_figures(double elapsed_seconds) const;  // MLBench's
   absl::Status write_report();
+  // After a stop signal: checkpoint, report, and the kCancelled error.
+  absl::Status stop_for(int signal);
 
   TaskConfig config_;
   Device device_;

@@ -40,6 +40,25 @@ cat resnet20.log
 check_plain_log resnet20.log
 grep -q '"name": "resnet20"' out20/report.json || fail "no resnet20 report"
 
+echo "== resnet20 stopped by SIGTERM mid-run: a checkpoint and the way to resume it; the resume finishes"
+./resnet20 --synthetic --max_steps=500 --batch_size=8 --set=progress_interval_seconds=0 --output_dir=outsig \
+  --checkpoint_dir=ckptsig >sigterm.log 2>&1 &
+pid=$!
+for _ in $(seq 600); do grep -q "step [1-9]" sigterm.log && break; sleep 0.1; done  # training has begun
+kill -TERM "$pid"
+wait "$pid"
+rc=$?
+tail -3 sigterm.log
+[ "$rc" = 1 ] || fail "resnet20 after SIGTERM exited with $rc, not 1"
+grep -q "stopped by signal 15 (Terminated) after step .* --resume continues it from ckptsig/run_state.ckpt" sigterm.log ||
+  fail "the SIGTERM message does not say how to resume"
+stopped_at=$(python3 -c "import json; print(json.load(open('outsig/report.json'))['run']['global_step'])")
+[ "$stopped_at" -gt 0 ] && [ "$stopped_at" -lt 500 ] || fail "the stopped run's report says global step $stopped_at"
+./resnet20 --synthetic --max_steps=$((stopped_at + 2)) --batch_size=8 --output_dir=outsig --checkpoint_dir=ckptsig \
+  --resume >resumed.log 2>&1 || { cat resumed.log; fail "the resume after SIGTERM exited with $?"; }
+python3 -c "import json,sys; r=json.load(open('outsig/report.json'))['run']; sys.exit(not r['resumed'] or r['global_step'] != $stopped_at + 2)" ||
+  fail "the resumed report is not 2 steps past the stop"
+
 echo "== lstm_lm, its default data (the fortunes corpus), a small model, 3 steps"
 ./lstm_lm --max_steps=3 --batch_size=4 --set='hidden_size=16,embedding_size=8' --output_dir=outlm >lstm_lm.log 2>&1 ||
   fail "lstm_lm exited with $?"

@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <limits>
 #include <string>
@@ -332,6 +333,44 @@ TEST_F(TrainerTest, MaxStepsStopsAndResumeFinishes) {
   auto resumed = recipe();
   ASSERT_OK(trainer(c, *resumed)->run().status());
   EXPECT_EQ(resumed->parameters(), reference->parameters());
+}
+
+// A stop signal (SIGTERM from a scheduler) after step 13: the run saves a
+// checkpoint and its report and says how to resume; the resumed run ends
+// with the uninterrupted run's parameters.
+TEST_F(TrainerTest, AStopSignalCheckpointsAndResumeFinishes) {
+  auto reference = recipe();
+  ASSERT_OK(trainer(config("reference_stop"), *reference)->run().status());
+  TaskConfig c = config("stopped");
+  c.set_checkpoint_interval_minutes(0);  // epoch ends and the stop only
+  {
+    auto first = recipe();
+    TrainerOptions o = options();
+    int steps = 0;
+    o.stop_signal = [&steps] { return ++steps == 13 ? SIGTERM : 0; };
+    auto t = trainer(c, *first, std::move(o));
+    expect_error(t->run().status(), absl::StatusCode::kCancelled,
+                 {"stopped by signal 15", "after step 3 of epoch 2 (global step 13)", "--resume continues it from",
+                  "stopped/ckpt/run_state.ckpt"});
+    EXPECT_EQ(first->losses.size(), 13u);
+    ASSERT_OK_AND_ASSIGN(RunState saved, load_run_state(join_path(c.checkpoint_dir(), "run_state.ckpt")));
+    EXPECT_EQ(saved.global_step(), 13);
+    ASSERT_OK_AND_ASSIGN(Json report, read_report(t->report_path()));
+    EXPECT_EQ(report.find("run")->find("global_step")->as_int(), 13);
+  }
+  c.set_resume(true);
+  auto resumed = recipe();
+  ASSERT_OK(trainer(c, *resumed)->run().status());
+  EXPECT_EQ(resumed->parameters(), reference->parameters());
+  // Without a checkpoint_dir there is nothing to resume, and it says so.
+  TaskConfig bare = config("stopped_bare");
+  bare.clear_checkpoint_dir();
+  bare.clear_checkpoint_interval_minutes();
+  auto line = recipe();
+  TrainerOptions o = options();
+  o.stop_signal = [] { return SIGINT; };
+  expect_error(trainer(bare, *line, std::move(o))->run().status(), absl::StatusCode::kCancelled,
+               {"stopped by signal 2", "after step 1 of epoch 1", "without a checkpoint_dir nothing can resume it"});
 }
 
 TEST_F(TrainerTest, AccumulatingMicroBatchesEqualsOneLargerBatch) {
