@@ -74,6 +74,14 @@ absl::Status EventWriter::add_scalar(absl::string_view tag, double value, int64_
   return write_event(event.SerializeAsString());
 }
 
+absl::Status EventWriter::add_session_start(int64_t step) {
+  tensorboard::Event event;
+  event.set_wall_time(now_seconds());
+  event.set_step(step);
+  event.mutable_session_log()->set_status(tensorboard::SessionLog::START);
+  return write_event(event.SerializeAsString());
+}
+
 absl::Status EventWriter::write_event(const std::string& serialized) {
   std::string record;
   append_tfrecord(serialized, record);

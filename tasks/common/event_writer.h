@@ -27,6 +27,12 @@ class EventWriter {
   absl::Status add_scalar(absl::string_view tag, double value, int64_t step);
   absl::Status add_scalar(absl::string_view tag, double value, int64_t step, double wall_time);
 
+  // A resumed run's session start at `step`, its first step: TensorBoard
+  // then drops what earlier files hold at `step` and after (what the
+  // stopped session wrote past its checkpoint), as PyTorch's
+  // SummaryWriter(purge_step=step) has it do.
+  absl::Status add_session_start(int64_t step);
+
   // Pushes buffered events to the OS (TensorBoard reads files as they grow).
   absl::Status flush();
   const std::string& path() const { return path_; }

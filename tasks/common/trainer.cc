@@ -873,7 +873,11 @@ absl::StatusOr<RunSummary> Trainer::run() {
   };
   RETURN_IF_ERROR(agree(leader() ? open_outputs() : absl::OkStatus(), "opening the output directory"));
   session_start_ = now();
-  if (config_.resume()) RETURN_IF_ERROR(agree(restore(), "restoring the checkpoint"));
+  if (config_.resume()) {
+    RETURN_IF_ERROR(agree(restore(), "restoring the checkpoint"));
+    RETURN_IF_ERROR(agree(leader() ? p.events->add_session_start(state_.global_step() + 1) : absl::OkStatus(),
+                          "writing the event file"));
+  }
   p.step_times.emplace(state_.mutable_steps(), config_.warmup_steps());
   p.target.emplace(config_.target_metric(), config_.target_value(), config_.target_minimize(), state_.mutable_target());
   // Each state exists before any is pointed at (a repeated field's elements

@@ -71,5 +71,24 @@ TEST(EventWriterTest, WritesVersionThenScalars) {
             std::string::npos);
 }
 
+// A resumed session's start: Event.session_log is field 7 of TensorBoard's
+// event.proto, its status START (1) field 1, which TensorBoard's purge reads.
+TEST(EventWriterTest, SessionStartIsTensorBoardsSessionLog) {
+  std::string path;
+  {
+    ASSERT_OK_AND_ASSIGN(auto writer, EventWriter::create(join_path(::testing::TempDir(), "tb_session")));
+    path = writer->path();
+    ASSERT_OK(writer->add_session_start(14));
+  }
+  ASSERT_OK_AND_ASSIGN(std::string bytes, read_file(path));
+  ASSERT_OK_AND_ASSIGN(auto records, read_tfrecords(bytes, path));
+  ASSERT_EQ(records.size(), 2u);
+  tensorboard::Event e;
+  ASSERT_TRUE(e.ParseFromString(records[1]));
+  EXPECT_EQ(e.step(), 14);
+  EXPECT_EQ(e.session_log().status(), tensorboard::SessionLog::START);
+  EXPECT_NE(records[1].find(std::string("\x3a\x02\x08\x01", 4)), std::string::npos);
+}
+
 }  // namespace
 }  // namespace ts::tasks

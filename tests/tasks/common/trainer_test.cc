@@ -126,18 +126,25 @@ absl::StatusOr<Json> read_report(const std::string& path) {
   return parse_json(text);
 }
 
-// The records of the run's TensorBoard event file.
+// The records of the run's TensorBoard event files (one per session), in
+// the order the sessions wrote them (their names start with the time).
 absl::StatusOr<std::vector<std::string>> event_records(const TaskConfig& c) {
   const std::string tb = join_path(c.output_dir(), "tensorboard");
   DIR* d = opendir(tb.c_str());
   if (d == nullptr) return absl::NotFoundError(tb);
-  std::string event_file;
+  std::vector<std::string> files;
   while (dirent* e = readdir(d)) {
-    if (std::string(e->d_name).find("tfevents") != std::string::npos) event_file = join_path(tb, e->d_name);
+    if (std::string(e->d_name).find("tfevents") != std::string::npos) files.push_back(join_path(tb, e->d_name));
   }
   closedir(d);
-  ASSIGN_OR_RETURN(std::string bytes, read_file(event_file));
-  return read_tfrecords(bytes, event_file);
+  std::sort(files.begin(), files.end());
+  std::vector<std::string> records;
+  for (const std::string& file : files) {
+    ASSIGN_OR_RETURN(std::string bytes, read_file(file));
+    ASSIGN_OR_RETURN(std::vector<std::string> in_file, read_tfrecords(bytes, file));
+    records.insert(records.end(), in_file.begin(), in_file.end());
+  }
+  return records;
 }
 
 std::vector<double> numbers(const Json& array) {
@@ -362,6 +369,16 @@ TEST_F(TrainerTest, AStopSignalCheckpointsAndResumeFinishes) {
   auto resumed = recipe();
   ASSERT_OK(trainer(c, *resumed)->run().status());
   EXPECT_EQ(resumed->parameters(), reference->parameters());
+  // The resumed session starts at step 14 for TensorBoard, which drops
+  // anything the first wrote from there on.
+  ASSERT_OK_AND_ASSIGN(auto records, event_records(c));
+  std::vector<int64_t> starts;
+  for (const std::string& record : records) {
+    tensorboard::Event e;
+    ASSERT_TRUE(e.ParseFromString(record));
+    if (e.session_log().status() == tensorboard::SessionLog::START) starts.push_back(e.step());
+  }
+  EXPECT_EQ(starts, std::vector<int64_t>{14});
   // Without a checkpoint_dir there is nothing to resume, and it says so.
   TaskConfig bare = config("stopped_bare");
   bare.clear_checkpoint_dir();
