@@ -1,11 +1,14 @@
 #include "base/files.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
@@ -108,6 +111,26 @@ absl::Status write_file_atomically(const std::string& path, absl::string_view co
   ASSIGN_OR_RETURN(AtomicFile file, AtomicFile::create(path));
   RETURN_IF_ERROR(file.write(contents));
   return file.commit();
+}
+
+absl::StatusOr<int> remove_atomic_leftovers(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
+  const std::string prefix = absl::StrCat(slash == std::string::npos ? path : path.substr(slash + 1), ".tmp.");
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) return errno == ENOENT ? 0 : absl::StatusOr<int>(errno_error("cannot list", dir));
+  std::vector<std::string> leftovers;
+  while (const dirent* e = ::readdir(d)) {
+    const std::string name = e->d_name;
+    // mkstemp's six characters after the prefix, and nothing else.
+    if (name.size() == prefix.size() + 6 && name.compare(0, prefix.size(), prefix) == 0) leftovers.push_back(name);
+  }
+  ::closedir(d);
+  for (const std::string& name : leftovers) {
+    const std::string leftover = join_path(dir, name);
+    if (::unlink(leftover.c_str()) != 0 && errno != ENOENT) return errno_error("cannot remove", leftover);
+  }
+  return static_cast<int>(leftovers.size());
 }
 
 absl::Status make_dirs(const std::string& dir) {

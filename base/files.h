@@ -41,6 +41,12 @@ class AtomicFile {
   int fd_;
 };
 
+// Removes the temporary files that AtomicFiles for `path` left when their
+// process was killed mid-write (`path`.tmp.XXXXXX, each as large as the file
+// it was to become); returns how many. Call it where no other process writes
+// `path`. A missing directory has none.
+absl::StatusOr<int> remove_atomic_leftovers(const std::string& path);
+
 // Creates `dir` and its missing parents; OK if it exists.
 absl::Status make_dirs(const std::string& dir);
 

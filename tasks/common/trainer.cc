@@ -862,6 +862,9 @@ absl::StatusOr<RunSummary> Trainer::run() {
   const bool checkpoints = !config_.checkpoint_dir().empty();
   const auto open_outputs = [&]() -> absl::Status {
     RETURN_IF_ERROR(make_dirs(config_.output_dir()));
+    // A checkpoint write the last session was killed in left its partial
+    // copy (as large as a checkpoint) beside it.
+    if (checkpoints) RETURN_IF_ERROR(remove_atomic_leftovers(checkpoint_path()).status());
     ASSIGN_OR_RETURN(p.events, EventWriter::create(join_path(config_.output_dir(), "tensorboard")));
     report_.set("config", config_to_json(config_));
     report_.set("environment", describe_environment(device_).to_json());

@@ -4,6 +4,7 @@
 
 #include <dirent.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <string>
@@ -75,6 +76,26 @@ TEST(FilesTest, AbandonedStreamedWriteLeavesTheOldFile) {
   ASSERT_OK_AND_ASSIGN(std::string back, read_file(path));
   EXPECT_EQ(back, "old");
   EXPECT_EQ(list_dir(dir), std::vector<std::string>{"f.bin"});
+}
+
+// A process killed between an AtomicFile's create and commit leaves its
+// temporary file; the next run's cleanup removes those of that path only.
+TEST(FilesTest, LeftoversOfKilledWritesAreRemoved) {
+  const std::string dir = join_path(::testing::TempDir(), "files_test_leftovers");
+  ASSERT_OK(make_dirs(dir));
+  const std::string path = join_path(dir, "run_state.ckpt");
+  ASSERT_OK(write_file_atomically(path, "saved"));
+  for (const char* name : {"run_state.ckpt.tmp.a1B2c3", "run_state.ckpt.tmp.Zz9yY8", "run_state.ckpt.tmp.toolong1",
+                           "other.ckpt.tmp.a1B2c3", "run_state.ckpt.old"}) {
+    ASSERT_OK(write_file_atomically(join_path(dir, name), "partial"));
+  }
+  ASSERT_OK_AND_ASSIGN(const int removed, remove_atomic_leftovers(path));
+  EXPECT_EQ(removed, 2);
+  std::vector<std::string> left = list_dir(dir);
+  std::sort(left.begin(), left.end());
+  EXPECT_EQ(left, (std::vector<std::string>{"other.ckpt.tmp.a1B2c3", "run_state.ckpt", "run_state.ckpt.old",
+                                            "run_state.ckpt.tmp.toolong1"}));
+  EXPECT_EQ(*remove_atomic_leftovers(join_path(::testing::TempDir(), "no_such_dir/x")), 0);
 }
 
 TEST(FilesTest, ErrorsNameThePath) {

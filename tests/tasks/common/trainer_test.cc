@@ -365,10 +365,15 @@ TEST_F(TrainerTest, AStopSignalCheckpointsAndResumeFinishes) {
     ASSERT_OK_AND_ASSIGN(Json report, read_report(t->report_path()));
     EXPECT_EQ(report.find("run")->find("global_step")->as_int(), 13);
   }
+  // A write killed mid-way (a second signal) left its temporary file; the
+  // next session removes it.
+  const std::string leftover = join_path(c.checkpoint_dir(), "run_state.ckpt.tmp.Ab12Cd");
+  ASSERT_OK(write_file_atomically(leftover, "partial"));
   c.set_resume(true);
   auto resumed = recipe();
   ASSERT_OK(trainer(c, *resumed)->run().status());
   EXPECT_EQ(resumed->parameters(), reference->parameters());
+  EXPECT_TRUE(absl::IsNotFound(read_file(leftover).status()));
   // The resumed session starts at step 14 for TensorBoard, which drops
   // anything the first wrote from there on.
   ASSERT_OK_AND_ASSIGN(auto records, event_records(c));
