@@ -1,9 +1,12 @@
-// Run-state checkpoint files: a RunState in a frame with a magic, a format
-// version, the payload length and its CRC-32C, written atomically. A
-// truncated or corrupt file is an error naming the file, never a silent
-// restart from scratch.
+// Run-state checkpoint files: a RunState and the task's state blobs, in a
+// frame with a magic, a format version, and each section's length and
+// CRC-32C, written atomically. Each blob is a section of its own, outside the
+// RunState message, so a model's state may pass protobuf's 2 GiB limit on one
+// message. A truncated or corrupt file is an error naming the file, never a
+// silent restart from scratch.
 #pragma once
 
+#include <map>
 #include <string>
 
 #include "absl/status/status.h"
@@ -12,7 +15,17 @@
 
 namespace ts::tasks {
 
-absl::Status save_run_state(const std::string& path, const RunState& state);
-absl::StatusOr<RunState> load_run_state(const std::string& path);
+// The task's state by name (model, optimizer, lr and recipe state dicts,
+// encoded by nn/checkpoint.h); the trainer writes and reads them, nothing
+// else looks inside.
+using StateBlobs = std::map<std::string, std::string>;
+
+struct RunCheckpoint {
+  RunState state;
+  StateBlobs blobs;
+};
+
+absl::Status save_run_state(const std::string& path, const RunState& state, const StateBlobs& blobs);
+absl::StatusOr<RunCheckpoint> load_run_state(const std::string& path);
 
 }  // namespace ts::tasks

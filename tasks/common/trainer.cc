@@ -696,7 +696,7 @@ absl::Status Trainer::write_checkpoint(const nn::NamedTensors& ranks_state) {
   const Generator::State g = default_generator().state();
   state_.mutable_generator()->set_seed(g.seed);
   state_.mutable_generator()->set_offset(g.offset);
-  auto& blobs = *state_.mutable_blobs();
+  StateBlobs blobs;
   ASSIGN_OR_RETURN(blobs["model"], nn::encode_tensors(p.model->state_dict()));
   ASSIGN_OR_RETURN(blobs["optimizer"], nn::encode_tensors(p.optimizer->state()));
   ASSIGN_OR_RETURN(blobs["lr"], nn::encode_tensors(p.lr->state()));
@@ -705,9 +705,7 @@ absl::Status Trainer::write_checkpoint(const nn::NamedTensors& ranks_state) {
     ASSIGN_OR_RETURN(blobs["mixed_precision"], nn::encode_tensors(mixed->state()));
   }
   RETURN_IF_ERROR(make_dirs(config_.checkpoint_dir()));
-  const absl::Status saved = save_run_state(checkpoint_path(), state_);
-  state_.clear_blobs();  // the model's size, needed only in the file
-  return saved;
+  return save_run_state(checkpoint_path(), state_, blobs);
 }
 
 RunShape Trainer::run_shape() const {
@@ -721,12 +719,13 @@ RunShape Trainer::run_shape() const {
 
 absl::Status Trainer::restore() {
   Parts& p = *parts_;
-  absl::StatusOr<RunState> loaded = load_run_state(checkpoint_path());
+  absl::StatusOr<RunCheckpoint> loaded = load_run_state(checkpoint_path());
   if (absl::IsNotFound(loaded.status())) {
     return absl::NotFoundError(absl::StrCat("--resume: no checkpoint at ", checkpoint_path()));
   }
   RETURN_IF_ERROR(loaded.status());
-  state_ = *std::move(loaded);
+  state_ = std::move(loaded->state);
+  const StateBlobs blobs = std::move(loaded->blobs);
   const auto in_context = [&](const absl::Status& s) {
     return with_context(s, absl::StrCat("restoring from ", checkpoint_path()));
   };
@@ -734,8 +733,8 @@ absl::Status Trainer::restore() {
     if (absl::Status s = check_same_shape(state_.shape(), run_shape()); !s.ok()) return in_context(s);
   }
   const auto blob = [&](const char* key) -> absl::StatusOr<nn::NamedTensors> {
-    const auto it = state_.blobs().find(key);
-    if (it == state_.blobs().end()) {
+    const auto it = blobs.find(key);
+    if (it == blobs.end()) {
       return in_context(absl::DataLossError(absl::StrCat("checkpoint has no \"", key, "\" state")));
     }
     absl::StatusOr<nn::NamedTensors> tensors =
@@ -755,19 +754,13 @@ absl::Status Trainer::restore() {
   if (absl::Status s = p.optimizer->load_state(optimizer_state); !s.ok()) return in_context(s);
   ASSIGN_OR_RETURN(const nn::NamedTensors lr_state, blob("lr"));
   if (absl::Status s = p.lr->load_state(lr_state); !s.ok()) return in_context(s);
-  // Checkpoints written before recipes could carry state have none.
-  nn::NamedTensors recipe_state;
-  if (state_.blobs().contains("recipe")) {
-    ASSIGN_OR_RETURN(const nn::NamedTensors saved, blob("recipe"));
-    absl::StatusOr<nn::NamedTensors> mine = ranks_part(saved, options_.rank, options_.world_size);
-    if (!mine.ok()) return in_context(mine.status());
-    recipe_state = *std::move(mine);
-  }
+  ASSIGN_OR_RETURN(const nn::NamedTensors ranks_state, blob("recipe"));
+  absl::StatusOr<nn::NamedTensors> recipe_state = ranks_part(ranks_state, options_.rank, options_.world_size);
+  if (!recipe_state.ok()) return in_context(recipe_state.status());
   RETURN_IF_ERROR(capture([&] {
-    for (auto& [name, value] : recipe_state) value = to(value, device_);
+    for (auto& [name, value] : *recipe_state) value = to(value, device_);
   }));
-  if (absl::Status s = recipe_.load_state(recipe_state); !s.ok()) return in_context(s);
-  state_.clear_blobs();
+  if (absl::Status s = recipe_.load_state(*recipe_state); !s.ok()) return in_context(s);
   default_generator().set_state({state_.generator().seed(), state_.generator().offset()});
   elapsed_before_ = state_.elapsed_seconds();
   epoch_seconds_before_ = state_.epoch_seconds();

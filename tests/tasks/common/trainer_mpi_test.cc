@@ -207,14 +207,23 @@ TEST_F(TrainerFailureAcrossRanks, ALossThatIsNanOnOneRankStopsEveryRank) {
   }
 }
 
-// Only rank 0 writes checkpoints; its checkpoint_dir is a file.
+// Only rank 0 writes checkpoints; by the time it saves one (at max_steps) a
+// file has taken its checkpoint_dir's name.
 TEST_F(TrainerFailureAcrossRanks, ACheckpointRankZeroCannotWriteStopsEveryRank) {
   TaskConfig config = one_epoch("unwritable_checkpoint");
   config.set_max_steps(3);
   const std::string file = dir("a_file");
-  ASSERT_TRUE(write_file_atomically(file, "not a directory").ok());
   config.set_checkpoint_dir(file);
-  ClassificationRecipe r = recipe();
+  const auto images = std::make_shared<RandomImages>();
+  manual_seed(7);
+  ClassificationObjective objective = cross_entropy_objective();
+  int calls = 0;
+  objective.loss = [&, ce = objective.loss](const autograd::Variable& logits, const Tensor& labels) {
+    if (++calls == 2 && rank() == 0) EXPECT_TRUE(write_file_atomically(file, "not a directory").ok());
+    return ce(logits, labels);
+  };
+  ClassificationRecipe r(TrainingData{images, images, nullptr, nullptr, "random images"}, nn::Handle(small_cnn()),
+                         objective);
   const absl::Status status = try_on_every_rank(config, r).status();
   if (rank() == 0) {
     expect_error(status, absl::StatusCode::kFailedPrecondition, {"a_file"});

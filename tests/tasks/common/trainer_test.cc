@@ -228,10 +228,10 @@ TEST_F(TrainerTest, CrashAfterTimedCheckpointResumesBitIdentically) {
     expect_error(trainer(c, *crashing)->run().status(), absl::StatusCode::kAborted,
                  {"train step (epoch 3, step 8)", "simulated crash"});
   }
-  ASSERT_OK_AND_ASSIGN(RunState saved, load_run_state(join_path(c.checkpoint_dir(), "run_state.ckpt")));
-  ASSERT_EQ(saved.epoch(), 2);  // a timed checkpoint inside epoch 3, not an epoch-end one
-  ASSERT_GT(saved.step_in_epoch(), 0);
-  ASSERT_LT(saved.step_in_epoch(), 8);
+  ASSERT_OK_AND_ASSIGN(RunCheckpoint saved, load_run_state(join_path(c.checkpoint_dir(), "run_state.ckpt")));
+  ASSERT_EQ(saved.state.epoch(), 2);  // a timed checkpoint inside epoch 3, not an epoch-end one
+  ASSERT_GT(saved.state.step_in_epoch(), 0);
+  ASSERT_LT(saved.state.step_in_epoch(), 8);
 
   c.set_resume(true);
   auto resumed = recipe(/*dropout=*/0.1);
@@ -241,7 +241,7 @@ TEST_F(TrainerTest, CrashAfterTimedCheckpointResumesBitIdentically) {
   EXPECT_EQ(summary.global_step, 40);
   EXPECT_EQ(summary.epochs_completed, 4);
   EXPECT_EQ(resumed->parameters(), reference->parameters());  // bit-identical
-  const std::vector<double> tail(reference->losses.begin() + saved.global_step(), reference->losses.end());
+  const std::vector<double> tail(reference->losses.begin() + saved.state.global_step(), reference->losses.end());
   EXPECT_EQ(resumed->losses, tail);
 
   // The resumed report covers the whole run, its loss curve that of the
@@ -315,8 +315,8 @@ TEST_F(TrainerTest, NtAsgdSwitchesWhenTheLossStopsImprovingAndResumes) {
     crashing->fail_at_step = 10 * want + 3;  // inside the epoch after the switch (10 steps each)
     EXPECT_FALSE(trainer(c, *crashing)->run().ok());
   }
-  ASSERT_OK_AND_ASSIGN(RunState saved, load_run_state(join_path(c.checkpoint_dir(), "run_state.ckpt")));
-  EXPECT_EQ(saved.asgd_switch_epoch(), want);
+  ASSERT_OK_AND_ASSIGN(RunCheckpoint saved, load_run_state(join_path(c.checkpoint_dir(), "run_state.ckpt")));
+  EXPECT_EQ(saved.state.asgd_switch_epoch(), want);
   c.set_resume(true);
   auto resumed = recipe(/*dropout=*/0.5);
   ASSERT_OK(trainer(c, *resumed)->run().status());
@@ -360,8 +360,8 @@ TEST_F(TrainerTest, AStopSignalCheckpointsAndResumeFinishes) {
                  {"stopped by signal 15", "after step 3 of epoch 2 (global step 13)", "--resume continues it from",
                   "stopped/ckpt/run_state.ckpt"});
     EXPECT_EQ(first->losses.size(), 13u);
-    ASSERT_OK_AND_ASSIGN(RunState saved, load_run_state(join_path(c.checkpoint_dir(), "run_state.ckpt")));
-    EXPECT_EQ(saved.global_step(), 13);
+    ASSERT_OK_AND_ASSIGN(RunCheckpoint saved, load_run_state(join_path(c.checkpoint_dir(), "run_state.ckpt")));
+    EXPECT_EQ(saved.state.global_step(), 13);
     ASSERT_OK_AND_ASSIGN(Json report, read_report(t->report_path()));
     EXPECT_EQ(report.find("run")->find("global_step")->as_int(), 13);
   }
@@ -679,28 +679,6 @@ TEST_F(TrainerTest, ANonFiniteLossNamesItsStep) {
   expect_error(trainer(c, *line)->run().status(), absl::StatusCode::kInternal, {"step 15: the training loss is nan"});
 }
 
-// A checkpoint from before recipes carried state (no "recipe" blob)
-// resumes: the recipe starts with none.
-TEST_F(TrainerTest, ACheckpointWithoutRecipeStateResumes) {
-  TaskConfig c = config("no_recipe_state");
-  c.set_max_steps(5);
-  {
-    auto line = recipe();
-    ASSERT_OK(trainer(c, *line)->run().status());
-  }
-  const std::string path = join_path(c.checkpoint_dir(), "run_state.ckpt");
-  ASSERT_OK_AND_ASSIGN(RunState saved, load_run_state(path));
-  ASSERT_TRUE(saved.blobs().contains("recipe"));
-  saved.mutable_blobs()->erase("recipe");
-  ASSERT_OK(save_run_state(path, saved));
-  c.set_max_steps(0);
-  c.set_resume(true);
-  auto line = recipe();
-  ASSERT_OK_AND_ASSIGN(const RunSummary done, trainer(c, *line)->run());
-  EXPECT_TRUE(done.resumed);
-  EXPECT_EQ(done.epochs_completed, 4);
-}
-
 TEST_F(TrainerTest, ResumeErrorsNameTheCheckpoint) {
   TaskConfig c = config("resume_errors");
   c.set_resume(true);
@@ -712,15 +690,13 @@ TEST_F(TrainerTest, ResumeErrorsNameTheCheckpoint) {
   ASSERT_OK(make_dirs(c.checkpoint_dir()));
   const std::string path = join_path(c.checkpoint_dir(), "run_state.ckpt");
   RunState s;
-  (*s.mutable_blobs())["model"] = "short";
-  ASSERT_OK(save_run_state(path, s));
+  ASSERT_OK(save_run_state(path, s, {{"model", "short"}}));
   {
     auto line = recipe();
     expect_error(trainer(c, *line)->run().status(), absl::StatusCode::kInvalidArgument,
                  {"restoring from", "resume_errors/ckpt/run_state.ckpt", "checkpoint model state", "bad magic"});
   }
-  (*s.mutable_blobs()).erase("model");
-  ASSERT_OK(save_run_state(path, s));
+  ASSERT_OK(save_run_state(path, s, {}));
   {
     auto line = recipe();
     expect_error(trainer(c, *line)->run().status(), absl::StatusCode::kDataLoss,

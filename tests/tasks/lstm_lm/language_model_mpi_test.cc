@@ -46,11 +46,11 @@ TEST(LanguageModelAcrossRanks, StoppedMidEpochResumesBitIdentically) {
   EXPECT_EQ(resumed.global_step, done.global_step);
   EXPECT_EQ(parameters(*second->model()), parameters(*reference->model()));
   EXPECT_EQ(resumed.last_metrics, done.last_metrics);
-  // Another number of ranks cannot take the states over.
+  // Another number of ranks cannot take the run (and its ranks' states) over.
   if (rank == 0) {
     auto alone = recipe(part);
     ::ts::testing::expect_error(run(part, *alone).status(), absl::StatusCode::kFailedPrecondition,
-                                {"run_state.ckpt", "recipe state of 2 ranks (4 tensors each), this run has 1"});
+                                {"run_state.ckpt", "written with world size 2 and this run has 1"});
   }
 }
 
