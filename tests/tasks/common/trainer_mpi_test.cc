@@ -7,6 +7,7 @@
 // ranks counts each sample once.
 #include <array>
 #include <cmath>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -173,11 +174,21 @@ TEST(TrainerAcrossRanksTest, EvaluationCountsEachSampleOnce) {
 // (and wait out its timeout), or finish as if nothing had happened.
 class TrainerFailureAcrossRanks : public ::testing::Test {
  protected:
-  static ClassificationRecipe recipe() {
+  static ClassificationRecipe recipe(ClassificationObjective objective = cross_entropy_objective()) {
     const auto images = std::make_shared<RandomImages>();
     manual_seed(7);
     return ClassificationRecipe(TrainingData{images, images, nullptr, nullptr, "random images"},
-                                nn::Handle(small_cnn()), cross_entropy_objective());
+                                nn::Handle(small_cnn()), std::move(objective));
+  }
+  // Cross-entropy that runs `before_step(k)` ahead of the k-th step's loss
+  // (1-based) and adds what it returns to the loss (its gradient unchanged).
+  static ClassificationObjective with_hook(std::function<double(int)> before_step) {
+    ClassificationObjective objective = cross_entropy_objective();
+    objective.loss = [calls = 0, before_step, ce = objective.loss](const autograd::Variable& logits,
+                                                                   const Tensor& labels) mutable {
+      return ce(logits, labels) + before_step(++calls);
+    };
+    return objective;
   }
   static int rank() { return collectives::mpitest::world().rank(); }
   static std::string dir(const std::string& name) { return join_path(::testing::TempDir(), name); }
@@ -188,17 +199,8 @@ class TrainerFailureAcrossRanks : public ::testing::Test {
 TEST_F(TrainerFailureAcrossRanks, ALossThatIsNanOnOneRankStopsEveryRank) {
   TaskConfig config = one_epoch("nan_on_rank_1");
   config.set_max_steps(3);
-  const auto images = std::make_shared<RandomImages>();
-  manual_seed(7);
-  ClassificationObjective objective = cross_entropy_objective();
-  int calls = 0;
-  const double poison = rank() == 1 ? std::nan("") : 0.0;
-  objective.loss = [&, ce = objective.loss](const autograd::Variable& logits, const Tensor& labels) {
-    const autograd::Variable loss = ce(logits, labels);
-    return ++calls == 2 ? loss + poison : loss;
-  };
-  ClassificationRecipe nan_recipe(TrainingData{images, images, nullptr, nullptr, "random images"},
-                                  nn::Handle(small_cnn()), objective);
+  ClassificationRecipe nan_recipe =
+      recipe(with_hook([](int step) { return step == 2 && rank() == 1 ? std::nan("") : 0.0; }));
   const absl::Status status = try_on_every_rank(config, nan_recipe).status();
   if (rank() == 1) {
     expect_error(status, absl::StatusCode::kInternal, {"step 2: the training loss is nan"});
@@ -214,16 +216,10 @@ TEST_F(TrainerFailureAcrossRanks, ACheckpointRankZeroCannotWriteStopsEveryRank) 
   config.set_max_steps(3);
   const std::string file = dir("a_file");
   config.set_checkpoint_dir(file);
-  const auto images = std::make_shared<RandomImages>();
-  manual_seed(7);
-  ClassificationObjective objective = cross_entropy_objective();
-  int calls = 0;
-  objective.loss = [&, ce = objective.loss](const autograd::Variable& logits, const Tensor& labels) {
-    if (++calls == 2 && rank() == 0) EXPECT_TRUE(write_file_atomically(file, "not a directory").ok());
-    return ce(logits, labels);
-  };
-  ClassificationRecipe r(TrainingData{images, images, nullptr, nullptr, "random images"}, nn::Handle(small_cnn()),
-                         objective);
+  ClassificationRecipe r = recipe(with_hook([&file](int step) {
+    if (step == 2 && rank() == 0) EXPECT_TRUE(write_file_atomically(file, "not a directory").ok());
+    return 0.0;
+  }));
   const absl::Status status = try_on_every_rank(config, r).status();
   if (rank() == 0) {
     expect_error(status, absl::StatusCode::kFailedPrecondition, {"a_file"});
