@@ -18,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "base/build_info.h"
+#include "tensor/cpu/openblas.h"
 #include "tensor/cuda/device.h"
 
 namespace ts::tasks {
@@ -110,6 +111,7 @@ Environment describe_environment(const Device& device) {
   struct utsname u;
   e.os = ::uname(&u) == 0 ? absl::StrCat(u.sysname, " ", u.release) : "unknown";
   describe_cpu(e);
+  e.openblas_core = cpu::openblas_core();
   e.cpu_logical_cores = static_cast<int>(std::thread::hardware_concurrency());
   cpu_set_t set;
   e.cpu_usable_cores = ::sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : e.cpu_logical_cores;
@@ -138,6 +140,7 @@ Json Environment::to_json() const {
   j["cpu_family_model"] = cpu_family_model;
   j["cpu_vector_isa"] = cpu_vector_isa;
   j["cpu_l2"] = cpu_l2;
+  j["openblas_core"] = openblas_core;
   j["cpu_logical_cores"] = cpu_logical_cores;
   j["cpu_usable_cores"] = cpu_usable_cores;
   j["device"] = device;

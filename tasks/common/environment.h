@@ -25,6 +25,7 @@ struct Environment {
   std::string cpu_family_model;  // "family/model/stepping", e.g. "25/17/1"
   std::string cpu_vector_isa;    // widest of avx512f, avx2, avx, sse2
   std::string cpu_l2;            // per core, as sysfs says: "1024K"; "" if unknown
+  std::string openblas_core;     // the kernels OpenBLAS runs (tensor/cpu/openblas.h)
   int cpu_logical_cores = 0;
   int cpu_usable_cores = 0;  // in this process's affinity mask
   std::string device;        // the selected one: "cpu", "cuda:0"
