@@ -1,10 +1,13 @@
 #include "data/loader/bptt_batches.h"
 
 #include <algorithm>
+#include <tuple>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "base/error.h"
 #include "base/status_macros.h"
+#include "data/loader/random_stream.h"
 #include "data/readers/lm_text.h"
 #include "tensor/ops.h"
 #include "tensor/random.h"
@@ -22,35 +25,38 @@ absl::StatusOr<std::unique_ptr<BpttBatches>> BpttBatches::create(Tensor batched,
         absl::StrCat("BpttBatches: bptt ", options.bptt, " and min_length ", options.min_length, " must be >= 1"));
   }
   std::unique_ptr<BpttBatches> batches(new BpttBatches(std::move(batched), options));
-  batches->plan_epoch(0);
+  std::tie(batches->starts_, batches->lengths_) = batches->plan_epoch(0);
   return batches;
 }
 
-void BpttBatches::plan_epoch(int64_t epoch) {
-  starts_.clear();
-  lengths_.clear();
-  // An epoch's own Philox stream: counters from epoch * 2^32 on.
-  Generator generator(options_.seed);
-  generator.set_state({options_.seed, static_cast<uint64_t>(epoch) << 32});
+std::pair<std::vector<int64_t>, std::vector<int64_t>> BpttBatches::plan_epoch(int64_t epoch) const {
+  std::vector<int64_t> starts, lengths;
+  // The epoch's own key: apart from the other uses of the seed, the tensor
+  // ops' generator (weight init, dropout) included.
+  Generator generator(RandomStream::key_for(options_.seed, SeedUse::kBpttLengths, static_cast<uint64_t>(epoch)));
   const int64_t n = batched_.size(1);
   const int64_t last_start = options_.skip_single_token_tail ? n - 3 : n - 2;
   for (int64_t start = 0; start <= last_start;) {
     const int64_t drawn =
         options_.random_lengths ? random_bptt_length(options_.bptt, generator, options_.min_length) : options_.bptt;
     const int64_t length = std::min(drawn, n - 1 - start);
-    starts_.push_back(start);
-    lengths_.push_back(length);
+    starts.push_back(start);
+    lengths.push_back(length);
     start += length;
   }
+  return {std::move(starts), std::move(lengths)};
 }
 
 absl::Status BpttBatches::start_epoch(int64_t epoch, int64_t first_batch) {
   if (epoch < 0) return absl::InvalidArgumentError(absl::StrCat("BpttBatches::start_epoch: epoch ", epoch));
-  plan_epoch(epoch);
-  if (first_batch < 0 || first_batch > num_batches()) {
+  // Planned aside: a bad first_batch leaves the current epoch going on.
+  auto [starts, lengths] = plan_epoch(epoch);
+  if (first_batch < 0 || first_batch > static_cast<int64_t>(starts.size())) {
     return absl::OutOfRangeError(absl::StrCat("BpttBatches::start_epoch: first batch ", first_batch, " of an epoch of ",
-                                              num_batches(), " windows"));
+                                              starts.size(), " windows"));
   }
+  starts_ = std::move(starts);
+  lengths_ = std::move(lengths);
   next_ = first_batch;
   started_ = true;
   return absl::OkStatus();

@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -47,7 +48,8 @@ class BpttBatches final : public BatchSource {
 
  private:
   BpttBatches(Tensor batched, BpttOptions options) : batched_(std::move(batched)), options_(options) {}
-  void plan_epoch(int64_t epoch);
+  // The first column and length of each window of `epoch`.
+  std::pair<std::vector<int64_t>, std::vector<int64_t>> plan_epoch(int64_t epoch) const;
 
   Tensor batched_;
   BpttOptions options_;

@@ -1,5 +1,6 @@
 #include "data/loader/loader.h"
 
+#include <type_traits>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -15,17 +16,17 @@ absl::Status annotate(const absl::Status& status, int64_t position, int64_t samp
                       absl::StrCat("loader: batch ", position, ", sample ", sample, ": ", status.message()));
 }
 
-// Runs user code (Dataset::get, the transform) that may throw as well as
-// return an error: a ts::Error from a tensor op keeps its code, any other
-// exception becomes kInternal (ts::capture), and the message says that `what`
-// threw rather than returned it.
+// Runs user code (Dataset::get, the transform), or collate on what it made,
+// that may throw as well as return an error: a ts::Error from a tensor op
+// keeps its code, any other exception becomes kInternal (ts::capture), and
+// the message says that `what` threw rather than returned it.
 template <typename F>
-absl::StatusOr<Example> call_user_code(const char* what, F&& f) {
+std::invoke_result_t<F> call_user_code(const char* what, F&& f) {
   bool returned = false;
-  absl::StatusOr<Example> result = capture([&] {
-    absl::StatusOr<Example> example = f();
+  std::invoke_result_t<F> result = capture([&] {
+    std::invoke_result_t<F> value = f();
     returned = true;
-    return example;
+    return value;
   });
   if (returned) return result;
   return absl::Status(result.status().code(), absl::StrCat(what, " threw: ", result.status().message()));
@@ -148,7 +149,8 @@ absl::StatusOr<Batch> DataLoader::make_batch(int64_t position, const std::vector
     }
     examples.push_back(*std::move(example));
   }
-  absl::StatusOr<std::vector<Tensor>> fields = collate(examples, options_.collate, pool_.get());
+  absl::StatusOr<std::vector<Tensor>> fields =
+      call_user_code("collate", [&] { return collate(examples, options_.collate, pool_.get()); });
   if (!fields.ok()) {
     return absl::Status(fields.status().code(),
                         absl::StrCat("loader: batch ", position, ": ", fields.status().message()));

@@ -10,20 +10,35 @@
 
 namespace ts::data {
 
+// What a seed is used for. A run hands one seed to several uses (and the
+// tensor ops' generator takes it as it is, for weight init and dropout); each
+// use draws under its own key, RandomStream::key_for(seed, use, part), so no
+// two of them share numbers: with one key for all, the loader's epoch 2 drew
+// the very numbers a synthetic set's stream 2 had drawn its labels from.
+enum class SeedUse : uint64_t {
+  kSampleTransform = 1,  // the loader's per-sample streams; part: the epoch
+  kShuffle = 2,          // the samplers' permutations; part: the epoch
+  kSynthetic = 3,        // the synthetic sets; part: the set's salt
+  kBpttLengths = 4,      // BpttBatches' random window lengths; part: the epoch
+  kTokenBuckets = 5,     // TokenBucketBatchSampler's two shuffles; part: 2 * epoch (+ 1)
+};
+
 class RandomStream {
  public:
-  // `key` selects the family of streams (see mix_key), `stream` one of them.
+  // `key` selects the family of streams (see key_for), `stream` one of them.
   RandomStream(uint64_t key, uint64_t stream) : key_(key), stream_(stream) {}
+
+  // The key of `part` of `use` of `seed`: any two different triples give
+  // unrelated keys, unrelated to the seed too (the ops' generator's key).
+  static uint64_t key_for(uint64_t seed, SeedUse use, uint64_t part) {
+    return mix_key(mix_key(seed, static_cast<uint64_t>(use)), part);
+  }
 
   // The stream the loader hands the transform of dataset sample `index` in
   // `epoch`: every rank and worker count gives the same augmentation.
   static RandomStream for_sample(uint64_t seed, uint64_t epoch, uint64_t index) {
-    return RandomStream(mix_key(seed, epoch), index);
+    return RandomStream(key_for(seed, SeedUse::kSampleTransform, epoch), index);
   }
-
-  // A 64-bit key from two words (splitmix64 finalizer on each), so nearby
-  // (seed, epoch) pairs give unrelated streams.
-  static uint64_t mix_key(uint64_t a, uint64_t b) { return mix(mix(a) ^ (b + 0x9E3779B97F4A7C15ull)); }
 
   uint32_t next_u32() {
     if (used_ == 4) refill();
@@ -45,6 +60,9 @@ class RandomStream {
   double normal();
 
  private:
+  // A 64-bit key from two words (splitmix64 finalizer on each), so nearby
+  // pairs give unrelated keys.
+  static uint64_t mix_key(uint64_t a, uint64_t b) { return mix(mix(a) ^ (b + 0x9E3779B97F4A7C15ull)); }
   static uint64_t mix(uint64_t x) {
     x ^= x >> 30;
     x *= 0xBF58476D1CE4E5B9ull;

@@ -10,10 +10,6 @@
 namespace ts::data {
 namespace {
 
-// Distinguishes the shuffling streams from the transform streams that share
-// a seed.
-constexpr uint64_t kShuffleStream = 0x5348554646ull;  // "SHUFF"
-
 std::vector<int64_t> iota_range(int64_t n) {
   std::vector<int64_t> out(n);
   std::iota(out.begin(), out.end(), int64_t{0});
@@ -24,7 +20,7 @@ std::vector<int64_t> iota_range(int64_t n) {
 
 std::vector<int64_t> shuffled_range(int64_t n, uint64_t seed, int64_t epoch) {
   std::vector<int64_t> out = iota_range(n);
-  RandomStream rng(RandomStream::mix_key(seed, static_cast<uint64_t>(epoch)), kShuffleStream);
+  RandomStream rng(RandomStream::key_for(seed, SeedUse::kShuffle, static_cast<uint64_t>(epoch)), 0);
   for (int64_t i = n - 1; i > 0; --i) std::swap(out[i], out[rng.uniform_int(i + 1)]);
   return out;
 }

@@ -40,7 +40,13 @@ absl::StatusOr<std::string> gunzip(absl::string_view bytes, absl::string_view na
     produced += out_step - z.avail_out;
     remaining_in -= in_step - z.avail_in;
     if (rc == Z_STREAM_END) {
-      // Another gzip member may follow (as `cat a.gz b.gz` makes).
+      // Zero padding after a member is skipped, as GNU gzip and CPython do
+      // (tape blocks, preallocated files); another gzip member may follow
+      // (as `cat a.gz b.gz` makes).
+      while (remaining_in > 0 && *z.next_in == 0) {
+        ++z.next_in;
+        --remaining_in;
+      }
       if (remaining_in == 0) break;
       if (inflateReset(&z) != Z_OK) {
         status = absl::InternalError(absl::StrCat(name, ": inflateReset failed"));

@@ -21,7 +21,8 @@ inline bool is_gzip(absl::string_view bytes) {
          static_cast<unsigned char>(bytes[1]) == 0x8b;
 }
 
-// Inflates gzip bytes (concatenated members too); `name` labels errors.
+// Inflates gzip bytes (concatenated members too, zero padding after a member
+// skipped); `name` labels errors.
 absl::StatusOr<std::string> gunzip(absl::string_view bytes, absl::string_view name,
                                    int64_t max_bytes = kDefaultMaxInflatedBytes);
 

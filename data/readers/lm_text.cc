@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "data/readers/file_io.h"
+#include "data/readers/lines.h"
 #include "data/readers/utf8.h"
 #include "tensor/ops.h"
 #include "tensor/philox.h"
@@ -37,19 +38,16 @@ size_t space_bytes(absl::string_view text, size_t p) {
 // are split on any whitespace.
 template <typename Word, typename Eos>
 void for_each_token(absl::string_view text, Word word, Eos eos) {
-  size_t i = 0;
-  while (i < text.size()) {
-    const size_t line_end = std::min(text.find_first_of("\r\n", i), text.size());
-    size_t p = i;
-    while (p < line_end) {
-      while (p < line_end && space_bytes(text, p) > 0) p += space_bytes(text, p);
+  for_each_line(text, [&](absl::string_view line) {
+    size_t p = 0;
+    while (p < line.size()) {
+      while (p < line.size() && space_bytes(line, p) > 0) p += space_bytes(line, p);
       const size_t start = p;
-      while (p < line_end && space_bytes(text, p) == 0) ++p;
-      if (p > start) word(text.substr(start, p - start));
+      while (p < line.size() && space_bytes(line, p) == 0) ++p;
+      if (p > start) word(line.substr(start, p - start));
     }
     eos();
-    i = line_end + (text.substr(line_end, 2) == "\r\n" ? 2 : 1);
-  }
+  });
 }
 
 absl::StatusOr<Tensor> token_stream(const LmSplitText& split, const Vocabulary& vocab) {

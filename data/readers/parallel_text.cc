@@ -3,21 +3,14 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "data/readers/file_io.h"
+#include "data/readers/lines.h"
 #include "data/readers/utf8.h"
 
 namespace ts::data {
 
 std::vector<std::string> split_lines(absl::string_view text) {
   std::vector<std::string> lines;
-  size_t i = 0;
-  while (i < text.size()) {
-    size_t end = text.find('\n', i);
-    if (end == absl::string_view::npos) end = text.size();
-    absl::string_view line = text.substr(i, end - i);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    lines.emplace_back(line);
-    i = end + 1;
-  }
+  for_each_line(text, [&](absl::string_view line) { lines.emplace_back(line); });
   return lines;
 }
 

@@ -14,8 +14,8 @@ struct ParallelCorpus {
   std::vector<std::string> source, target;  // source[i] translates to target[i]
 };
 
-// Splits both texts into lines ('\n', a trailing '\r' dropped; a final newline
-// does not start another line). Unequal line counts or bad UTF-8 are errors
+// Splits both texts into lines as MLBench's Python reads them (lines.h: a
+// line ends at \n, \r\n or \r). Unequal line counts or bad UTF-8 are errors
 // naming the file.
 absl::StatusOr<ParallelCorpus> parse_parallel(absl::string_view source_text, absl::string_view source_name,
                                               absl::string_view target_text, absl::string_view target_name);

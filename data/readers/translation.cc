@@ -4,16 +4,18 @@
 #include <numeric>
 
 #include "absl/strings/str_cat.h"
+#include "data/loader/random_stream.h"
 #include "tensor/ops.h"
 #include "tensor/philox.h"
 
 namespace ts::data {
 namespace {
 
-// Fisher-Yates driven by Philox(seed, stream): the same order on every
-// machine and standard library (std::shuffle's is implementation-defined).
+// Fisher-Yates driven by Philox under the seed's token-bucket key for
+// `stream`: the same order on every machine and standard library
+// (std::shuffle's is implementation-defined).
 void philox_shuffle(std::vector<int64_t>& v, uint64_t seed, uint64_t stream) {
-  const PhiloxKey key{seed, stream << 40};
+  const PhiloxKey key{RandomStream::key_for(seed, SeedUse::kTokenBuckets, stream), 0};
   for (size_t i = v.size(); i > 1; --i) {
     const Philox4 w = philox_group(key, i);
     const uint64_t r = (static_cast<uint64_t>(w.v[0]) << 32) | w.v[1];

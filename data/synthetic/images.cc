@@ -36,13 +36,14 @@ SyntheticImages::SyntheticImages(SyntheticImageOptions options) : options_(optio
   const int64_t per_class = options_.channels * kGrid * kGrid;
   coarse_.resize(options_.num_classes * per_class);
   for (int64_t k = 0; k < options_.num_classes; ++k) {
-    RandomStream rng(RandomStream::mix_key(options_.seed, kTemplateSalt), k);
+    RandomStream rng(RandomStream::key_for(options_.seed, SeedUse::kSynthetic, kTemplateSalt), k);
     for (int64_t i = 0; i < per_class; ++i) coarse_[k * per_class + i] = static_cast<float>(2 * rng.uniform() - 1);
   }
 }
 
 int64_t SyntheticImages::label_of(int64_t index) const {
-  RandomStream rng(RandomStream::mix_key(options_.seed, kLabelSalt), options_.first_sample + index);
+  RandomStream rng(RandomStream::key_for(options_.seed, SeedUse::kSynthetic, kLabelSalt),
+                   options_.first_sample + index);
   return rng.uniform_int(options_.num_classes);
 }
 
@@ -54,7 +55,8 @@ absl::StatusOr<Example> SyntheticImages::get(int64_t index) const {
   Tensor label_tensor = Tensor::allocate({}, DType::kI64, Device::cpu());
   *label_tensor.data<int64_t>() = label;
 
-  RandomStream rng(RandomStream::mix_key(options_.seed, kPixelSalt), options_.first_sample + index);
+  RandomStream rng(RandomStream::key_for(options_.seed, SeedUse::kSynthetic, kPixelSalt),
+                   options_.first_sample + index);
   const float* pattern = coarse_.data() + label * c * kGrid * kGrid;
   const float amplitude = static_cast<float>(options_.noise);
   // Two noise values per 32-bit draw (16 bits each): generation stays cheap

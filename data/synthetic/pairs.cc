@@ -25,14 +25,14 @@ absl::StatusOr<std::unique_ptr<SyntheticSentencePairs>> SyntheticSentencePairs::
 
 SyntheticSentencePairs::SyntheticSentencePairs(SyntheticPairOptions options)
     : options_(options),
-      permutation_(
-          shuffled_range(options.vocab_size - kFirstWord, RandomStream::mix_key(options.seed, kPermutationSalt), 0)) {}
+      permutation_(shuffled_range(options.vocab_size - kFirstWord,
+                                  RandomStream::key_for(options.seed, SeedUse::kSynthetic, kPermutationSalt), 0)) {}
 
 int64_t SyntheticSentencePairs::translate(int64_t word) const { return kFirstWord + permutation_[word - kFirstWord]; }
 
 absl::StatusOr<Example> SyntheticSentencePairs::get(int64_t index) const {
   RETURN_IF_ERROR(check_index("SyntheticSentencePairs", index, options_.size));
-  RandomStream rng(RandomStream::mix_key(options_.seed, kSentenceSalt), index);
+  RandomStream rng(RandomStream::key_for(options_.seed, SeedUse::kSynthetic, kSentenceSalt), index);
   const int64_t words = options_.min_words + rng.uniform_int(options_.max_words - options_.min_words + 1);
   Tensor source = Tensor::allocate({words + 2}, DType::kI64, Device::cpu());
   Tensor target = Tensor::allocate({words + 2}, DType::kI64, Device::cpu());

@@ -27,7 +27,7 @@ absl::StatusOr<std::unique_ptr<SyntheticTokenStream>> SyntheticTokenStream::crea
 }
 
 int64_t SyntheticTokenStream::successor(int64_t token, int64_t k) const {
-  RandomStream rng(RandomStream::mix_key(options_.seed, kTableSalt),
+  RandomStream rng(RandomStream::key_for(options_.seed, SeedUse::kSynthetic, kTableSalt),
                    static_cast<uint64_t>(token) * options_.branching + k);
   return rng.uniform_int(options_.vocab_size);
 }
@@ -42,7 +42,7 @@ absl::StatusOr<Tensor> SyntheticTokenStream::tokens(int64_t start, int64_t count
   int64_t position = start;
   while (position < start + count) {
     const int64_t chunk = position / kChunk;
-    RandomStream rng(RandomStream::mix_key(options_.seed, kChainSalt), chunk);
+    RandomStream rng(RandomStream::key_for(options_.seed, SeedUse::kSynthetic, kChainSalt), chunk);
     int64_t token = rng.uniform_int(options_.vocab_size);
     const int64_t end = std::min(start + count, (chunk + 1) * kChunk);
     for (int64_t p = chunk * kChunk; p < end; ++p) {

@@ -51,7 +51,7 @@ absl::StatusOr<Example> SyntheticVolumes::get(int64_t index) const {
 
   // Class k's ellipsoid sits inside class k-1's: centers near the middle,
   // radii shrinking with k, so every class appears in every sample.
-  RandomStream shape_rng(RandomStream::mix_key(options_.seed, kShapeSalt), index);
+  RandomStream shape_rng(RandomStream::key_for(options_.seed, SeedUse::kSynthetic, kShapeSalt), index);
   std::vector<Ellipsoid> shapes(options_.num_classes - 1);
   double scale = 1.0;
   for (size_t k = 0; k < shapes.size(); ++k) {
@@ -79,7 +79,7 @@ absl::StatusOr<Example> SyntheticVolumes::get(int64_t index) const {
 
   Tensor image = Tensor::allocate({c, d, h, w}, DType::kF32, Device::cpu());
   float* voxels = image.data<float>();
-  RandomStream voxel_rng(RandomStream::mix_key(options_.seed, kVoxelSalt), index);
+  RandomStream voxel_rng(RandomStream::key_for(options_.seed, SeedUse::kSynthetic, kVoxelSalt), index);
   const float amplitude = static_cast<float>(options_.noise);
   const int64_t per_channel = d * h * w;
   for (int64_t ci = 0; ci < c; ++ci) {

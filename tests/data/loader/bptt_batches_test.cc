@@ -1,15 +1,18 @@
 // BpttBatches: windows cover a batchified stream in order, time-major, with
 // the next tokens as targets and the start column; random lengths follow the
 // seed and the epoch (the same for every rank and after a resume), differ
-// between epochs, and a resumed epoch skips to its window; bad input is an
-// error naming what is wrong.
+// between epochs and from the tensor ops' generator of the same seed, and a
+// resumed epoch skips to its window; a failed start_epoch changes nothing;
+// bad input is an error naming what is wrong.
 #include "data/loader/bptt_batches.h"
 
 #include <numeric>
 #include <vector>
 
+#include "data/readers/lm_text.h"
 #include "gtest/gtest.h"
 #include "tensor/ops.h"
+#include "tensor/random.h"
 #include "tests/tensor/testing.h"
 
 namespace ts::data {
@@ -101,6 +104,44 @@ TEST(BpttBatchesTest, RandomLengthsFollowTheSeedAndTheEpoch) {
     EXPECT_EQ(rest[k].index, all[k + 5].index);
     EXPECT_EQ(to_vector<int64_t>(rest[k].fields[0]), to_vector<int64_t>(all[k + 5].fields[0]));
   }
+}
+
+// run_task seeds the tensor ops' generator (weight init, dropout) with the
+// config's seed, the one the windows get: their lengths must not be drawn
+// from the same numbers.
+TEST(BpttBatchesTest, RandomLengthsAreNotTheOpsGeneratorsNumbers) {
+  const BpttOptions options{.bptt = 20, .random_lengths = true, .min_length = 5, .seed = 7};
+  ASSERT_OK_AND_ASSIGN(auto batches, BpttBatches::create(rows(2, 2001), options));
+  for (int64_t epoch : {0, 1}) {
+    ASSERT_OK(batches->start_epoch(epoch));
+    Generator ops(options.seed);
+    std::vector<int64_t> from_ops;
+    for (int k = 0; k < 20; ++k) from_ops.push_back(random_bptt_length(options.bptt, ops, options.min_length));
+    const std::vector<int64_t> first(batches->lengths().begin(), batches->lengths().begin() + 20);
+    EXPECT_NE(first, from_ops) << "epoch " << epoch;
+  }
+}
+
+// A start_epoch that fails (a first batch past the end) changes nothing: the
+// epoch under way goes on with the windows it had.
+TEST(BpttBatchesTest, AFailedStartEpochLeavesTheEpochGoingOn) {
+  const BpttOptions options{.bptt = 20, .random_lengths = true, .min_length = 5, .seed = 7};
+  ASSERT_OK_AND_ASSIGN(auto reference, BpttBatches::create(rows(2, 2001), options));
+  const std::vector<Batch> epoch3 = epoch_of(*reference, 3);
+  ASSERT_GT(epoch3.size(), 2u);
+  ASSERT_OK_AND_ASSIGN(auto batches, BpttBatches::create(rows(2, 2001), options));
+  ASSERT_OK(batches->start_epoch(3));
+  for (int k = 0; k < 2; ++k) ASSERT_OK(batches->next().status());
+  expect_error(batches->start_epoch(4, 100000), absl::StatusCode::kOutOfRange, {"first batch 100000"});
+  EXPECT_EQ(batches->lengths(), reference->lengths());
+  for (size_t k = 2; k < epoch3.size(); ++k) {
+    ASSERT_OK_AND_ASSIGN(std::optional<Batch> b, batches->next());
+    ASSERT_TRUE(b.has_value());
+    EXPECT_EQ(b->index, epoch3[k].index);
+    EXPECT_EQ(to_vector<int64_t>(b->fields[0]), to_vector<int64_t>(epoch3[k].fields[0]));
+  }
+  ASSERT_OK_AND_ASSIGN(std::optional<Batch> end, batches->next());
+  EXPECT_FALSE(end.has_value());
 }
 
 TEST(BpttBatchesTest, BadInputIsNamed) {

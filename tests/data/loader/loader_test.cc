@@ -1,7 +1,7 @@
 // The DataLoader: order with and without shuffling, determinism across
 // worker counts, errors and exceptions (ts::Error from tensor ops included)
-// from workers, shutdown mid-epoch, the bound on how far the workers run
-// ahead, and workers that run their ops on one thread.
+// from workers and from collate, shutdown mid-epoch, the bound on how far
+// the workers run ahead, and workers that run their ops on one thread.
 #include "data/loader/loader.h"
 
 #include <atomic>
@@ -223,6 +223,25 @@ TEST(LoaderTest, CollateErrorsNameTheField) {
   ASSERT_OK(loader->start_epoch(0));
   expect_error(loader->next().status(), absl::StatusCode::kInvalidArgument,
                {"batch 0", "field 0 of example 2", "f32[3]", "f32[2]"});
+}
+
+TEST(LoaderTest, ExceptionsFromCollateNameTheBatch) {
+  // Field 0 becomes a view of 11 dims that no two strides merge: collate's
+  // copy of it (contiguous) throws the ts::Error of a strided op.
+  const Tensor unmergeable = full(Shape(11, 2), 0.0).permute({10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0});
+  const absl::Status thrown = capture([&] { (void)contiguous(unmergeable); });
+  ASSERT_FALSE(thrown.ok());
+  Transform strided = [&](Example e, RandomStream&) -> absl::StatusOr<Example> {
+    e.fields[0] = unmergeable;
+    return e;
+  };
+  for (int workers : {0, 2}) {
+    auto loader = make_loader(std::make_shared<IndexDataset>(8), std::make_unique<SequentialSampler>(8),
+                              {.batch_size = 4, .num_workers = workers, .transform = strided});
+    ASSERT_OK(loader->start_epoch(0));
+    expect_error(loader->next().status(), thrown.code(),
+                 {"loader: batch 0", "collate threw", std::string(thrown.message())});
+  }
 }
 
 TEST(LoaderTest, NextBeforeStartEpochIsAnError) {

@@ -3,6 +3,7 @@
 #include "data/loader/random_stream.h"
 
 #include <cmath>
+#include <set>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -21,7 +22,28 @@ TEST(RandomStreamTest, SameKeyAndStreamGiveTheSameNumbers) {
   EXPECT_NE(draws(RandomStream::for_sample(1, 2, 3), 9), draws(RandomStream::for_sample(1, 2, 4), 9));
   EXPECT_NE(draws(RandomStream::for_sample(1, 2, 3), 9), draws(RandomStream::for_sample(1, 3, 3), 9));
   EXPECT_NE(draws(RandomStream::for_sample(1, 2, 3), 9), draws(RandomStream::for_sample(2, 2, 3), 9));
-  EXPECT_NE(RandomStream::mix_key(1, 2), RandomStream::mix_key(2, 1));
+}
+
+// One seed feeds every use (the tasks pass the config's seed to the loader,
+// the synthetic sets, the BPTT windows and the tensor ops' generator): no two
+// uses, nor two parts of one, may share a key, and none may be the seed,
+// which the ops' generator keys Philox with.
+TEST(RandomStreamTest, EachUseOfASeedHasItsOwnKeys) {
+  const SeedUse uses[] = {SeedUse::kSampleTransform, SeedUse::kShuffle, SeedUse::kSynthetic, SeedUse::kBpttLengths,
+                          SeedUse::kTokenBuckets};
+  for (uint64_t seed : {0, 1, 2, 3, 12}) {
+    std::set<uint64_t> keys = {seed};
+    for (SeedUse use : uses) {
+      for (uint64_t part = 0; part < 40; ++part) {
+        EXPECT_TRUE(keys.insert(RandomStream::key_for(seed, use, part)).second)
+            << "seed " << seed << ", use " << static_cast<int>(use) << ", part " << part;
+      }
+    }
+  }
+  // The loader's stream for a sample in epoch 2 is not a synthetic set's
+  // stream 2 for it (images.cc draws its labels from salt 2).
+  EXPECT_NE(draws(RandomStream::for_sample(5, 2, 7), 9),
+            draws(RandomStream(RandomStream::key_for(5, SeedUse::kSynthetic, 2), 7), 9));
 }
 
 TEST(RandomStreamTest, RangesAndMoments) {

@@ -35,6 +35,19 @@ TEST_F(FileIoTest, ReadsPlainGzipAndConcatenatedGzip) {
   EXPECT_EQ(empty, "");
 }
 
+// As GNU gzip and CPython's gzip read it: zeros after a member are padding,
+// and a member after the padding is still read.
+TEST_F(FileIoTest, ZeroPaddingAfterAGzipMemberIsSkipped) {
+  const std::string a = random_bytes(3000), b = random_bytes(500);
+  const std::string zeros(16, '\0');
+  ASSERT_OK_AND_ASSIGN(std::string padded, read_inflated(write_temp("padded.gz", gzip(a) + zeros)));
+  EXPECT_EQ(padded, a);
+  ASSERT_OK_AND_ASSIGN(std::string between, gunzip(gzip(a) + zeros + gzip(b) + zeros, "between.gz"));
+  EXPECT_EQ(between, a + b);
+  expect_error(gunzip(gzip(a) + zeros + "junk", "junk.gz").status(), absl::StatusCode::kDataLoss,
+               {"junk.gz", "corrupt gzip"});
+}
+
 TEST_F(FileIoTest, GzipErrorsNameTheFile) {
   const std::string z = gzip(random_bytes(5000));
   expect_error(gunzip(z.substr(0, z.size() / 2), "half.gz").status(), absl::StatusCode::kDataLoss,

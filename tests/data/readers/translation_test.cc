@@ -38,6 +38,16 @@ TEST(ParallelTextTest, ReadsAlignedLinesAndRejectsMismatch) {
   expect_error(read_parallel("/nonexistent/a.en", de).status(), absl::StatusCode::kNotFound, {"/nonexistent/a.en"});
 }
 
+// As MLBench's Python reads WMT files (universal newlines) and lm_text reads
+// its own: a line ends at \n, \r\n or a lone \r.
+TEST(ParallelTextTest, LinesEndAtALoneCarriageReturnToo) {
+  EXPECT_EQ(split_lines("a\rb\n"), (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(split_lines("a\r\n\rb\r"), (std::vector<std::string>{"a", "", "b"}));
+  ASSERT_OK_AND_ASSIGN(ParallelCorpus c, parse_parallel("a\rb\n", "cr.en", "A\r\nB", "cr.de"));
+  EXPECT_EQ(c.source, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(c.target, (std::vector<std::string>{"A", "B"}));
+}
+
 // Sennrich et al.'s example: low x5, lower x2, newest x6, widest x3.
 std::vector<std::string> sennrich_corpus() {
   std::vector<std::string> lines;

@@ -1,9 +1,10 @@
 // SyntheticImages: shapes and dtypes of the real sets, determinism from the
-// seed, and learnability (a nearest-class-mean classifier far above chance).
+// seed, streams apart from the loader's, and learnability (a nearest-class-mean classifier far above chance).
 #include "data/synthetic/images.h"
 
 #include <cmath>
 
+#include "data/loader/random_stream.h"
 #include "gtest/gtest.h"
 #include "tensor/ops.h"
 #include "tests/tensor/testing.h"
@@ -38,6 +39,20 @@ TEST(SyntheticImagesTest, IsAFunctionOfSeedAndIndex) {
   EXPECT_EQ(pixels(*a, 17), pixels(*a, 17));
   EXPECT_NE(pixels(*a, 17), pixels(*a, 18));
   EXPECT_NE(pixels(*a, 17), pixels(*c, 17));
+}
+
+// The tasks give the loader and the synthetic set one seed: a sample's
+// augmentation stream must not be the stream its label came from, or in
+// that epoch the crops would follow the labels.
+TEST(SyntheticImagesTest, TheLoadersStreamsDoNotReplayTheLabels) {
+  auto set = value_or_die(SyntheticImages::create({.size = 1000, .seed = 5}));
+  for (uint64_t epoch = 0; epoch < 5; ++epoch) {
+    int same = 0;
+    for (int64_t i = 0; i < set->size(); ++i) {
+      same += RandomStream::for_sample(5, epoch, i).uniform_int(10) == set->label_of(i);
+    }
+    EXPECT_LT(same, 150) << "epoch " << epoch << ": chance is 100 of 1000";
+  }
 }
 
 TEST(SyntheticImagesTest, FirstSampleGivesAHeldOutSplitOfTheSameClasses) {
