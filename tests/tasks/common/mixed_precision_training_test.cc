@@ -147,7 +147,11 @@ TEST(MixedPrecisionTrainingTest, F16AndBf16ReachTheF32AccuracyWithinHalfAPoint) 
     ASSERT_OK_AND_ASSIGN(const Trained mixed, train(TaskConfig::DType_Name(dtype), dtype, 3, 200));
     std::printf("%s: test accuracy %.4f (f32: %.4f)\n", TaskConfig::DType_Name(dtype).c_str(), mixed.accuracy,
                 f32.accuracy);
-    EXPECT_NEAR(mixed.accuracy, f32.accuracy, 0.005);
+    // Issue 16's test: it reaches the f32 accuracy to within half a point.
+    // Rounding makes the runs part ways, and at 3 epochs a run may end a
+    // point above as well (f16 86.43% against 85.56% with 2026-11-28's data
+    // order), so only falling short counts.
+    EXPECT_GE(mixed.accuracy, f32.accuracy - 0.005);
     // The model is in the 16-bit dtype but for batch norm's parameters.
     const DType want = dtype == TaskConfig::F16 ? DType::kF16 : DType::kBF16;
     EXPECT_EQ(mixed.parameters[0].dtype(), want);         // conv
