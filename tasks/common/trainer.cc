@@ -44,10 +44,10 @@
 namespace ts::tasks {
 namespace {
 
-// How often the ranks of a run ask rank 0 whether the progress line or a
-// timed checkpoint is due (both read every rank's losses, and a checkpoint
-// holds every rank's recipe state): a broadcast the host waits for, so not
-// every step.
+// How often the ranks of a run agree whether the progress line or a timed
+// checkpoint is due (rank 0's clock; both read every rank's losses, and a
+// checkpoint holds every rank's recipe state) and whether a stop signal came
+// (any rank's): a collective the host waits for, so not every step.
 constexpr int64_t kVoteSteps = 16;
 
 double steady_seconds() {
@@ -885,9 +885,9 @@ absl::StatusOr<RunSummary> Trainer::run() {
   }
   p.loss_curve.emplace(state_.mutable_train_loss());
   CheckpointSchedule schedule(config_.checkpoint_interval_minutes(), now());
-  // What rank 0's clock makes due after a step. Ranks take in their losses
-  // (and save) together, so on several ranks rank 0 decides, every
-  // kVoteSteps steps, in one broadcast.
+  // What is due after a step. Ranks take in their losses (and save)
+  // together, so on several ranks they decide every kVoteSteps steps, in one
+  // allgather: rank 0's clock, any rank's stop signal.
   struct Due {
     bool progress = false;
     bool checkpoint = false;
@@ -953,6 +953,7 @@ absl::StatusOr<RunSummary> Trainer::run() {
       // A bound on what waits on the device (and on how late a NaN is seen).
       if (p.losses.size() >= 256) RETURN_IF_ERROR(absorb());
       ASSIGN_OR_RETURN(const Due due, due_now());
+      if (due.stop_signal != 0) return stop_for(due.stop_signal);  // saves its own checkpoint
       if (due.progress) RETURN_IF_ERROR(show_progress(steps));
       if (due.checkpoint) {
         p.step_clock.pause();
@@ -960,7 +961,6 @@ absl::StatusOr<RunSummary> Trainer::run() {
         RETURN_IF_ERROR(save_checkpoint());
         schedule.saved(now());
       }
-      if (due.stop_signal != 0) return stop_for(due.stop_signal);
     }
     p.step_clock.pause();
     RETURN_IF_ERROR(absorb());
