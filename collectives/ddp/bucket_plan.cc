@@ -5,7 +5,12 @@
 
 namespace ts::collectives::ddp {
 
-std::vector<BucketSpec> plan_buckets(const std::vector<ParamInfo>& params, BucketCaps caps) {
+std::vector<BucketSpec> plan_buckets(const std::vector<ParamInfo>& params, BucketCaps caps,
+                                     absl::Span<const int> fill_order) {
+  std::vector<int> order(fill_order.begin(), fill_order.end());
+  if (order.empty()) {
+    for (int i = static_cast<int>(params.size()) - 1; i >= 0; --i) order.push_back(i);
+  }
   std::vector<BucketSpec> buckets;
   // One open bucket per (dtype, device); parameters of other kinds do not
   // close it. Each kind's first bucket has the small cap, as PyTorch's
@@ -20,7 +25,7 @@ std::vector<BucketSpec> plan_buckets(const std::vector<ParamInfo>& params, Bucke
     if (!bucket.params.empty()) buckets.push_back(std::move(bucket));
     bucket = BucketSpec{};
   };
-  for (int i = static_cast<int>(params.size()) - 1; i >= 0; --i) {
+  for (const int i : order) {
     const ParamInfo& p = params[i];
     Open& kind = open[{p.dtype, p.device.to_string()}];
     BucketSpec& bucket = kind.bucket;

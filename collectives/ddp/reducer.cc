@@ -30,44 +30,76 @@ absl::StatusOr<std::unique_ptr<GradientReducer>> GradientReducer::create(std::ve
   for (auto& named : parameters) {
     if (named.second.requires_grad()) trainable.push_back(std::move(named));
   }
-  std::vector<ParamInfo> infos;
-  for (const auto& [name, p] : trainable) infos.push_back({p.numel(), p.dtype(), p.device()});
-  std::vector<BucketSpec> specs =
-      plan_buckets(infos, {megabytes_to_bytes(options.first_bucket_cap_mb), megabytes_to_bytes(options.bucket_cap_mb)});
-  std::unique_ptr<GradientReducer> reducer(new GradientReducer(std::move(trainable), comm, options, std::move(specs)));
-  for (size_t b = 0; b < reducer->specs_.size(); ++b) {
-    const BucketSpec& spec = reducer->specs_[b];
-    Bucket& bucket = reducer->buckets_[b];
-    bucket.flat = empty({spec.numel}, {spec.dtype, spec.device});
-    bucket.wire = options.wire_dtype && *options.wire_dtype != spec.dtype
-                      ? empty({spec.numel}, {*options.wire_dtype, spec.device})
-                      : bucket.flat;
-  }
+  std::unique_ptr<GradientReducer> reducer(new GradientReducer(std::move(trainable), comm, options));
+  reducer->plan({});
   return reducer;
 }
 
-GradientReducer::GradientReducer(std::vector<NamedParameter> parameters, Communicator* comm, ReducerOptions options,
-                                 std::vector<BucketSpec> specs)
+GradientReducer::GradientReducer(std::vector<NamedParameter> parameters, Communicator* comm, ReducerOptions options)
     : parameters_(std::move(parameters)),
       comm_(comm),
       options_(options),
-      specs_(std::move(specs)),
-      buckets_(specs_.size()),
       location_(parameters_.size()),
       arrived_(parameters_.size(), false),
       // The replica lives on one device; with no trainable parameter there
       // is nothing to wait for and the CPU clock is as good as any.
       wait_timer_(parameters_.empty() ? Device::cpu() : parameters_.front().second.device()) {
-  for (size_t b = 0; b < specs_.size(); ++b) {
-    for (size_t k = 0; k < specs_[b].params.size(); ++k) {
-      location_[specs_[b].params[k]] = {static_cast<int>(b), specs_[b].offsets[k]};
-    }
-  }
   // A failed collective stops the backward: the hook throws its Status.
   for (size_t i = 0; i < parameters_.size(); ++i) {
     hook_ids_.push_back(parameters_[i].second.add_grad_ready_hook(
         [this, i](const autograd::Variable&) { throw_if_error(on_gradient_ready(static_cast<int>(i))); }));
   }
+}
+
+void GradientReducer::plan(absl::Span<const int> fill_order) {
+  std::vector<ParamInfo> infos;
+  for (const auto& [name, p] : parameters_) infos.push_back({p.numel(), p.dtype(), p.device()});
+  specs_ = plan_buckets(infos,
+                        {megabytes_to_bytes(options_.first_bucket_cap_mb), megabytes_to_bytes(options_.bucket_cap_mb)},
+                        fill_order);
+  buckets_ = std::vector<Bucket>(specs_.size());
+  for (size_t b = 0; b < specs_.size(); ++b) {
+    const BucketSpec& spec = specs_[b];
+    Bucket& bucket = buckets_[b];
+    bucket.flat = empty({spec.numel}, {spec.dtype, spec.device});
+    bucket.wire = options_.wire_dtype && *options_.wire_dtype != spec.dtype
+                      ? empty({spec.numel}, {*options_.wire_dtype, spec.device})
+                      : bucket.flat;
+    for (size_t k = 0; k < spec.params.size(); ++k) {
+      location_[spec.params[k]] = {static_cast<int>(b), spec.offsets[k]};
+    }
+  }
+}
+
+absl::Status GradientReducer::replan_in_ready_order() {
+  // Rank 0's order, so that every rank's buckets hold the same parameters
+  // even if their backwards finished them in different orders.
+  std::vector<int64_t> order(ready_order_.begin(), ready_order_.end());
+  if (comm_->world_size() > 1) {
+    const Device device = parameters_.front().second.device();
+    ASSIGN_OR_RETURN(const Tensor shared, capture([&] {
+                       return from_vector<int64_t>(order, {static_cast<int64_t>(order.size())}, device);
+                     }));
+    RETURN_IF_ERROR(comm_->broadcast(shared, /*root=*/0).synchronize());
+    ASSIGN_OR_RETURN(order, capture([&] { return to_vector<int64_t>(shared); }));
+  }
+  std::vector<bool> seen(parameters_.size(), false);
+  for (const int64_t i : order) {
+    if (i < 0 || i >= static_cast<int64_t>(seen.size()) || seen[i]) {
+      return absl::FailedPreconditionError(absl::StrCat("DDP on rank ", comm_->rank(),
+                                                        ": rank 0's order of gradients (to plan the buckets by) names "
+                                                        "parameter ",
+                                                        i, " of ", seen.size(),
+                                                        " out of place; the ranks' models differ"));
+    }
+    seen[i] = true;
+  }
+  planned_by_ready_order_ = true;
+  const std::vector<int> fill_order(order.begin(), order.end());
+  std::vector<int> current;
+  for (const BucketSpec& spec : specs_) current.insert(current.end(), spec.params.begin(), spec.params.end());
+  if (fill_order != current) plan(fill_order);
+  return absl::OkStatus();
 }
 
 GradientReducer::~GradientReducer() {
@@ -96,6 +128,10 @@ absl::Status GradientReducer::prepare_for_backward() {
                        "step; remove unused parameters from the model"));
     }
   }
+  if (!planned_by_ready_order_ && !parameters_.empty() && ready_order_.size() == parameters_.size()) {
+    RETURN_IF_ERROR(replan_in_ready_order());
+  }
+  ready_order_.clear();
   std::fill(arrived_.begin(), arrived_.end(), false);
   for (size_t b = 0; b < buckets_.size(); ++b) {
     buckets_[b].pending = static_cast<int>(specs_[b].params.size());
@@ -104,6 +140,15 @@ absl::Status GradientReducer::prepare_for_backward() {
   next_to_launch_ = 0;
   armed_ = true;
   return absl::OkStatus();
+}
+
+std::vector<std::vector<std::string>> GradientReducer::bucket_parameter_names() const {
+  std::vector<std::vector<std::string>> names;
+  for (const BucketSpec& spec : specs_) {
+    names.emplace_back();
+    for (const int p : spec.params) names.back().push_back(parameters_[p].first);
+  }
+  return names;
 }
 
 absl::Status GradientReducer::on_gradient_ready(int param) {
@@ -116,6 +161,7 @@ absl::Status GradientReducer::on_gradient_ready(int param) {
                      "before every synchronized backward"));
   }
   arrived_[param] = true;
+  if (!planned_by_ready_order_) ready_order_.push_back(param);
   const auto [b, offset] = location_[param];
   Bucket& bucket = buckets_[b];
   const Tensor& grad = parameters_[param].second.grad();

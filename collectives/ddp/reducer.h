@@ -5,6 +5,14 @@
 // them and writes the averaged gradients back, so backward() returns with
 // gradients in sync, or throws the communication error as a ts::Error (code
 // and message, naming the rank and the collective, kept).
+//
+// The first buckets follow reverse registration order, a guess at the order
+// backward produces gradients. The first synchronized backward records the
+// real order, and the next prepare_for_backward() plans the buckets again in
+// rank 0's recorded order, once, as PyTorch's Reducer rebuilds its buckets:
+// a model that registers a layer long before or after its use (a tied
+// embedding, a shared head) would otherwise hold a bucket back until the end
+// of backward.
 #pragma once
 
 #include <functional>
@@ -16,6 +24,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "absl/types/span.h"
 #include "autograd/variable.h"
 #include "collectives/communicator.h"
 #include "collectives/ddp/bucket_plan.h"
@@ -70,6 +79,8 @@ class GradientReducer {
   bool sync_enabled() const { return sync_enabled_; }
 
   int num_buckets() const { return static_cast<int>(buckets_.size()); }
+  // The names of each bucket's parameters, buckets in launch order.
+  std::vector<std::vector<std::string>> bucket_parameter_names() const;
   const ReducerStats& stats() const { return stats_; }
   // Time training stood still on communication at the ends of backward, so
   // far (on CUDA: waits for the device to pass the last step's end).
@@ -83,8 +94,11 @@ class GradientReducer {
     std::optional<Work> work;
   };
 
-  GradientReducer(std::vector<NamedParameter> parameters, Communicator* comm, ReducerOptions options,
-                  std::vector<BucketSpec> specs);
+  GradientReducer(std::vector<NamedParameter> parameters, Communicator* comm, ReducerOptions options);
+  // Plans the buckets with parameters filling them in `fill_order` (empty:
+  // reverse registration order) and allocates their buffers.
+  void plan(absl::Span<const int> fill_order);
+  absl::Status replan_in_ready_order();
   absl::Status on_gradient_ready(int param);
   absl::Status launch_ready_buckets();
   absl::Status finish();
@@ -98,6 +112,9 @@ class GradientReducer {
   std::vector<std::pair<int, int64_t>> location_;
   std::vector<int> hook_ids_;
   std::vector<bool> arrived_;
+  // The order gradients arrived in, until the buckets are planned by it.
+  std::vector<int> ready_order_;
+  bool planned_by_ready_order_ = false;
   int next_to_launch_ = 0;
   bool armed_ = false;
   bool sync_enabled_ = true;

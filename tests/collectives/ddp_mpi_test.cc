@@ -2,8 +2,9 @@
 // with each rank on its share of a batch ends with the parameters of one
 // process training on the whole batch, for several bucket sizes (same
 // result, allreduce counts as the bucket plan says), with no_sync
-// accumulation, and with broadcast_buffers on and off; a training backward
-// that no begin_step() armed throws instead of leaving the ranks apart.
+// accumulation, and with broadcast_buffers on and off; buckets planned again
+// in rank 0's order of gradients; a training backward that no begin_step()
+// armed throws instead of leaving the ranks apart.
 #include <array>
 #include <cmath>
 #include <memory>
@@ -12,6 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "autograd/grad_mode.h"
+#include "autograd/ops.h"
 #include "autograd/variable.h"
 #include "collectives/ddp/distributed_data_parallel.h"
 #include "gtest/gtest.h"
@@ -273,6 +275,37 @@ void expect_rank_zeros_buffers(int64_t bucket_bytes) {
 // With the default bucket all four f32 statistics travel in one broadcast
 // (an i64 count between them); with 16 bytes each tensor is a bucket of
 // its own but the counts, which share one.
+// Rank 0 finishes w0's gradient first, the other ranks w2's. The buckets
+// are planned again by rank 0's order on every rank, so the ranks' allreduces
+// still match, and the averages stay right.
+TEST(DdpTest, BucketsArePlannedAgainInRankZerosOrderOfGradients) {
+  Communicator& comm = mpitest::world();
+  const int world = comm.world_size(), rank = comm.rank();
+  std::vector<GradientReducer::NamedParameter> params;
+  for (int i = 0; i < 3; ++i) {
+    params.emplace_back(absl::StrCat("w", i), Variable(full({64}, 1.0 + i), /*requires_grad=*/true));
+  }
+  const double tiny_cap_mb = 1.0 / (1 << 20);  // one parameter per bucket
+  auto reducer = value_or_die(GradientReducer::create(params, &comm, {tiny_cap_mb, tiny_cap_mb, std::nullopt}));
+  const std::vector<int> use_order = rank == 0 ? std::vector<int>{2, 1, 0} : std::vector<int>{0, 1, 2};
+  using Names = std::vector<std::vector<std::string>>;
+  for (int step = 0; step < 2; ++step) {
+    SCOPED_TRACE(::testing::Message() << "step " << step);
+    for (auto& [name, p] : params) p.clear_grad();
+    ASSERT_OK(reducer->prepare_for_backward());
+    Variable y(full({64}, 1.0 + rank));  // the gradients differ by rank
+    for (int i : use_order) y = y * params[i].second;
+    autograd::sum(y).backward();
+    const Names want = step == 0 ? Names{{"w2"}, {"w1"}, {"w0"}} : Names{{"w0"}, {"w1"}, {"w2"}};
+    EXPECT_EQ(reducer->bucket_parameter_names(), want);
+    // d/dw_i = (1 + rank) * prod_{j != i} w_j, averaged: mean(1 + rank) = (world + 1) / 2.
+    const double mean_x = (world + 1) / 2.0;
+    EXPECT_FLOAT_EQ(to_vector<float>(params[0].second.grad())[0], mean_x * 6);
+    EXPECT_FLOAT_EQ(to_vector<float>(params[1].second.grad())[0], mean_x * 3);
+    EXPECT_FLOAT_EQ(to_vector<float>(params[2].second.grad())[0], mean_x * 2);
+  }
+}
+
 TEST(DdpTest, BroadcastBuffersGivesEveryRankRankZerosRunningStatistics) {
   for (const int64_t bucket_bytes : {DdpOptions().broadcast_bucket_bytes, int64_t{16}}) {
     SCOPED_TRACE(::testing::Message() << "bucket of " << bucket_bytes << " bytes");

@@ -23,6 +23,15 @@ TEST(BucketPlanTest, ReverseOrderWithASmallFirstBucket) {
   EXPECT_EQ(buckets[2].params, (std::vector<int>{0}));
 }
 
+TEST(BucketPlanTest, AGivenFillOrderIsFollowed) {
+  // Caps: first 40 bytes (10 elements), then 80 (20).
+  const auto buckets = plan_buckets(f32_params({5, 5, 12}), {40, 80}, {0, 2, 1});
+  ASSERT_EQ(buckets.size(), 2u);
+  EXPECT_EQ(buckets[0].params, (std::vector<int>{0, 2}));  // 5 + 12 >= 10
+  EXPECT_EQ(buckets[0].offsets, (std::vector<int64_t>{0, 5}));
+  EXPECT_EQ(buckets[1].params, (std::vector<int>{1}));
+}
+
 TEST(BucketPlanTest, HugeCapGivesOneBucketPerKind) {
   std::vector<ParamInfo> params = f32_params({3, 4});
   params.push_back({6, DType::kF16, Device::cpu()});

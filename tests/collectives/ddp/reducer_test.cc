@@ -4,6 +4,7 @@
 // under mpirun in ddp_mpi_test.
 #include "collectives/ddp/reducer.h"
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,7 @@ class RecordingCommunicator final : public Communicator {
   absl::string_view backend_name() const override { return "recording"; }
   absl::Status health() const override { return absl::OkStatus(); }
   Work allreduce(const Tensor& tensor, ReduceOp op) override {
+    if (on_allreduce) on_allreduce();
     allreduced.push_back(tensor.numel());
     dtypes.push_back(tensor.dtype());
     return allreduce_status.ok() ? Work::done() : Work::failed(allreduce_status);
@@ -46,6 +48,7 @@ class RecordingCommunicator final : public Communicator {
   std::vector<int64_t> allreduced;
   std::vector<DType> dtypes;
   absl::Status allreduce_status;  // what every allreduce's wait() returns
+  std::function<void()> on_allreduce;
 };
 
 // Three "layers" y = ((x * w0) * w1) * w2 summed; parameters of 256 floats.
@@ -116,6 +119,39 @@ TEST(ReducerTest, UnusedParameterIsNamedAtTheNextForward) {
   chain.step({0, 2});  // w1 unused: its bucket never fills
   EXPECT_TRUE(comm.allreduced.empty());
   expect_error(reducer->prepare_for_backward(), absl::StatusCode::kFailedPrecondition, {"rank 0", "no gradient", "w1"});
+}
+
+// y = ((x * w2) * w1) * w0: backward finishes w0 first, the reverse of the
+// registration order the first plan guesses. From the second step on, each
+// bucket goes out as soon as its gradient is ready.
+TEST(ReducerTest, BucketsFollowTheOrderOfTheFirstBackwardFromTheSecondStep) {
+  Chain chain;
+  int ready = 0;  // gradients finished so far in this backward
+  for (auto& [name, p] : chain.params) p.add_grad_ready_hook([&ready](const Variable&) { ++ready; });
+  RecordingCommunicator comm;
+  std::vector<int> ready_at_launch;
+  comm.on_allreduce = [&] { ready_at_launch.push_back(ready); };
+  // 0.5 KiB caps: one 1 KiB parameter per bucket.
+  ASSERT_OK_AND_ASSIGN(auto reducer, GradientReducer::create(chain.params, &comm, {0.5 / 1024, 0.5 / 1024}));
+  using Names = std::vector<std::vector<std::string>>;
+  EXPECT_EQ(reducer->bucket_parameter_names(), (Names{{"w2"}, {"w1"}, {"w0"}}));
+  for (int step = 0; step < 3; ++step) {
+    SCOPED_TRACE(::testing::Message() << "step " << step);
+    ready = 0;
+    ready_at_launch.clear();
+    for (auto& [name, p] : chain.params) p.clear_grad();
+    ASSERT_OK(reducer->prepare_for_backward());
+    chain.step({2, 1, 0});
+    // The first plan's first bucket waits for the last gradient.
+    const std::vector<int> want_ready = step == 0 ? std::vector<int>{3, 3, 3} : std::vector<int>{1, 2, 3};
+    EXPECT_EQ(ready_at_launch, want_ready);
+    const Names want_buckets = step == 0 ? Names{{"w2"}, {"w1"}, {"w0"}} : Names{{"w0"}, {"w1"}, {"w2"}};
+    EXPECT_EQ(reducer->bucket_parameter_names(), want_buckets);
+    // d/dw0 = w1 * w2 = 6 and d/dw2 = w0 * w1 = 2, whichever the plan.
+    EXPECT_EQ(to_vector<float>(chain.params[0].second.grad())[0], 6.0f);
+    EXPECT_EQ(to_vector<float>(chain.params[2].second.grad())[0], 2.0f);
+  }
+  EXPECT_EQ(reducer->stats().steps, 3);
 }
 
 TEST(ReducerTest, BackwardWithoutPrepareDoesNotSync) {
