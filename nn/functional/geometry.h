@@ -136,6 +136,14 @@ TS_HOST_DEVICE PoolCover pool_cover(int64_t i, int64_t kernel, const IntDivider&
   return {begin, end < out ? end : out};
 }
 
+// The same for adaptive pooling, whose output o reads [floor(o * in / out),
+// ceil((o + 1) * in / out)): it holds i exactly when o < (i + 1) * out / in
+// and o + 1 > i * out / in, that is o in [floor(i * out / in),
+// ceil((i + 1) * out / in)).
+TS_HOST_DEVICE PoolCover adaptive_pool_cover(int64_t i, int64_t in, int64_t out) {
+  return {i * out / in, ((i + 1) * out + in - 1) / in};
+}
+
 // The input rows [h0, h1) and columns [w0, w1) one output element reads,
 // clamped to the input, and what an average divides by.
 struct PoolWindow {

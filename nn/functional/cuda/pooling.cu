@@ -1,12 +1,12 @@
 // CUDA pooling: one thread per result element (grid-stride), taken in the
 // result's memory order, so neighbouring threads write neighbouring elements
-// and, channels-last, read neighbouring channels. Max pooling's backward
-// gathers: each input element sums, in f32, the gradients of the outputs
-// whose maximum it is, and is written once in its own dtype (as PyTorch's
-// kernel does; no atomics, no buffer, the same sum every run). Average
-// pooling's backward scatters each output's share into its window with
-// atomicAdd, into f32 (f64 for f64 data) so f16/bf16 need no half-precision
-// atomics; the result is then converted into grad_x.
+// and, channels-last, read neighbouring channels. The backwards gather: each
+// input element sums, in f32 (f64 for f64 data), what it receives from the
+// outputs whose windows hold it (max pooling: those whose maximum it is;
+// average pooling: each one's share, gradient / divisor), in a fixed order,
+// and is written once in its own dtype, as PyTorch's kernels do. No
+// atomics, no buffer: the same sum every run, so a training run on a GPU
+// repeats bit for bit.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -17,7 +17,6 @@
 #include "tensor/cuda/check.h"
 #include "tensor/cuda/device.h"
 #include "tensor/cuda/stream.h"
-#include "tensor/ops.h"
 
 namespace ts::nn::functional {
 namespace {
@@ -113,16 +112,24 @@ __global__ void avg_forward(Pool2dGeometry g, PoolDividers by, const T* x, T* ou
 }
 
 template <typename T>
-__global__ void avg_backward(Pool2dGeometry g, PoolDividers by, const T* grad_out, Acc<T>* grad_x) {
-  TS_GRID_STRIDE(o, g.planes * g.out_h * g.out_w) {
-    const PoolElement at = pool_element_at(g, by.channels, by.out_plane, o);
-    const int64_t oh = by.out_w.div(at.pixel);
-    const PoolWindow win = pool_window(g, oh, at.pixel - oh * g.out_w);
-    const PoolPlane in = pool_plane(g, by.channels, at.plane, g.h, g.w);
-    const Acc<T> share = load(grad_out[o]) / static_cast<Acc<T>>(win.divisor);
-    for (int64_t ih = win.h0; ih < win.h1; ++ih) {
-      for (int64_t iw = win.w0; iw < win.w1; ++iw) atomicAdd(grad_x + in.at(ih * g.w + iw), share);
+__global__ void avg_backward(Pool2dGeometry g, PoolDividers by, const T* grad_out, T* grad_x) {
+  TS_GRID_STRIDE(i, g.planes * g.h * g.w) {
+    const PoolElement at = pool_element_at(g, by.channels, by.plane, i);
+    const int64_t ih = by.w.div(at.pixel);
+    const int64_t iw = at.pixel - ih * g.w;
+    const PoolCover rows =
+        g.adaptive ? adaptive_pool_cover(ih, g.h, g.out_h) : pool_cover(ih, g.kh, by.stride_h, g.pad_h, g.out_h);
+    const PoolCover cols =
+        g.adaptive ? adaptive_pool_cover(iw, g.w, g.out_w) : pool_cover(iw, g.kw, by.stride_w, g.pad_w, g.out_w);
+    const PoolPlane out = pool_plane(g, by.channels, at.plane, g.out_h, g.out_w);
+    Acc<T> sum = 0;
+    for (int64_t oh = rows.begin; oh < rows.end; ++oh) {
+      for (int64_t ow = cols.begin; ow < cols.end; ++ow) {
+        const Acc<T> divisor = static_cast<Acc<T>>(pool_window(g, oh, ow).divisor);
+        sum += load(grad_out[out.at(oh * g.out_w + ow)]) / divisor;
+      }
     }
+    grad_x[i] = store<T>(sum);
   }
 }
 
@@ -148,22 +155,6 @@ void visit_float(DType dtype, F f) {
     default:
       throw_error(absl::StatusCode::kInternal, "pooling: no CUDA kernel for ", dtype_name(dtype));
   }
-}
-
-// Runs average pooling's scatter backward: `launch(acc_ptr, stream)` accumulates into
-// a zeroed buffer of the accumulation type, which then becomes grad_x.
-template <typename T, typename Launch>
-void scatter_backward(const Tensor& grad_x, Launch launch) {
-  const int device = grad_x.device().index;
-  cudaStream_t stream = ts::cuda::current_stream(device);
-  const DType acc = std::is_same_v<T, double> ? DType::kF64 : DType::kF32;
-  const Tensor buffer = grad_x.dtype() == acc
-                            ? grad_x
-                            : Tensor::allocate(grad_x.shape(), acc, grad_x.device(), grad_x.suggest_memory_format());
-  TS_CUDA_CHECK(cudaMemsetAsync(buffer.raw_data(), 0, buffer.numel() * buffer.itemsize(), stream));
-  launch(static_cast<Acc<T>*>(buffer.raw_data()), stream);
-  TS_CUDA_CHECK(cudaGetLastError());
-  if (!buffer.shares_storage_with(grad_x)) ts::copy_(grad_x, buffer);
 }
 
 }  // namespace
@@ -206,10 +197,9 @@ void CudaKernels::avg_pool2d_backward(const Pool2dGeometry& g, const Tensor& gra
   visit_float(grad_x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     ts::cuda::DeviceGuard guard(grad_x.device().index);
-    scatter_backward<T>(grad_x, [&](Acc<T>* acc, cudaStream_t stream) {
-      avg_backward<T><<<blocks_for(grad_out.numel()), kThreads, 0, stream>>>(
-          g, PoolDividers(g), static_cast<const T*>(grad_out.raw_data()), acc);
-    });
+    avg_backward<T><<<blocks_for(grad_x.numel()), kThreads, 0, ts::cuda::current_stream(grad_x.device().index)>>>(
+        g, PoolDividers(g), static_cast<const T*>(grad_out.raw_data()), static_cast<T*>(grad_x.raw_data()));
+    TS_CUDA_CHECK(cudaGetLastError());
   });
 }
 

@@ -2,10 +2,12 @@
 // written from PyTorch's definitions (padding, ceil_mode, count_include_pad,
 // adaptive windows), f32 on both CPU paths (oneDNN and the reference
 // kernels), gradcheck, errors, the outputs whose windows hold an input pixel
-// (CUDA's max-pooling backward gathers through them), and CUDA against CPU.
+// (CUDA's backwards gather through them), and CUDA against CPU.
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
+#include <random>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -348,6 +350,26 @@ TEST_F(PoolingTest, CoverIsTheOutputsWhoseWindowsHoldAnInputPixel) {
   }
 }
 
+TEST_F(PoolingTest, AdaptiveCoverIsTheOutputsWhoseWindowsHoldAnInputPixel) {
+  for (int64_t in = 1; in <= 13; ++in) {
+    for (int64_t out = 1; out <= 13; ++out) {
+      Pool2dGeometry g{};
+      g.adaptive = true;
+      g.h = in, g.w = 1, g.out_h = out, g.out_w = 1;
+      for (int64_t i = 0; i < in; ++i) {
+        std::vector<int64_t> holding, covered;
+        for (int64_t o = 0; o < out; ++o) {
+          const PoolWindow win = pool_window(g, o, 0);
+          if (win.h0 <= i && i < win.h1) holding.push_back(o);
+        }
+        const PoolCover cover = adaptive_pool_cover(i, in, out);
+        for (int64_t o = cover.begin; o < cover.end; ++o) covered.push_back(o);
+        EXPECT_EQ(covered, holding) << in << " -> " << out << ", input " << i;
+      }
+    }
+  }
+}
+
 // The CUDA kernels walk their results in memory order: pool_element_at
 // gives each position's plane and pixel, and pool_plane puts that pixel of
 // that plane back at the same position, in both layouts (divisions by
@@ -403,6 +425,28 @@ TEST_F(PoolingTest, CudaMatchesCpu) {
       }
     }
   }
+}
+
+// Overlapping windows: the backwards sum each input's shares in a fixed
+// order, so two runs give the same bits (atomics would not).
+TEST_F(PoolingTest, CudaBackwardsRepeatBitForBit) {
+  TS_SKIP_WITHOUT_CUDA();
+  const Tensor x = to(random_tensor(rng(), {4, 8, 17, 13}, DType::kF32), Device::cuda(0));
+  const auto input_grad_bits = [&x](const std::function<Variable(const Variable&)>& pool) {
+    const Variable input(x, /*requires_grad=*/true);
+    const Variable y = pool(input);
+    std::mt19937_64 same_every_call(7);
+    y.backward(to(random_tensor(same_every_call, y.shape(), DType::kF32), Device::cuda(0)));
+    return to_vector<float>(input.grad());
+  };
+  Pool2dOptions o;
+  o.kernel = {3, 3};
+  o.stride = {1, 1};
+  o.padding = {1, 1};
+  const auto avg = [o](const Variable& v) { return avg_pool2d(v, o); };
+  EXPECT_EQ(input_grad_bits(avg), input_grad_bits(avg));
+  const auto adaptive = [](const Variable& v) { return adaptive_avg_pool2d(v, {5, 6}); };
+  EXPECT_EQ(input_grad_bits(adaptive), input_grad_bits(adaptive));
 }
 
 }  // namespace
