@@ -7,6 +7,15 @@
 // walked positions: the indexed tensor appears as a view with the walked
 // shape and a zero stride along `dim` (giving the offset of every other
 // coordinate), to which index * dim_stride is added.
+//
+// scatter_add adds without atomics, so that it gives the same bits every run
+// (it is the embedding's backward; atomics would make a GPU training run
+// unrepeatable): the walked positions are sorted by the element they add to
+// (a stable radix sort), and one thread per target element adds its sources
+// in position order, as the CPU loop does, with the same result to the bit.
+// PyTorch's embedding backward sorts the same way.
+#include <cub/device/device_radix_sort.cuh>
+
 #include "tensor/cuda/check.h"
 #include "tensor/cuda/cuda_backend.h"
 #include "tensor/cuda/device.h"
@@ -61,38 +70,41 @@ void launch_index_copy(const Tensor& out, const Tensor& index_view, const Tensor
   });
 }
 
-template <typename T>
-__device__ void atomic_add(T* address, T value) {
-  if constexpr (std::is_same_v<T, int64_t>) {
-    // Two's complement: the unsigned sum has the signed sum's bits.
-    atomicAdd(reinterpret_cast<unsigned long long*>(address), static_cast<unsigned long long>(value));
-  } else if constexpr (std::is_same_v<T, uint8_t>) {
-    // No byte atomics: compare-and-swap the aligned word holding the byte.
-    const uintptr_t at = reinterpret_cast<uintptr_t>(address);
-    unsigned int* word = reinterpret_cast<unsigned int*>(at & ~uintptr_t{3});
-    const unsigned int shift = (at & 3) * 8;
-    unsigned int old = *word, assumed;
-    do {
-      assumed = old;
-      const unsigned int sum = ((assumed >> shift) + value) & 0xFFu;
-      old = atomicCAS(word, assumed, (assumed & ~(0xFFu << shift)) | (sum << shift));
-    } while (old != assumed);
-  } else {
-    atomicAdd(address, value);
-  }
-}
-
-// out[offset of the out view + index[p] * dim_stride] += src[p]; index and
-// src are contiguous with the layout's shape.
-template <typename T>
-__global__ void scatter_add_kernel(StridedLayout<2> layout, T* out, const int64_t* index, const T* src,
-                                   int64_t dim_stride) {
+// The element of out each walked position adds to (an offset from out's
+// first element), and the position itself, for sorting.
+__global__ void scatter_targets_kernel(StridedLayout<2> layout, const int64_t* index, int64_t dim_stride,
+                                       uint64_t* targets, int64_t* positions) {
   const int64_t stride = int64_t{gridDim.x} * blockDim.x;
   for (int64_t p = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; p < layout.numel; p += stride) {
     int64_t offsets[2];
     layout.offsets(p, offsets);
-    atomic_add(out + offsets[1] + index[p] * dim_stride, src[p]);
+    targets[p] = static_cast<uint64_t>(offsets[1] + index[p] * dim_stride);
+    positions[p] = p;
   }
+}
+
+// Over the sorted targets: the first thread of each run of equal targets
+// adds the run's sources into that element, in position order.
+template <typename T>
+__global__ void scatter_add_runs_kernel(int64_t n, const uint64_t* targets, const int64_t* positions, const T* src,
+                                        T* out) {
+  const int64_t stride = int64_t{gridDim.x} * blockDim.x;
+  for (int64_t i = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < n; i += stride) {
+    const uint64_t target = targets[i];
+    if (i > 0 && targets[i - 1] == target) continue;
+    T sum = out[target];
+    for (int64_t j = i; j < n && targets[j] == target; ++j) sum = static_cast<T>(sum + src[positions[j]]);
+    out[target] = sum;
+  }
+}
+
+// Bits that hold every offset into `t` (contiguous or not, strides >= 0).
+int offset_bits(const Tensor& t) {
+  uint64_t last = 0;
+  for (int64_t d = 0; d < t.dim(); ++d) last += static_cast<uint64_t>((t.shape()[d] - 1) * t.strides()[d]);
+  int bits = 1;
+  while (bits < 64 && (last >> bits) != 0) ++bits;
+  return bits;
 }
 
 }  // namespace
@@ -124,17 +136,36 @@ void CudaBackend::gather(const Tensor& in, int64_t dim, const Tensor& index, con
 void CudaBackend::scatter_add(const Tensor& out, int64_t dim, const Tensor& index, const Tensor& src) {
   const IndexedView target = indexed_view(out, index.shape(), dim);
   const auto layout = make_layout<2>({&index, &target.view});
+  const int64_t n = layout.numel;
   const int device = out.device().index;
   DeviceGuard guard(device);
-  const unsigned blocks = grid_size(device, layout.numel);
+  cudaStream_t stream = current_stream(device);
+  const auto scratch_i64 = [&](int64_t count) { return Tensor::allocate({count}, DType::kI64, out.device()); };
+  const Tensor targets = scratch_i64(n), positions = scratch_i64(n);
+  const Tensor sorted_targets = scratch_i64(n), sorted_positions = scratch_i64(n);
+  const auto u64 = [](const Tensor& t) { return static_cast<uint64_t*>(t.raw_data()); };
+  const auto i64 = [](const Tensor& t) { return static_cast<int64_t*>(t.raw_data()); };
+  const unsigned blocks = grid_size(device, n);
+  scatter_targets_kernel<<<blocks, kThreads, 0, stream>>>(layout, static_cast<const int64_t*>(index.raw_data()),
+                                                          target.dim_stride, u64(targets), i64(positions));
+  TS_CUDA_CHECK(cudaGetLastError());
+  // The radix sort is stable: equal targets keep their positions' order.
+  const int end_bit = offset_bits(out);
+  size_t scratch_bytes = 0;
+  TS_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, scratch_bytes, u64(targets), u64(sorted_targets),
+                                                i64(positions), i64(sorted_positions), n, 0, end_bit, stream));
+  const Tensor scratch = Tensor::allocate({static_cast<int64_t>(scratch_bytes)}, DType::kU8, out.device());
+  TS_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(scratch.raw_data(), scratch_bytes, u64(targets), u64(sorted_targets),
+                                                i64(positions), i64(sorted_positions), n, 0, end_bit, stream));
   visit_dtype(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    if constexpr (std::is_same_v<T, bool>) {
+    if constexpr (std::is_same_v<T, bool> || is_half_v<T>) {
+      // The op adds f16/bf16 in f32 (and refuses bool) before it gets here.
       no_kernel("cuda", "scatter_add", out.dtype());
     } else {
-      scatter_add_kernel<<<blocks, kThreads, 0, current_stream(device)>>>(
-          layout, static_cast<T*>(out.raw_data()), static_cast<const int64_t*>(index.raw_data()),
-          static_cast<const T*>(src.raw_data()), target.dim_stride);
+      scatter_add_runs_kernel<<<blocks, kThreads, 0, stream>>>(n, u64(sorted_targets), i64(sorted_positions),
+                                                               static_cast<const T*>(src.raw_data()),
+                                                               static_cast<T*>(out.raw_data()));
       TS_CUDA_CHECK(cudaGetLastError());
     }
   });
