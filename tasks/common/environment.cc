@@ -85,6 +85,8 @@ std::string utc_now() {
 
 }  // namespace
 
+int gpu_for_local_rank(int local_rank, int visible_gpus) { return visible_gpus == 1 ? 0 : local_rank; }
+
 absl::StatusOr<Device> select_device(absl::string_view requested, int local_rank) {
   if (requested.empty() || requested == "auto") {
     if (!cuda::is_available()) return Device::cpu();
@@ -92,9 +94,8 @@ absl::StatusOr<Device> select_device(absl::string_view requested, int local_rank
   }
   absl::StatusOr<Device> device = parse_device(requested);
   if (!device.ok()) return absl::InvalidArgumentError(absl::StrCat("--device: ", device.status().message()));
-  // One GPU per rank of the machine, as tools/launch places them; an explicit
-  // index is taken as given.
-  if (requested == "cuda") device = Device::cuda(local_rank);
+  // An explicit index is taken as given.
+  if (requested == "cuda") device = Device::cuda(gpu_for_local_rank(local_rank, cuda::device_count()));
   if (device->is_cuda()) {
     if (absl::Status s = cuda::check_device(device->index); !s.ok()) {
       return absl::FailedPreconditionError(

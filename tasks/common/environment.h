@@ -13,10 +13,16 @@
 
 namespace ts::tasks {
 
-// "auto" (or empty): cuda:<local_rank> when CUDA is usable, else the CPU.
-// "cpu", "cuda" (cuda:<local_rank>), "cuda:N": that device, an error naming
-// it if unusable.
+// "auto" (or empty): the local rank's GPU when CUDA is usable, else the CPU.
+// "cpu", "cuda" (the local rank's GPU), "cuda:N": that device, an error
+// naming it if unusable.
 absl::StatusOr<Device> select_device(absl::string_view requested, int local_rank = 0);
+
+// The local rank's GPU among those this process sees: GPU <local_rank> when
+// the process sees the machine's GPUs (mpirun, tools/launch), GPU 0 when it
+// sees one (srun --gpus-per-task=1 and other launchers that bind a GPU to
+// each process through CUDA_VISIBLE_DEVICES).
+int gpu_for_local_rank(int local_rank, int visible_gpus);
 
 struct Environment {
   std::string hostname;

@@ -20,10 +20,21 @@ TEST(EnvironmentTest, SelectsDevices) {
   ASSERT_OK_AND_ASSIGN(Device cpu, select_device("cpu"));
   EXPECT_EQ(cpu, Device::cpu());
   expect_error(select_device("cuda:64").status(), absl::StatusCode::kFailedPrecondition, {"--device=cuda:64"});
-  // "cuda" is the local rank's GPU (there is no 65th), an explicit index stays as given.
-  expect_error(select_device("cuda", 64).status(), absl::StatusCode::kFailedPrecondition, {"--device=cuda (cuda:64)"});
+  // "cuda" is the local rank's GPU (there is no 65th, unless the process
+  // sees one GPU, its own), an explicit index stays as given.
+  if (cuda::device_count() != 1) {
+    expect_error(select_device("cuda", 64).status(), absl::StatusCode::kFailedPrecondition,
+                 {"--device=cuda (cuda:64)"});
+  }
   expect_error(select_device("cuda:64", 3).status(), absl::StatusCode::kFailedPrecondition, {"=cuda:64 (cuda:64)"});
   expect_error(select_device("tpu").status(), absl::StatusCode::kInvalidArgument, {"--device", "tpu"});
+}
+
+TEST(EnvironmentTest, EachLocalRankTakesItsGpuOrTheOneItSees) {
+  EXPECT_EQ(gpu_for_local_rank(3, 8), 3);  // mpirun: every rank sees the machine's GPUs
+  EXPECT_EQ(gpu_for_local_rank(3, 1), 0);  // srun --gpus-per-task=1: each rank sees its own
+  EXPECT_EQ(gpu_for_local_rank(0, 1), 0);
+  EXPECT_EQ(gpu_for_local_rank(9, 8), 9);  // more ranks than GPUs: select_device names cuda:9
 }
 
 TEST(EnvironmentTest, DescribesTheMachine) {
