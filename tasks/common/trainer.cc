@@ -674,7 +674,10 @@ absl::Status Trainer::switch_to_asgd(int epoch) {
   Parts& p = *parts_;
   ASSIGN_OR_RETURN(std::unique_ptr<optim::Asgd> asgd,
                    capture([&] { return make_nt_asgd(config_, p.precision->optimized()); }));
-  asgd->set_lr(p.optimizer->lr(0));
+  // The schedule's lr for the epoch that follows (`epoch` counts from 1, so
+  // it is that epoch's index), as MLBench steps its scheduler before it
+  // builds ASGD: within a warm-up, the lr the run would have gone on with.
+  asgd->set_lr(p.lr->lr(epoch));
   p.asgd = asgd.get();
   p.optimizer = std::move(asgd);
   state_.set_asgd_switch_epoch(epoch);
