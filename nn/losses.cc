@@ -132,11 +132,16 @@ Variable temporal_activation_regularization(const Variable& h, double beta) {
 Tensor topk_correct(const Tensor& logits, const Tensor& target, int64_t k) {
   TS_CHECK(k >= 1, "topk_correct: k = ", k, " < 1");
   // The target is in the top k when fewer than k logits beat it: no sort.
-  // A NaN beats everything, as in PyTorch's topk (the target's own NaN
-  // included): a model gone NaN scores nothing, where comparisons alone,
-  // all false, would score every row.
-  const Tensor target_logit = gather(logits, 1, class_index("topk_correct", logits, target));
-  const Tensor beaten_by = sum(logical_or(gt(logits, target_logit), isnan(logits)), {1});
+  // A tie goes to the lower class index, as argmax's first maximum: counted
+  // for the target, ties (frequent among f16 logits) would lift accuracy
+  // above what any ranking gives. A NaN beats everything, as in PyTorch's
+  // topk (the target's own NaN included): a model gone NaN scores nothing,
+  // where comparisons alone, all false, would score every row.
+  const Tensor target_index = class_index("topk_correct", logits, target);
+  const Tensor target_logit = gather(logits, 1, target_index);
+  const Tensor classes = arange(0, static_cast<double>(logits.size(1)), 1, {DType::kI64, logits.device()});
+  const Tensor earlier_tie = logical_and(eq(logits, target_logit), lt(classes.unsqueeze(0), target_index));
+  const Tensor beaten_by = sum(logical_or(logical_or(gt(logits, target_logit), earlier_tie), isnan(logits)), {1});
   return sum(lt(beaten_by, k));
 }
 

@@ -62,8 +62,8 @@ Variable activation_regularization(const Variable& h, double alpha);
 Variable temporal_activation_regularization(const Variable& h, double beta);
 
 // How many rows of logits [N, C] have their target among the k largest
-// logits; a tie with the target's logit counts in its favour, a NaN logit
-// beats every other (as in PyTorch's topk). A 0-dim i64
+// logits; of tied logits the lower class index ranks first (as argmax's
+// first maximum), a NaN logit beats every other (as in PyTorch's topk). A 0-dim i64
 // tensor on the logits' device: an evaluation loop sums these without
 // reading each back.
 Tensor topk_correct(const Tensor& logits, const Tensor& target, int64_t k = 1);

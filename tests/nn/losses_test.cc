@@ -425,13 +425,15 @@ TEST_F(LossesTest, ActivationRegularizersMatchAwdLstm) {
 }
 
 TEST_F(LossesTest, TopKAccuracy) {
-  // Row targets: 1 (rank 0), 0 (rank 2), 2 (tied for first with column 0).
-  const Tensor logits = from_vector<float>({0.1f, 0.9f, 0.0f, 0.1f, 0.5f, 0.3f, 0.7f, 0.2f, 0.7f}, {3, 3});
-  const Tensor t = from_vector<int64_t>({1, 0, 2}, {3});
+  // Row targets: 1 (rank 0), 0 (rank 2), 2 (tied for first with column 0,
+  // which the tie ranks first: rank 1), 0 (tied with column 2: rank 0).
+  const Tensor logits =
+      from_vector<float>({0.1f, 0.9f, 0.0f, 0.1f, 0.5f, 0.3f, 0.7f, 0.2f, 0.7f, 0.7f, 0.2f, 0.7f}, {4, 3});
+  const Tensor t = from_vector<int64_t>({1, 0, 2, 0}, {4});
   EXPECT_EQ(item<int64_t>(topk_correct(logits, t, 1)), 2);
-  EXPECT_EQ(item<int64_t>(topk_correct(logits, t, 2)), 2);
-  EXPECT_EQ(item<int64_t>(topk_correct(logits, t, 3)), 3);
-  EXPECT_DOUBLE_EQ(accuracy(logits, t), 2.0 / 3);
+  EXPECT_EQ(item<int64_t>(topk_correct(logits, t, 2)), 3);
+  EXPECT_EQ(item<int64_t>(topk_correct(logits, t, 3)), 4);
+  EXPECT_DOUBLE_EQ(accuracy(logits, t), 2.0 / 4);
   const Tensor bl = from_vector<float>({2.0f, -1.0f, 0.5f, -3.0f}, {4, 1});
   const Tensor by = from_vector<float>({1, 0, 0, 1}, {4});
   EXPECT_EQ(item<int64_t>(binary_correct(bl, by)), 2);
