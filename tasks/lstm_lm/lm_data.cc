@@ -1,7 +1,9 @@
 #include "tasks/lstm_lm/lm_data.h"
 
+#include <cmath>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -105,10 +107,44 @@ absl::Status add_validation_windows(const Tensor& stream, int64_t rows, int rank
   return absl::OkStatus();
 }
 
+// The task's own fields, named as the config spells them (the readers
+// below would name their own parameters instead).
+absl::Status check_fields(const LstmLmConfig& lm) {
+  const std::pair<const char*, int64_t> at_least_one[] = {{"bptt", lm.bptt()},
+                                                          {"min_seq_len", lm.min_seq_len()},
+                                                          {"eval_bptt", lm.eval_bptt()},
+                                                          {"eval_batch_size", lm.eval_batch_size()},
+                                                          {"vocab_min_count", lm.vocab_min_count()},
+                                                          {"embedding_size", lm.embedding_size()},
+                                                          {"hidden_size", lm.hidden_size()},
+                                                          {"num_layers", lm.num_layers()}};
+  for (const auto& [field, value] : at_least_one) {
+    if (value < 1) return absl::InvalidArgumentError(absl::StrCat("lstm_lm: ", field, " = ", value, " must be >= 1"));
+  }
+  const std::pair<const char*, double> probabilities[] = {{"dropout", lm.dropout()},
+                                                          {"dropout_h", lm.dropout_h()},
+                                                          {"dropout_i", lm.dropout_i()},
+                                                          {"dropout_e", lm.dropout_e()},
+                                                          {"weight_drop", lm.weight_drop()}};
+  for (const auto& [field, p] : probabilities) {
+    if (!(p >= 0 && p < 1)) {
+      return absl::InvalidArgumentError(absl::StrCat("lstm_lm: ", field, " = ", p, " must be in [0, 1)"));
+    }
+  }
+  const std::pair<const char*, double> weights[] = {{"ar_alpha", lm.ar_alpha()}, {"tar_beta", lm.tar_beta()}};
+  for (const auto& [field, w] : weights) {
+    if (!(std::isfinite(w) && w >= 0)) {
+      return absl::InvalidArgumentError(absl::StrCat("lstm_lm: ", field, " = ", w, " must be finite and >= 0"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<LmData> open_lm_data(const TaskConfig& config, int rank, int world_size) {
   const LstmLmConfig& lm = config.GetExtension(lstm_lm);
+  RETURN_IF_ERROR(check_fields(lm));
   if (config.has_num_workers()) {
     return absl::InvalidArgumentError(
         "lstm_lm: num_workers is not used: the BPTT windows are cut from the token stream in the training loop, "

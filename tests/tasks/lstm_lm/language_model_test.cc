@@ -7,6 +7,7 @@
 // step's lr follows its window's length; on a GPU (its BPTT windows reach it
 // through the trainer's device prefetcher) it trains as on the CPU.
 #include <cmath>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -74,6 +75,25 @@ TEST(LanguageModelTest, RanksReadTheirOwnRowsAndTakeTheSameSteps) {
   }
 
   LstmLmConfig& lm = *c.MutableExtension(lstm_lm);
+  // A bad field is named as the config spells it.
+  const auto expect_refused = [&](const char* field, const std::function<void(LstmLmConfig&)>& set, const char* why) {
+    TaskConfig bad = c;
+    set(*bad.MutableExtension(lstm_lm));
+    expect_error(open_lm_data(bad, 0, 2).status(), absl::StatusCode::kInvalidArgument,
+                 {absl::StrCat("lstm_lm: ", field, " = "), why});
+  };
+  expect_refused(
+      "eval_bptt", [](LstmLmConfig& l) { l.set_eval_bptt(0); }, "must be >= 1");
+  expect_refused(
+      "min_seq_len", [](LstmLmConfig& l) { l.set_min_seq_len(0); }, "must be >= 1");
+  expect_refused(
+      "eval_batch_size", [](LstmLmConfig& l) { l.set_eval_batch_size(-2); }, "must be >= 1");
+  expect_refused(
+      "vocab_min_count", [](LstmLmConfig& l) { l.set_vocab_min_count(0); }, "must be >= 1");
+  expect_refused(
+      "dropout_e", [](LstmLmConfig& l) { l.set_dropout_e(1); }, "must be in [0, 1)");
+  expect_refused(
+      "tar_beta", [](LstmLmConfig& l) { l.set_tar_beta(std::nan("")); }, "must be finite and >= 0");
   lm.set_synthetic_valid_tokens(5);
   expect_error(open_lm_data(c, 0, 2).status(), absl::StatusCode::kInvalidArgument,
                {"validation split's 5 tokens", "too few for 3 rows"});
