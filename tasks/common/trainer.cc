@@ -911,7 +911,8 @@ absl::StatusOr<RunSummary> Trainer::run() {
   };
   const int64_t max_steps = config_.max_steps();
   const auto out_of_steps = [&] { return max_steps > 0 && state_.global_step() >= max_steps; };
-  while (state_.epoch() < config_.epochs() && !out_of_steps()) {
+  const auto at_target = [&] { return config_.stop_at_target() && p.target->reached(); };
+  while (state_.epoch() < config_.epochs() && !out_of_steps() && !at_target()) {
     const int epoch = state_.epoch();
     if (state_.step_in_epoch() == 0) {
       state_.set_epoch_loss_sum(0);
@@ -980,6 +981,10 @@ absl::StatusOr<RunSummary> Trainer::run() {
     }
     // The report so far, so that a run killed later keeps its record.
     RETURN_IF_ERROR(agree(write_report(), "writing the report"));
+    if (at_target() && leader()) {
+      p.progress.message(absl::StrCat("epoch ", epoch + 1, ": ", p.target->metric(),
+                                      " reached its target; stopping (stop_at_target)"));
+    }
   }
   // A run stopped mid-epoch by max_steps can be continued with --resume.
   if (checkpoints && state_.step_in_epoch() > 0) RETURN_IF_ERROR(save_checkpoint());

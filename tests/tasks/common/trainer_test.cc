@@ -422,6 +422,28 @@ TEST_F(TrainerTest, AccumulatingMicroBatchesEqualsOneLargerBatch) {
   EXPECT_NEAR(a.last_loss, b.last_loss, 1e-12);
 }
 
+// stop_at_target ends the run at the evaluation that reaches the target,
+// as MLBench's benchmarks do; a resume of the finished run trains no more.
+TEST_F(TrainerTest, StopAtTargetEndsTheRunAtItsGoal) {
+  TaskConfig c = config("stop_at_target");
+  c.set_epochs(20);
+  c.set_stop_at_target(true);
+  auto line = recipe();
+  auto t = trainer(c, *line);
+  ASSERT_OK_AND_ASSIGN(RunSummary summary, t->run());
+  EXPECT_TRUE(summary.target_reached);
+  ASSERT_OK_AND_ASSIGN(Json j, read_report(t->report_path()));
+  const int64_t target_epoch = j.find("time_to_target")->find("epoch")->as_int();
+  ASSERT_LT(target_epoch, 20) << "the test needs a run that reaches its target early";
+  EXPECT_EQ(summary.epochs_completed, target_epoch);
+  EXPECT_EQ(j.find("epochs")->as_array().size(), static_cast<size_t>(target_epoch));
+  EXPECT_NE(log().find("reached its target; stopping"), std::string::npos);
+  c.set_resume(true);
+  auto resumed = recipe();
+  ASSERT_OK_AND_ASSIGN(RunSummary again, trainer(c, *resumed)->run());
+  EXPECT_EQ(again.global_step, summary.global_step);
+}
+
 TEST_F(TrainerTest, ReportAndEventsHoldTheRun) {
   TaskConfig c = config("report");
   c.set_eval_every_epochs(3);  // evaluates after epochs 3 and 4 (the last)
