@@ -15,7 +15,10 @@ LossScalerOptions LossScalerOptions::mlbench_gnmt() {
   return {.initial = 1024, .factor = 2, .window = 128, .max = 8192};
 }
 
-LossScalerOptions LossScalerOptions::mlbench_transformer() { return {.initial = 128, .factor = 2, .window = 2000}; }
+LossScalerOptions LossScalerOptions::mlbench_transformer() {
+  // fairseq's DynamicLossScaler, which MLBench's Transformer uses, has no cap.
+  return {.initial = 128, .factor = 2, .window = 2000, .max = std::numeric_limits<double>::infinity()};
+}
 
 LossScalerOptions LossScalerOptions::pytorch_grad_scaler() {
   // GradScaler has no cap.

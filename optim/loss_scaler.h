@@ -28,7 +28,7 @@ struct LossScalerOptions {
 
   // The presets the benchmarks use.
   static LossScalerOptions mlbench_gnmt();         // 2^10, x2, window 128, max 2^13
-  static LossScalerOptions mlbench_transformer();  // 2^7, x2, window 2000
+  static LossScalerOptions mlbench_transformer();  // 2^7, x2, window 2000, no cap
   static LossScalerOptions pytorch_grad_scaler();  // 2^16, x2 / 0.5, interval 2000
 };
 

@@ -68,7 +68,12 @@ absl::StatusOr<bool> MixedPrecision::unscale_gradients(int64_t step, const Overf
   absl::StatusOr<bool> take = scaler_.update(found);
   if (!take.ok()) {
     // Only now, at the end of the run, is each gradient read to name one.
-    const int64_t bad = first_non_finite(grads);
+    // Backward meets the parameters about in reverse registration order, and
+    // a non-finite value spreads from where it starts to every layer before
+    // it: the last registered parameter with one is the nearest to its start.
+    const std::vector<Tensor> in_backward_order(grads.rbegin(), grads.rend());
+    const int64_t found = first_non_finite(in_backward_order);
+    const int64_t bad = found < 0 ? -1 : static_cast<int64_t>(grads.size()) - 1 - found;
     const std::string culprit =
         bad >= 0          ? absl::StrCat("the gradient of \"", masters_[grad_owner[bad]].first, "\" is not finite")
         : vote != nullptr ? std::string("a gradient of another rank is not finite")

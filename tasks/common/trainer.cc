@@ -930,7 +930,8 @@ absl::StatusOr<RunSummary> Trainer::run() {
     const int64_t steps = steps_per_epoch();
 
     while (state_.step_in_epoch() < steps && !out_of_steps()) {
-      const std::string where = absl::StrCat("epoch ", epoch + 1, ", step ", state_.step_in_epoch());
+      // Both counted from 1, as the mixed-precision step number in its errors.
+      const std::string where = absl::StrCat("epoch ", epoch + 1, ", step ", state_.step_in_epoch() + 1, " of ", steps);
       // Set at every step (a per-step warm-up rises within the epoch).
       // Averaged SGD keeps the lr it took over with, as awd-lstm-lm's and
       // MLBench's do ("no scheduling" after the switch).

@@ -3,7 +3,10 @@
 // contiguous arrays converted with them. The per-element bit arithmetic of
 // tensor/half.h does not vectorize, and converting is most of what 16-bit
 // training costs on the CPU, which computes those dtypes in f32. Results are
-// the same bits: round to nearest even, subnormals kept, NaN stays NaN.
+// tensor/half.h's bits for every value but NaN: round to nearest even,
+// subnormals kept. A NaN stays a NaN of its sign, but F16C keeps the top
+// bits of its payload where half.h makes it the quiet NaN 0x7E00, so the
+// bits of a converted NaN depend on the CPU and on where it lies.
 #pragma once
 
 #include <immintrin.h>

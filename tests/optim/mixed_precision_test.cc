@@ -43,6 +43,7 @@ TEST(LossScalerTest, PresetsAreTheBenchmarks) {
   const LossScalerOptions transformer = LossScalerOptions::mlbench_transformer();
   EXPECT_EQ(transformer.initial, 128);
   EXPECT_EQ(transformer.window, 2000);
+  EXPECT_EQ(transformer.max, kInf);  // fairseq's scaler has no cap
   const LossScalerOptions torch = LossScalerOptions::pytorch_grad_scaler();
   EXPECT_EQ(torch.initial, 65536);
   EXPECT_EQ(torch.factor, 2);
@@ -323,13 +324,18 @@ TEST_F(MasterWeightsTest, TheMinimumScaleErrorSaysWhenTheOverflowWasOnAnotherRan
                {"step 8", "a gradient of another rank is not finite", "minimum 0.5"});
 }
 
+// An overflow in the head spreads backward to every layer before it: the
+// error names the last registered parameter with a non-finite gradient, the
+// nearest to where it began, not the first layer.
 TEST_F(MasterWeightsTest, TheMinimumScaleErrorNamesTheStepAndParameter) {
-  std::vector<std::pair<std::string, Variable>> params = {{"fc.bias", Variable(zeros({2}, {DType::kF16}), true)},
-                                                          {"fc.weight", Variable(zeros({2}, {DType::kF16}), true)}};
+  std::vector<std::pair<std::string, Variable>> params = {{"conv1.weight", Variable(zeros({2}, {DType::kF16}), true)},
+                                                          {"fc.weight", Variable(zeros({2}, {DType::kF16}), true)},
+                                                          {"fc.bias", Variable(zeros({2}, {DType::kF16}), true)}};
   MixedPrecision mp(params, LossScalerOptions{.initial = 2, .max = 2, .min = 0.5});
   const auto poison = [&] {
-    params[0].second.set_grad(zeros({2}, {DType::kF16}));
+    params[0].second.set_grad(full({2}, std::nan(""), {DType::kF16}));
     params[1].second.set_grad(full({2}, std::nan(""), {DType::kF16}));
+    params[2].second.set_grad(zeros({2}, {DType::kF16}));
   };
   poison();
   EXPECT_FALSE(value_or_die(mp.unscale_gradients(41)));

@@ -224,9 +224,9 @@ TEST_F(TrainerTest, CrashAfterTimedCheckpointResumesBitIdentically) {
   TaskConfig c = config("crash");
   {
     auto crashing = recipe(/*dropout=*/0.1);
-    crashing->fail_at_step = 28;  // epoch 3, step 8
+    crashing->fail_at_step = 28;  // the 29th step: epoch 3, step 9
     expect_error(trainer(c, *crashing)->run().status(), absl::StatusCode::kAborted,
-                 {"train step (epoch 3, step 8)", "simulated crash"});
+                 {"train step (epoch 3, step 9 of 10)", "simulated crash"});
   }
   ASSERT_OK_AND_ASSIGN(RunCheckpoint saved, load_run_state(join_path(c.checkpoint_dir(), "run_state.ckpt")));
   ASSERT_EQ(saved.state.epoch(), 2);  // a timed checkpoint inside epoch 3, not an epoch-end one
