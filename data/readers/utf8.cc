@@ -37,7 +37,8 @@ absl::Status check_utf8(absl::string_view text, absl::string_view name) {
   for (size_t i = 0; i < text.size();) {
     const unsigned char c = text[i];
     if (c < 0x80) {
-      if (c == '\n') {
+      // Lines end as the readers split them (lines.h): at \n, \r\n or a lone \r.
+      if (c == '\n' || (c == '\r' && (i + 1 == text.size() || text[i + 1] != '\n'))) {
         ++line;
         line_start = i + 1;
       }

@@ -21,6 +21,8 @@ TEST(Utf8Test, AcceptsWellFormedAndRejectsEveryKindOfMalformed) {
   }
   EXPECT_OK(check_utf8("plain\n\xc3\xa4\xe2\x82\xac\n", "f"));
   expect_error(check_utf8("ab\ncd\xe2\x82 x", "f.txt"), absl::StatusCode::kInvalidArgument, {"f.txt:2:3:", "0xe2"});
+  // Lines as the readers count them: \r\n is one break, a lone \r is one.
+  expect_error(check_utf8("a\r\nb\rcd\xff", "crlf.txt"), absl::StatusCode::kInvalidArgument, {"crlf.txt:3:3:"});
   EXPECT_EQ(utf8_characters("a\xc3\xa4\xe2\x82\xac"), (std::vector<std::string>{"a", "\xc3\xa4", "\xe2\x82\xac"}));
 }
 
