@@ -131,6 +131,8 @@ Variable temporal_activation_regularization(const Variable& h, double beta) {
 
 Tensor topk_correct(const Tensor& logits, const Tensor& target, int64_t k) {
   TS_CHECK(k >= 1, "topk_correct: k = ", k, " < 1");
+  TS_CHECK(logits.dim() != 2 || k <= logits.size(1), "topk_correct: k = ", k, " is more than the ", logits.size(1),
+           " classes of ", logits.describe());
   // The target is in the top k when fewer than k logits beat it: no sort.
   // A tie goes to the lower class index, as argmax's first maximum: counted
   // for the target, ties (frequent among f16 logits) would lift accuracy

@@ -28,7 +28,8 @@ absl::StatusOr<std::unique_ptr<Recipe>> make_recipe(const TaskContext& task) {
   return capture([&]() -> std::unique_ptr<Recipe> {
     return std::make_unique<ClassificationRecipe>(std::move(images.data),
                                                   nn::Handle(nn::models::resnet(settings.model(), images.num_classes)),
-                                                  cross_entropy_objective(/*top5=*/true));
+                                                  // Top-5 of fewer than 5 classes would always be 1.
+                                                  cross_entropy_objective(/*top5=*/images.num_classes >= 5));
   });
 }
 

@@ -438,6 +438,8 @@ TEST_F(LossesTest, TopKAccuracy) {
   const Tensor by = from_vector<float>({1, 0, 0, 1}, {4});
   EXPECT_EQ(item<int64_t>(binary_correct(bl, by)), 2);
   expect_throws(absl::StatusCode::kInvalidArgument, {"k = 0"}, [&] { topk_correct(logits, t, 0); });
+  // As torch.topk: k past the class count is an error, not a certain hit.
+  expect_throws(absl::StatusCode::kInvalidArgument, {"k = 4", "3 classes"}, [&] { topk_correct(logits, t, 4); });
   // NaN beats every logit: a model gone NaN scores nothing. Rows: a NaN
   // rival, the target NaN (first of all, as torch.topk puts it), all NaN.
   const float nan = std::numeric_limits<float>::quiet_NaN();
