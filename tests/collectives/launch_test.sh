@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # tools/launch --dry-run prints the mpirun (or srun) line it would run: rank
-# count from cores, GPUs or -H slots, binding per device, the binary path.
+# count from cores, GPUs, -H slots or the Slurm allocation, binding per
+# device, the binary path; bad arguments are one line and exit status 2.
 set -euo pipefail
 launch=$1
 fake_bin=$(mktemp -d)
@@ -35,12 +36,40 @@ echo "$out"
 out=$(PATH=/usr/bin:/bin "$launch" --dry-run -H a:8,b:8 //tasks/comm_bench)
 [[ $out == *"mpirun -np 16"*"-H a:8,b:8"* ]] || fail "hosts: $out"
 
-# Inside Slurm: srun.
+# Inside Slurm: srun, with the allocation's task count by default, not this
+# node's cores or GPUs; -np still says.
 out=$(PATH=/usr/bin:/bin SLURM_JOB_ID=42 "$launch" --dry-run -np 3 //tasks/comm_bench)
 echo "$out"
 [[ $out == "launch: srun --ntasks=3 --cpu-bind=cores "* ]] || fail "srun"
+out=$(PATH="$fake_bin:/usr/bin:/bin" SLURM_JOB_ID=42 SLURM_NTASKS=16 "$launch" --dry-run //tasks/comm_bench)
+[[ $out == "launch: srun --ntasks=16 --gpus-per-task=1 --cpu-bind=none "* ]] || fail "srun default ntasks: $out"
+out=$(PATH=/usr/bin:/bin SLURM_JOB_ID=42 "$launch" --dry-run //tasks/comm_bench)
+[[ $out == "launch: srun --cpu-bind=cores "* ]] || fail "srun without SLURM_NTASKS: $out"
 
-# Errors.
-if PATH=/usr/bin:/bin "$launch" --dry-run -H nohost //tasks/comm_bench 2>/dev/null; then fail "bad -H accepted"; fi
-if "$launch" --dry-run 2>/dev/null; then fail "missing target accepted"; fi
+# Errors: one line naming the argument, exit status 2, no command printed.
+expect_error() {  # message-fragment launch-args...
+  local fragment=$1 out rc=0
+  shift
+  out=$(PATH=/usr/bin:/bin "$launch" --dry-run "$@" 2>&1) || rc=$?
+  [ "$rc" = 2 ] || fail "$* exited $rc: $out"
+  [[ $out == *"$fragment"* ]] || fail "$*: no '$fragment' in: $out"
+  [[ $out != *"launch: mpirun"* && $out != *"launch: srun"* && $out != *"unbound variable"* ]] || fail "$*: $out"
+}
+expect_error "needs host:slots" -H nohost //tasks/comm_bench
+expect_error "-H entry 'a:x' needs host:slots, slots a whole number >= 1" -H a:x //tasks/comm_bench
+expect_error "-H entry 'a:0'" -H a:0 //tasks/comm_bench
+expect_error "-np needs a value" //tasks/comm_bench -np
+expect_error "-np 'two': the number of ranks must be a whole number >= 1" -np two //tasks/comm_bench
+expect_error "-np '0'" -np 0 //tasks/comm_bench
+expect_error "-np '-2'" -np -2 //tasks/comm_bench
+expect_error "a second target '//tasks/logreg' (already //tasks/comm_bench)" //tasks/comm_bench //tasks/logreg
+expect_error "no target" -np 2
+out=$(SLURM_JOB_ID=42 PATH=/usr/bin:/bin "$launch" --dry-run -H a:8,b:8 //tasks/comm_bench 2>&1) && fail "-H under Slurm accepted"
+[[ $out == *"-H a:8,b:8 inside a Slurm allocation (SLURM_JOB_ID=42): srun takes the hosts from the allocation"* ]] ||
+  fail "-H under Slurm: $out"
+
+# The usage text is the script's comment, not its code.
+out=$("$launch" --help 2>&1) && fail "--help exited 0"
+[[ $out == *"tools/launch [-np N]"* && $out == *"--gpus-per-task=1"* ]] || fail "usage: $out"
+[[ $out != *"set -euo"* && $out != *"#!"* ]] || fail "usage prints code: $out"
 echo PASS

@@ -1,6 +1,8 @@
 """tools/test_summary.py: totals, failures (crashes and timeouts too), skip
-reasons, and which reports count when --runs_per_test folders from an earlier
-invocation remain."""
+reasons, disabled tests, which reports count when --runs_per_test folders
+from an earlier invocation remain, and with --build_events only those of the
+invocation that wrote them."""
+import json
 import os
 import pathlib
 import subprocess
@@ -18,6 +20,9 @@ def gtest_xml(cases):
             body.append(f'<testcase name="{name}" classname="Suite" result="completed"/>')
         elif outcome == "fail":
             body.append(f'<testcase name="{name}" classname="Suite"><failure message="boom"/></testcase>')
+        elif outcome == "disabled":
+            # What gtest 1.12 writes for a DISABLED_ test.
+            body.append(f'<testcase name="DISABLED_{name}" status="notrun" result="suppressed" classname="Suite"/>')
         else:
             body.append(f'<testcase name="{name}" classname="Suite" result="skipped">'
                         f'<skipped message="x.cc:3&#x0A;{outcome}"/></testcase>')
@@ -88,6 +93,73 @@ class TestSummaryTest(unittest.TestCase):
         self.assertIn("test cases: 1 passed, 0 failed, 0 skipped", out)
         self.assertIn("unreadable report, not counted: ", out)
         self.assertIn("a/test.xml", out)
+
+
+    def test_disabled_tests_are_counted_apart_not_as_passed(self):
+        rc, out = self.summarize({"a/test.xml": [("A", "pass"), ("B", "disabled"), ("C", "disabled")]})
+        self.assertEqual(rc, 0, out)
+        self.assertIn("test cases: 1 passed, 0 failed, 0 skipped, 2 disabled", out)
+        self.assertIn("e.g. Suite.DISABLED_B", out)
+
+    def test_an_empty_folder_name_is_refused_not_the_current_folder(self):
+        with tempfile.TemporaryDirectory() as cwd:
+            pathlib.Path(cwd, "test.xml").write_text(gtest_xml([("A", "fail")]))
+            run = subprocess.run([sys.executable, TOOL, ""], capture_output=True, text=True, cwd=cwd)
+        self.assertEqual(run.returncode, 2, run.stdout)
+        self.assertEqual(run.stdout, "")
+        self.assertIn("usage", run.stderr)
+
+
+def test_result(label, xml_path, attempt=1, run=1):
+    """A build event of Bazel 4's --build_event_json_file for one test result."""
+    return {"id": {"testResult": {"label": label, "run": run, "shard": 1, "attempt": attempt,
+                                  "configuration": {"id": "k8-dbg"}}},
+            "testResult": {"testActionOutput": [{"name": "test.log", "uri": "file:///nowhere/test.log"},
+                                                {"name": "test.xml", "uri": pathlib.Path(xml_path).as_uri()}],
+                           "status": "PASSED"}}
+
+
+class BuildEventsTest(unittest.TestCase):
+    def summarize(self, events, root):
+        path = os.path.join(root, "events.json")
+        with open(path, "w", encoding="utf-8") as f:
+            for event in events:
+                f.write(json.dumps(event) + "\n")
+        run = subprocess.run([sys.executable, TOOL, "--build_events", path], capture_output=True, text=True)
+        return run.returncode, run.stdout
+
+    def write(self, root, rel, cases):
+        path = pathlib.Path(root, rel)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(gtest_xml(cases))
+        return path
+
+    def test_only_the_reports_of_this_invocation_count(self):
+        with tempfile.TemporaryDirectory() as root:
+            # A stale failure beside this run's reports, under another
+            # configuration's folder, and a folder name with a space.
+            self.write(root, "k8-opt/testlogs/old/test.xml", [("Old", "fail")])
+            a = self.write(root, "k8-dbg/testlogs/a b/test.xml", [("A", "pass"), ("S", "no CUDA device")])
+            b = self.write(root, "k8-dbg/testlogs/b/test.xml", [("B", "pass")])
+            events = [{"id": {"started": {}}, "started": {}},
+                      test_result("//a:a b", a), test_result("//b", b)]
+            rc, out = self.summarize(events, root)
+        self.assertEqual(rc, 0, out)
+        self.assertIn("test cases: 2 passed, 0 failed, 1 skipped, 0 disabled", out)
+
+    def test_a_flaky_tests_last_attempt_counts(self):
+        with tempfile.TemporaryDirectory() as root:
+            first = self.write(root, "t/test_attempts/attempt_1.xml", [("A", "fail")])
+            last = self.write(root, "t/test.xml", [("A", "pass")])
+            rc, out = self.summarize([test_result("//t", last, attempt=2), test_result("//t", first, attempt=1)], root)
+        self.assertEqual(rc, 0, out)
+        self.assertIn("test cases: 1 passed, 0 failed", out)
+
+    def test_no_test_results_says_so(self):
+        with tempfile.TemporaryDirectory() as root:
+            rc, out = self.summarize([{"id": {"started": {}}, "started": {}}], root)
+        self.assertEqual(rc, 0, out)
+        self.assertEqual(out, "test cases: no test reports in this invocation\n")
 
 
 if __name__ == "__main__":

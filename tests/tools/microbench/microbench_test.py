@@ -1,13 +1,20 @@
-"""tools/microbench: the Mann-Whitney U test on samples whose answer is known,
-`compare`'s table against a golden output (plain text when redirected, exit
-status 1 on a significant slowdown past the threshold), and one clear line
-with exit status 1 for a missing file or a report of the wrong kind; the
-same for `ratios` on saved runs (a ratio twice the baseline's fails, one
-within the tolerance passes, a pair missing from the run is reported and
-fails), its choice of the baseline run by CPU, and which pairs the CI
-subset holds."""
+"""tools/microbench: the Mann-Whitney U test on samples whose answer is known
+(also 8 against 3000 values, exactly), the smallest p-value a sample size
+allows, `compare`'s table against a golden output (plain text when
+redirected, exit status 1 on a significant slowdown past the threshold, and
+on a slowdown past it that too few repetitions cannot test), and one clear
+line with exit status 1 for a missing file, a report of the wrong kind or of
+the wrong shape; `run` on fake Google Benchmark binaries (a --filter that
+matches nothing in one target skips it) and its repetitions floor; the same
+for `ratios` on saved runs (a ratio twice the baseline's fails, one within
+the tolerance passes, a pair missing from the run is reported and fails),
+its choice of the baseline run by CPU, and which pairs the CI subset holds."""
+import copy
+import itertools
 import json
+import math
 import os
+import stat
 import tempfile
 import unittest
 
@@ -66,9 +73,63 @@ class MannWhitneyTest(unittest.TestCase):
     def test_ties_share_ranks(self):
         self.assertEqual(mb._ranks([5, 1, 5, 3]), [3.5, 1, 3.5, 2])
 
+    def test_exact_counts_every_arrangement(self):
+        # P(U <= u) by listing every placement of the x's among 4 + 5 values.
+        n1, n2 = 4, 5
+        us = []
+        for xs in itertools.combinations(range(n1 + n2), n1):
+            us.append(sum(1 for x in xs for y in set(range(n1 + n2)) - set(xs) if y < x))
+        for u in range(-1, n1 * n2 + 1):
+            self.assertEqual(mb._exact_u_cdf(u, n1, n2), sum(1 for v in us if v <= u) / len(us), u)
+            self.assertEqual(mb._exact_u_cdf(u, n2, n1), mb._exact_u_cdf(u, n1, n2), u)
+
+    def test_exact_on_a_large_sample_without_recursion(self):
+        # 8 values against 3000 is scipy's exact test too (its 'auto' rule):
+        # scipy.stats.mannwhitneyu 1.17.1 gives U = 11607, p = 0.8752476385313541.
+        x = [100.5, 400.5, 800.5, 1200.5, 1600.5, 2000.5, 2500.5, 2999.5]
+        u, p = mb.mann_whitney_u(x, [float(i) for i in range(3000)])
+        self.assertEqual(u, 11607)
+        self.assertAlmostEqual(p, 0.8752476385313541, places=12)
+        _, p = mb.mann_whitney_u(range(8), range(8, 3008))
+        self.assertAlmostEqual(p / (2 / math.comb(3008, 8)), 1.0, places=12)
+
+    def test_smallest_p_and_the_repetitions_it_needs(self):
+        # Exact and two-sided: 2 / C(n1 + n2, n1) at best.
+        self.assertAlmostEqual(mb.smallest_p(3, 3), 2 / 20, places=15)
+        self.assertAlmostEqual(mb.smallest_p(4, 4), 2 / 70, places=15)
+        self.assertEqual(mb.smallest_p(1, 1), 1.0)
+        self.assertEqual(mb.repetitions_needed(0.05), 4)
+        self.assertEqual(mb.repetitions_needed(0.01), 5)
+        self.assertEqual(mb.MIN_RUN_REPETITIONS, mb.repetitions_needed(0.05))
+
 
 def run_tool(*args):
     return tool_module.run("microbench", *args)
+
+
+def load_fixture(name):
+    with open(os.path.join(HERE, name), encoding="utf-8") as f:
+        return json.load(f)
+
+
+def write_json(directory, name, value):
+    path = os.path.join(directory, name)
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(value, f)
+    return path
+
+
+def with_repetitions(report, n, scale=1.0):
+    """The report with the first n repetitions of each benchmark, times scaled."""
+    report = copy.deepcopy(report)
+    for target, runs in report["targets"].items():
+        kept, seen = [], {}
+        for run_ in runs:
+            seen[run_["name"]] = seen.get(run_["name"], 0) + 1
+            if seen[run_["name"]] <= n:
+                kept.append(dict(run_, real_time=run_["real_time"] * scale))
+        report["targets"][target] = kept
+    return report
 
 
 class CompareTest(unittest.TestCase):
@@ -105,6 +166,73 @@ class CompareTest(unittest.TestCase):
         self.assertIn("1 benchmark(s) of the base failed in the new run:\n"
                       "  //tests/x:x_benchmark BM_Same: save failed\n", result.stdout)
 
+    def test_too_few_repetitions_cannot_pass_a_2x_slowdown(self):
+        # 3 repetitions a side: p can go no lower than 2 / C(6, 3) = 0.1.
+        base = with_repetitions(load_fixture("base.json"), 3)
+        with tempfile.TemporaryDirectory() as d:
+            base_path = write_json(d, "base.json", base)
+            slower = write_json(d, "slower.json", with_repetitions(base, 3, scale=2.0))
+            same = write_json(d, "same.json", with_repetitions(base, 3, scale=1.01))
+            result = run_tool("compare", base_path, slower)
+            self.assertEqual(result.returncode, 1, result.stdout)
+            self.assertRegex(result.stdout, r"BM_Slow +100 us +200 us +\+100\.0% +n/a \(too few repetitions\) +"
+                             r"slower, untested")
+            self.assertIn("benchmark(s) slower by more than 5% with too few repetitions to test "
+                          "(p < 0.05 needs 4 per side: tools/microbench run --repetitions 4 or more):\n"
+                          "  //tests/x:x_benchmark BM_Slow (3 and 3 repetitions)\n", result.stdout)
+            self.assertNotIn("no significant slowdown", result.stdout)
+            # Within the threshold: untested, said so, and no failure.
+            result = run_tool("compare", base_path, same)
+            self.assertEqual(result.returncode, 0, result.stdout)
+            self.assertRegex(result.stdout, r"BM_Same +10 us +10.1 us +\+1\.0% +n/a \(too few repetitions\) +untested")
+
+    def test_fewer_than_9_repetitions_warn(self):
+        result = run_tool("compare", os.path.join(HERE, "base.json"), os.path.join(HERE, "new.json"))
+        self.assertIn("warning: 5 repetitions per side at the fewest: results unreliable (9+ recommended",
+                      result.stdout)
+        base = load_fixture("base.json")
+        for runs in base["targets"].values():
+            runs.extend(copy.deepcopy(runs))  # 10 each
+        with tempfile.TemporaryDirectory() as d:
+            path = write_json(d, "base10.json", base)
+            result = run_tool("compare", path, path)
+        self.assertEqual(result.returncode, 0, result.stdout)
+        self.assertNotIn("warning", result.stdout)
+
+    def test_a_report_of_the_wrong_shape_is_one_line_naming_file_and_field(self):
+        target = "//tests/x:x_benchmark"
+
+        def without(key):
+            return lambda r: r.pop(key)
+
+        def set_run(key, value):
+            return lambda r: r["targets"][target][0].__setitem__(key, value)
+
+        cases = [
+            (without("targets"), 'no "targets"'),
+            (without("machine"), 'no "machine"'),
+            (lambda r: r.__setitem__("machine", "vm"), '"machine" is "vm", not an object'),
+            (lambda r: r["targets"][target][0].pop("real_time"), f'no "targets.{target}[0].real_time"'),
+            (set_run("real_time", "100"), f'"targets.{target}[0].real_time" is "100", not a number'),
+            (set_run("time_unit", "h"), f'"targets.{target}[0].time_unit" is "h"'),
+            (set_run("run_name", ["BM_Slow"]), f'"targets.{target}[0].run_name" is ["BM_Slow"]'),
+            (lambda r: r.__setitem__("errors", ["boom"]), '"errors" is ["boom"], not an object'),
+            (lambda r: r.__setitem__("errors", {target: "boom"}), f'"errors.{target}" is "boom"'),
+            (lambda r: r.__setitem__("targets", {target: {}}), f'"targets.{target}" is {{}}, not a list'),
+        ]
+        with tempfile.TemporaryDirectory() as d:
+            for change, fragment in cases:
+                report = load_fixture("new.json")
+                change(report)
+                path = write_json(d, "bad.json", report)
+                for args in ((os.path.join(HERE, "base.json"), path), (path, os.path.join(HERE, "base.json"))):
+                    with self.subTest(fragment=fragment, args=args):
+                        result = run_tool("compare", *args)
+                        self.assertEqual(result.returncode, 1, result.stderr)
+                        self.assertEqual(result.stdout, "")
+                        self.assertTrue(result.stderr.startswith(f"microbench: {path}: {fragment}"), result.stderr)
+                        self.assertEqual(len(result.stderr.strip().splitlines()), 1, result.stderr)
+
     def test_bad_input_is_one_line_and_status_1(self):
         with tempfile.TemporaryDirectory() as d:
             missing = os.path.join(d, "missing.json")
@@ -119,6 +247,64 @@ class CompareTest(unittest.TestCase):
                 self.assertIn(fragment, result.stderr)
                 self.assertIn(path, result.stderr)
 
+
+
+# A Google Benchmark binary as far as `run` sees it: its flags, its JSON in
+# --benchmark_out, and for a filter that matches nothing what Google
+# Benchmark 1.7 does (says so, exits 0, leaves --benchmark_out empty).
+FAKE_BENCHMARK = r'''#!/usr/bin/env python3
+import json, re, sys
+flags = dict(a[2:].split("=", 1) for a in sys.argv[1:])
+names = [n for n in NAMES if re.search(flags.get("benchmark_filter", ""), n)]
+with open(flags["benchmark_out"], "w") as out:
+    if not names:
+        print("Failed to match any benchmarks against regex: " + flags["benchmark_filter"], file=sys.stderr)
+        sys.exit(0)
+    json.dump({"benchmarks": [{"name": n, "run_name": n, "run_type": "iteration", "real_time": 1.0 + i,
+                               "time_unit": "ns", "iterations": 10}
+                              for n in names for i in range(int(flags["benchmark_repetitions"]))]}, out)
+'''
+
+
+class RunTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.binaries = []
+        for name, benchmarks in (("a_benchmark", ["BM_Add/64", "BM_Sum/64"]), ("b_benchmark", ["BM_Conv/1"])):
+            path = os.path.join(self.tmp.name, name)
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(FAKE_BENCHMARK.replace("NAMES", repr(benchmarks), 1))
+            os.chmod(path, os.stat(path).st_mode | stat.S_IXUSR)
+            self.binaries.append(path)
+        self.out = os.path.join(self.tmp.name, "out.json")
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def test_a_target_the_filter_does_not_match_is_skipped(self):
+        result = run_tool("run", *self.binaries, "--filter", "BM_Sum", "--out", self.out, "--min_time", "0.01")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn(f"microbench: {self.binaries[1]}: no benchmark matches --filter 'BM_Sum'; skipped",
+                      result.stderr)
+        report = mb.load(self.out)
+        self.assertEqual(list(report["targets"]), [self.binaries[0]])
+        self.assertEqual({r["name"] for r in report["targets"][self.binaries[0]]}, {"BM_Sum/64"})
+        self.assertEqual(len(report["targets"][self.binaries[0]]), 5)
+
+    def test_a_filter_that_matches_no_target_fails(self):
+        result = run_tool("run", *self.binaries, "--filter", "BM_Matmul", "--out", self.out)
+        self.assertEqual(result.returncode, 1)
+        self.assertEqual(result.stderr.splitlines()[-1],
+                         "microbench: no benchmark of the 2 target(s) matches --filter 'BM_Matmul'")
+        self.assertFalse(os.path.exists(self.out))
+
+    def test_fewer_repetitions_than_the_test_needs_are_refused(self):
+        result = run_tool("run", *self.binaries, "--repetitions", "3", "--out", self.out)
+        self.assertEqual(result.returncode, 1)
+        self.assertIn("microbench: --repetitions=3: must be >= 4", result.stderr)
+        self.assertFalse(os.path.exists(self.out))
+        result = run_tool("run", self.binaries[1], "--repetitions", "4", "--out", self.out)
+        self.assertEqual(result.returncode, 0, result.stderr)
 
 
 def ratios_file(runs):
@@ -267,6 +453,35 @@ class RatiosTest(unittest.TestCase):
         self.assertEqual(result.stdout, "")
         self.assertEqual(result.stderr.strip(), f"microbench: {self.BASELINE} has no run of subset all: "
                          "record one with --write-baseline")
+
+    def test_from_a_saved_run_of_another_subset_is_refused(self):
+        # The run in ratios_new.json is of the ci subset.
+        result = run_ratios(self.BASELINE, self.NEW, "--subset", "all")
+        self.assertEqual(result.returncode, 1)
+        self.assertEqual(result.stdout, "")
+        self.assertEqual(result.stderr.strip(), f"microbench: --subset all: {self.NEW} holds a run of subset ci; "
+                         "leave --subset out with --from")
+        result = run_ratios(self.BASELINE, self.NEW, "--subset", "ci", "--tolerance", "30")
+        self.assertIn("subset ci", result.stdout)
+
+    def test_a_run_of_the_wrong_shape_is_one_line_naming_file_and_field(self):
+        cases = [
+            (lambda run_: run_.__setitem__("machine", "vm"), '"runs[0].machine" is "vm", not an object'),
+            (lambda run_: run_["machine"].__setitem__("cpu_family_model", 6), '"runs[0].machine.cpu_family_model" is 6'),
+            (lambda run_: run_.__setitem__("date", 20261126), '"runs[0].date" is 20261126, not a string'),
+        ]
+        with tempfile.TemporaryDirectory() as d:
+            for change, fragment in cases:
+                run_ = ratios_run("GenuineIntel/6/167", "2026-11-26", {MATMUL_1024: 1.0})
+                change(run_)
+                path = write_json(d, "bad.json", ratios_file([run_]))
+                for baseline, saved in ((path, self.NEW), (self.BASELINE, path)):
+                    with self.subTest(fragment=fragment, baseline=baseline):
+                        result = run_ratios(baseline, saved)
+                        self.assertEqual(result.returncode, 1, result.stderr)
+                        self.assertEqual(result.stdout, "")
+                        self.assertEqual(len(result.stderr.strip().splitlines()), 1, result.stderr)
+                        self.assertIn(f"microbench: {path}: {fragment}", result.stderr)
 
     def test_bad_input_is_one_line_and_status_1(self):
         with tempfile.TemporaryDirectory() as d:

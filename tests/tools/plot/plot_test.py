@@ -1,7 +1,8 @@
 """tools/plot: every subcommand on the fixture reports writes the PNGs it
 names, non-empty and of exactly the size asked for; bad input (a missing
 file, not JSON, a report of the wrong kind or format, a missing field, an
-unknown model, metric or subcommand) is one line on stderr and exit status 1.
+unknown model, metric or subcommand, an "eval" that is no object, a zero
+baseline throughput or world size) is one line on stderr and exit status 1.
 Also the numbers behind the figures: the epoch fallback of the loss curve,
 DDP and neighbor_bench scaling, percentiles.
 
@@ -163,6 +164,32 @@ class BadInputTest(ToolCase):
             benchmark["rows"] = [r for r in benchmark["rows"] if r["ddp"]]
         path = self.write("ddp_bench.json", report)
         self.assert_fails(["scaling", path], 'resnet50 has no "ddp": false row')
+
+    def test_eval_that_is_not_an_object(self):
+        with open(fixture("task_epochs.json"), encoding="utf-8") as f:
+            report = json.load(f)
+        report["epochs"][1]["eval"] = [1]
+        path = self.write("task.json", report)
+        self.assert_fails(["curves", path], f'plot: {path}: epochs[1]: "eval" is [1], not an object')
+
+    def test_a_zero_baseline_throughput_is_named_not_divided_by(self):
+        with open(fixture("ddp_bench.json"), encoding="utf-8") as f:
+            report = json.load(f)
+        baseline = next(r for r in report["benchmarks"][0]["rows"] if not r["ddp"])
+        baseline["examples_per_s"]["p50"] = 0
+        path = self.write("ddp_bench.json", report)
+        self.assert_fails(["scaling", path], f'plot: {path}: resnet50 row {baseline["label"]}: "examples_per_s.p50" '
+                          'is 0, not above 0, the baseline of linear scaling')
+
+    def test_a_zero_world_size_is_named_not_divided_by(self):
+        # neighbor_allreduce_1.json has no scaling section, allreduce_2.json has one.
+        for path_in in (NEIGHBOR_BENCH[4], NEIGHBOR_BENCH[1]):
+            with open(path_in, encoding="utf-8") as f:
+                report = json.load(f)
+            report["config"]["world_size"] = 0
+            path = self.write("neighbor_bench.json", report)
+            with self.subTest(report=os.path.basename(path_in)):
+                self.assert_fails(["scaling", path], f'plot: {path}: "config.world_size" is 0, not above 0')
 
     def test_unknown_model(self):
         self.assert_fails(["scaling", fixture("ddp_bench.json"), "--model", "vgg16"],
