@@ -1,11 +1,13 @@
 #include "data/readers/jpeg.h"
 
+#include <algorithm>
 #include <limits>
 #include <memory>
 #include <string>
-#include <vector>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/error.h"
 #include "base/status_macros.h"
 #include "data/readers/libjpeg_call.h"
 
@@ -15,6 +17,31 @@ namespace {
 // A progressive file of thousands of tiny scans makes libjpeg redo the
 // output for each (a known denial of service); TurboJPEG's limit.
 constexpr int kMaxScans = 500;
+
+// Output rows handed to libjpeg a call.
+constexpr int64_t kRowsPerRead = 64;
+
+// libjpeg's warnings that leave the image data whole, which Pillow (deaf to
+// every warning) decodes as we then do:
+// - JWRN_EXTRANEOUS_DATA: bytes between segments, skipped; some writers
+//   leave them, and a few of ImageNet's files hold them;
+// - JWRN_JFIF_MAJOR: a JFIF version in APP0 that libjpeg does not know,
+//   whose fields play no part in decoding;
+// - JWRN_NOT_SEQUENTIAL: a sequential scan's spectral selection or
+//   approximation fields (Ss, Se, Ah, Al: progressive scans' only) not
+//   0, 63, 0, 0, which a sequential decode ignores;
+// - JWRN_ADOBE_XFORM: an Adobe marker's unknown color transform code, for
+//   which libjpeg takes the usual one (YCbCr for 3 components, YCCK for 4),
+//   as Pillow, decoding with libjpeg, does too;
+// - JWRN_BOGUS_ICC: a malformed ICC profile marker, raised only by
+//   jpeg_read_icc_profile, which this decoder never calls (neither Pillow's
+//   convert("RGB") nor we apply a profile).
+// The others mean entropy-coded data damaged or missing (JWRN_HIT_MARKER,
+// JWRN_JPEG_EOF, JWRN_HUFF_BAD_CODE, JWRN_ARITH_BAD_CODE, JWRN_MUST_RESYNC),
+// scans that break the progression (JWRN_BOGUS_PROGRESSION), or our misuse
+// (JWRN_TOO_MUCH_DATA): each fails the decode.
+constexpr int kHarmlessWarnings[] = {JWRN_EXTRANEOUS_DATA, JWRN_JFIF_MAJOR, JWRN_NOT_SEQUENTIAL, JWRN_ADOBE_XFORM,
+                                     JWRN_BOGUS_ICC};
 
 void limit_scans(j_common_ptr cinfo) {
   if (reinterpret_cast<j_decompress_ptr>(cinfo)->input_scan_number > kMaxScans) {
@@ -31,10 +58,7 @@ struct Decompressor {
   bool created = false;
 
   Decompressor() {
-    // libjpeg's one harmless warning: bytes between segments that it skips
-    // (JWRN_EXTRANEOUS_DATA), which some writers leave and which a few of
-    // ImageNet's files hold; Pillow decodes those files as we then do.
-    error.tolerated_warning = JWRN_EXTRANEOUS_DATA;
+    error.tolerated_warnings = kHarmlessWarnings;
     cinfo.err = libjpeg::install(error);
     created = libjpeg::call(error, [&] { jpeg_create_decompress(&cinfo); });
     progress.progress_monitor = &limit_scans;
@@ -47,26 +71,45 @@ struct Decompressor {
   Decompressor& operator=(const Decompressor&) = delete;
 };
 
-absl::StatusOr<Decompressor*> thread_decompressor() {
+absl::StatusOr<Decompressor*> thread_decompressor(absl::string_view name) {
   thread_local std::unique_ptr<Decompressor> decompressor;
   if (decompressor == nullptr) decompressor = std::make_unique<Decompressor>();
   if (!decompressor->created) {
     const std::string message = decompressor->error.message;
     decompressor.reset();
-    return absl::ResourceExhaustedError(absl::StrCat("jpeg_create_decompress: ", message));
+    return absl::ResourceExhaustedError(absl::StrCat(name, ": cannot make a JPEG decompressor: ", message));
   }
   return decompressor.get();
 }
 
 // The failure of the last call on `d`, which is then ready for the next file.
 absl::Status corrupt(absl::string_view name, Decompressor& d) {
-  // A warning (truncated data, a bad Huffman code) would have left a partly
-  // gray or garbled image: it fails like an error.
-  absl::Status status = absl::DataLossError(absl::StrCat(
-      name,
-      d.error.failed_on_warning ? ": corrupt or truncated JPEG data: " : ": cannot decode JPEG: ", d.error.message));
+  absl::Status status;
+  if (!d.error.failed_on_warning && d.error.mgr.msg_code == JERR_OUT_OF_MEMORY) {
+    // libjpeg's own buffers (a progressive file holds all its coefficients)
+    // did not fit: the file may be fine, the memory is not there.
+    status = absl::ResourceExhaustedError(absl::StrCat(name, ": out of memory decoding a ", d.cinfo.image_width, "x",
+                                                       d.cinfo.image_height, " JPEG: ", d.error.message));
+  } else {
+    // A warning (truncated data, a bad Huffman code) would have left a partly
+    // gray or garbled image: it fails like an error.
+    status = absl::DataLossError(absl::StrCat(
+        name,
+        d.error.failed_on_warning ? ": corrupt or truncated JPEG data: " : ": cannot decode JPEG: ", d.error.message));
+  }
   jpeg_abort_decompress(&d.cinfo);
   return status;
+}
+
+// A decode's buffer, or an error naming the file when the memory is not
+// there (kResourceExhausted: Tensor::allocate throws on the op surface).
+absl::StatusOr<Tensor> allocate_pixels(absl::string_view name, int64_t height, int64_t width, int64_t channels) {
+  absl::StatusOr<Tensor> pixels = capture([&] {
+    return Tensor::allocate({height, width, channels}, DType::kU8, Device::cpu());
+  });
+  if (pixels.ok()) return pixels;
+  return absl::ResourceExhaustedError(
+      absl::StrCat(name, ": out of memory decoding a ", width, "x", height, " JPEG: ", pixels.status().message()));
 }
 
 // Pillow's MULDIV255: a * b / 255 rounded, in integers.
@@ -119,7 +162,7 @@ absl::StatusOr<JpegHeader> start_reading(Decompressor& d, absl::string_view byte
 }  // namespace
 
 absl::StatusOr<JpegHeader> read_jpeg_header(absl::string_view bytes, absl::string_view name, int64_t max_pixels) {
-  ASSIGN_OR_RETURN(Decompressor * d, thread_decompressor());
+  ASSIGN_OR_RETURN(Decompressor * d, thread_decompressor(name));
   ASSIGN_OR_RETURN(const JpegHeader header, start_reading(*d, bytes, name, max_pixels));
   jpeg_abort_decompress(&d->cinfo);
   return header;
@@ -141,7 +184,7 @@ absl::Status decode_jpeg_into(absl::string_view bytes, absl::string_view name, c
     return absl::InvalidArgumentError(
         absl::StrCat(name, ": JPEG scale 1/", denominator, " is not one of 1, 1/2, 1/4, 1/8"));
   }
-  ASSIGN_OR_RETURN(Decompressor * d, thread_decompressor());
+  ASSIGN_OR_RETURN(Decompressor * d, thread_decompressor(name));
   ASSIGN_OR_RETURN(const JpegHeader header, start_reading(*d, bytes, name, options.max_pixels));
   const int64_t height = jpeg_scaled_size(header.height, denominator);
   const int64_t width = jpeg_scaled_size(header.width, denominator);
@@ -152,44 +195,58 @@ absl::Status decode_jpeg_into(absl::string_view bytes, absl::string_view name, c
                                                    " image needs a contiguous CPU u8 [", height, ", ", width,
                                                    ", 3], not ", out.defined() ? out.describe() : "undefined"));
   }
+  // libjpeg converts gray and YCbCr to RGB itself, not CMYK: that comes
+  // through a strip of CMYK rows (at most 1 MiB, or one row) converted into
+  // `out` as each is read; a whole CMYK image would be a third more than
+  // the output again.
   const bool cmyk = header.color == JpegColor::kCmyk;
-  // libjpeg converts gray and YCbCr to RGB itself, not CMYK.
-  const int64_t channels = cmyk ? 4 : 3;
-  Tensor cmyk_pixels = cmyk ? Tensor::allocate({height, width, 4}, DType::kU8, Device::cpu()) : Tensor();
-  uint8_t* pixels = cmyk ? cmyk_pixels.data<uint8_t>() : out.data<uint8_t>();
+  const int64_t strip_rows = cmyk ? std::clamp<int64_t>((int64_t{1} << 20) / (width * 4), 1, kRowsPerRead) : 0;
+  Tensor strip;
+  if (cmyk) {
+    absl::StatusOr<Tensor> allocated = allocate_pixels(name, strip_rows, width, 4);
+    if (!allocated.ok()) {
+      jpeg_abort_decompress(&d->cinfo);
+      return allocated.status();
+    }
+    strip = *std::move(allocated);
+  }
+  uint8_t* rgb = out.data<uint8_t>();
   // libjpeg's defaults are Pillow's: the accurate integer DCT and fancy
   // upsampling. The scale 1/denominator makes the size computed above.
   d->cinfo.out_color_space = cmyk ? JCS_CMYK : JCS_EXT_RGB;
   d->cinfo.scale_num = 1;
   d->cinfo.scale_denom = static_cast<unsigned int>(denominator);
-  // All rows in one call, as libjpeg then writes each output row group
-  // straight to its place.
-  std::vector<JSAMPROW> rows(height);
-  for (int64_t y = 0; y < height; ++y) rows[y] = pixels + y * width * channels;
+  // Up to kRowsPerRead rows a call, more than libjpeg makes at once (an iMCU
+  // row group: 32 rows at most), so that it writes each group straight to
+  // its place in `out`.
+  JSAMPROW rows[kRowsPerRead];
   const bool decoded = libjpeg::call(d->error, [&] {
     jpeg_start_decompress(&d->cinfo);
     if (d->cinfo.output_height != height || d->cinfo.output_width != width) {
       libjpeg::fail(reinterpret_cast<j_common_ptr>(&d->cinfo), "libjpeg's scaled size differs from ours");
     }
     while (d->cinfo.output_scanline < d->cinfo.output_height) {
-      jpeg_read_scanlines(&d->cinfo, rows.data() + d->cinfo.output_scanline,
-                          d->cinfo.output_height - d->cinfo.output_scanline);
+      const int64_t first = d->cinfo.output_scanline;
+      const int64_t count = std::min<int64_t>(cmyk ? strip_rows : kRowsPerRead, height - first);
+      for (int64_t y = 0; y < count; ++y) {
+        rows[y] = cmyk ? strip.data<uint8_t>() + y * width * 4 : rgb + (first + y) * width * 3;
+      }
+      const int64_t read = jpeg_read_scanlines(&d->cinfo, rows, static_cast<JDIMENSION>(count));
+      if (cmyk) cmyk_to_rgb(strip.data<uint8_t>(), read * width, rgb + first * width * 3);
     }
     // Reads on to the end-of-image marker: a file cut after the last scan
     // warns here.
     jpeg_finish_decompress(&d->cinfo);
   });
   if (!decoded) return corrupt(name, *d);
-  if (cmyk) cmyk_to_rgb(pixels, height * width, out.data<uint8_t>());
   return absl::OkStatus();
 }
 
 absl::StatusOr<Tensor> decode_jpeg(absl::string_view bytes, absl::string_view name, const JpegDecodeOptions& options) {
   ASSIGN_OR_RETURN(const JpegHeader header, read_jpeg_header(bytes, name, options.max_pixels));
   const int denominator = options.scale_denominator >= 1 ? options.scale_denominator : 1;
-  Tensor rgb =
-      Tensor::allocate({jpeg_scaled_size(header.height, denominator), jpeg_scaled_size(header.width, denominator), 3},
-                       DType::kU8, Device::cpu());
+  ASSIGN_OR_RETURN(const Tensor rgb, allocate_pixels(name, jpeg_scaled_size(header.height, denominator),
+                                                     jpeg_scaled_size(header.width, denominator), 3));
   RETURN_IF_ERROR(decode_jpeg_into(bytes, name, options, rgb));
   return rgb;
 }

@@ -15,8 +15,13 @@
 namespace ts::data {
 
 // The largest image decode_jpeg accepts by default (width x height): 16384 x
-// 16384, far above any photo data set, and checked before anything is
-// allocated so that a crafted header cannot claim gigabytes.
+// 16384, far above any photo data set, checked in the header before
+// anything is allocated. It bounds, not removes, what a crafted header can
+// make a decode allocate: at the limit, 768 MiB of RGB output and, for a
+// file of several scans (progressive), libjpeg's buffer of all its
+// coefficients, 2 bytes a sample (768 MiB for 4:2:0 color, 1.5 GiB for
+// 4:4:4, 2 GiB for CMYK). Memory that is not there is an error naming the
+// file (kResourceExhausted); lower max_pixels where workers have less.
 inline constexpr int64_t kMaxJpegPixels = int64_t{1} << 28;
 
 enum class JpegColor { kGray, kColor, kCmyk };
@@ -30,6 +35,7 @@ struct JpegHeader {
 
 // Reads the headers only (cheap: no entropy decoding). Errors (kDataLoss)
 // start with `name`, the file, and say what is wrong, as all errors here do.
+// (A PNG is read by png.h; data/transforms/jpeg_pipeline tells them apart.)
 absl::StatusOr<JpegHeader> read_jpeg_header(absl::string_view bytes, absl::string_view name,
                                             int64_t max_pixels = kMaxJpegPixels);
 
@@ -51,12 +57,18 @@ struct JpegDecodeOptions {
 // scaled by the options). Grayscale is replicated into the three channels;
 // CMYK (and YCCK) is taken as Adobe's inverted CMYK and converted as Pillow's
 // convert("RGB") does (R = (255 - C) * (255 - K) / 255 in its rounding), so
-// it matches Pillow too. Truncated or corrupt data is an error, never a
-// partial image: libjpeg's warnings ("premature end of data segment", a bad
-// Huffman code) count as errors, but for bytes it skips between segments
-// ("extraneous bytes before marker"), which leave the image whole and which
-// Pillow accepts too, and which excuse no other warning. A progressive file
-// of more than 500 scans is refused. Thread safe: each thread uses a
+// it matches Pillow too. Damage that libjpeg notices is an error, never a
+// partial image: its warnings of damaged or missing entropy-coded data
+// ("premature end of data segment", a bad Huffman code), which Pillow
+// passes over, count as errors, but for those that leave the image data
+// whole (bytes skipped between segments, an unknown JFIF version, a
+// sequential scan's unused progressive fields, an unknown Adobe transform
+// code: jpeg.cc lists them), and which excuse no other warning. Damage it
+// does not notice (a changed byte in the entropy-coded data that still
+// decodes) gives a garbled image, as in Pillow. A progressive file of more
+// than 500 scans is refused. Errors: kDataLoss for the file's content,
+// kResourceExhausted when the memory a decode needs is not there (see
+// kMaxJpegPixels), both naming the file. Thread safe: each thread uses a
 // decompressor of its own.
 absl::StatusOr<Tensor> decode_jpeg(absl::string_view bytes, absl::string_view name,
                                    const JpegDecodeOptions& options = {});

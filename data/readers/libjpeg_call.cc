@@ -22,7 +22,9 @@ void emit_message(j_common_ptr cinfo, int level) {
   if (level >= 0) return;  // trace output
   ErrorHandler& handler = handler_of(cinfo);
   cinfo->err->num_warnings++;
-  if (cinfo->err->msg_code == handler.tolerated_warning) return;
+  for (const int code : handler.tolerated_warnings) {
+    if (cinfo->err->msg_code == code) return;
+  }
   handler.failed_on_warning = true;
   fail_with_message(cinfo);
 }

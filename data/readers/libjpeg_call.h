@@ -1,7 +1,7 @@
 // Calls into libjpeg (libjpeg-turbo's libjpeg API), whose error handler must
 // not return: ours keeps the message and longjmps back to where the call
 // began, which then fails with it. Warnings fail the same way (libjpeg would
-// go on, leaving a gray or garbled image) except the one code a codec
+// go on, leaving a gray or garbled image) except the codes a codec
 // tolerates. Shared by the decoder (jpeg.cc) and the encoder (jpeg_encode.cc).
 #pragma once
 
@@ -12,14 +12,17 @@
 // jpeglib.h before jerror.h, which uses its types.
 #include <jerror.h>
 
+#include "absl/types/span.h"
+
 namespace ts::data::libjpeg {
 
 // A codec's error manager: cinfo->err points at `mgr`, its first member.
 struct ErrorHandler {
   jpeg_error_mgr mgr;
   std::jmp_buf jump;
-  // Warnings with this message code are counted and passed over.
-  int tolerated_warning = -1;
+  // Warnings with these message codes (J_MESSAGE_CODE) are counted and
+  // passed over.
+  absl::Span<const int> tolerated_warnings;
   // Of the last failure: a warning (damaged data) rather than an error.
   bool failed_on_warning = false;
   char message[JMSG_LENGTH_MAX] = {};

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/files.h"
@@ -15,24 +16,34 @@ namespace ts::data {
 namespace fs = std::filesystem;
 namespace {
 
-bool is_jpeg_name(const fs::path& path) {
-  const std::string extension = absl::AsciiStrToLower(path.extension().string());
-  return extension == ".jpg" || extension == ".jpeg";
+// The names torchvision's has_file_allowed_extension takes, of the formats
+// we decode: the name, lowercased, ends with one (so ".png" alone counts).
+bool is_image_name(const fs::path& path) {
+  const std::string name = absl::AsciiStrToLower(path.filename().string());
+  return absl::EndsWith(name, ".jpg") || absl::EndsWith(name, ".jpeg") || absl::EndsWith(name, ".png");
+}
+
+// A file skip_corrupt passes over: its content does not decode (kDataLoss),
+// or decoding it needs more memory than there is (kResourceExhausted: a
+// header claiming a huge image), which a training run cannot use either.
+bool unusable(const absl::Status& status) {
+  return status.code() == absl::StatusCode::kDataLoss || status.code() == absl::StatusCode::kResourceExhausted;
 }
 
 absl::Status listing_error(const fs::path& dir, const std::error_code& ec) {
   return absl::NotFoundError(absl::StrCat(dir.string(), ": cannot list: ", ec.message()));
 }
 
-// The JPEG files under a class folder in os.walk's order as torchvision
-// sorts it: by folder path, then by name (symbolic links followed).
-absl::StatusOr<std::vector<std::string>> list_jpegs(const fs::path& class_dir) {
+// The image files under a class folder in os.walk's order as torchvision
+// sorts it: by folder path, then by name (symbolic links followed; entries
+// that are not regular files there, such as a broken link, are left out).
+absl::StatusOr<std::vector<std::string>> list_images(const fs::path& class_dir) {
   std::vector<std::pair<std::string, std::string>> found;  // folder, name
   std::error_code ec;
   fs::recursive_directory_iterator it(class_dir, fs::directory_options::follow_directory_symlink, ec);
   for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
     std::error_code type_ec;
-    if (it->is_regular_file(type_ec) && is_jpeg_name(it->path())) {
+    if (it->is_regular_file(type_ec) && is_image_name(it->path())) {
       found.emplace_back(it->path().parent_path().string(), it->path().filename().string());
     }
   }
@@ -74,12 +85,12 @@ absl::StatusOr<std::unique_ptr<ImageFolder>> ImageFolder::open(const std::string
   std::vector<File> files;
   std::vector<std::string> empty;
   for (int64_t label = 0; label < static_cast<int64_t>(classes.size()); ++label) {
-    ASSIGN_OR_RETURN(const std::vector<std::string> paths, list_jpegs(fs::path(dir) / classes[label]));
+    ASSIGN_OR_RETURN(const std::vector<std::string> paths, list_images(fs::path(dir) / classes[label]));
     if (paths.empty()) empty.push_back(classes[label]);
     for (const std::string& path : paths) files.push_back(File{path, label});
   }
   if (!empty.empty()) {
-    return absl::NotFoundError(absl::StrCat(dir, ": no JPEG files (.jpg, .jpeg in any case) in the class folder",
+    return absl::NotFoundError(absl::StrCat(dir, ": no image files (.jpg, .jpeg, .png in any case) in the class folder",
                                             empty.size() > 1 ? "s " : " ", absl::StrJoin(empty, ", ")));
   }
   if (!options.pipeline) return absl::InvalidArgumentError(absl::StrCat(dir, ": ImageFolder needs a pipeline"));
@@ -103,13 +114,13 @@ absl::StatusOr<Example> ImageFolder::get_augmented(int64_t index, RandomStream& 
     // does not depend on which corrupt files other threads flagged first.
     RandomStream attempt = rng;
     absl::StatusOr<Example> example = load(candidate, attempt);
-    if (example.ok() || example.status().code() != absl::StatusCode::kDataLoss) {
+    if (example.ok() || !unusable(example.status())) {
       rng = attempt;
       return example;
     }
     if (!corrupt_[candidate].exchange(true)) corrupt_count_.fetch_add(1, std::memory_order_relaxed);
   }
-  return absl::DataLossError(absl::StrCat(dir_, ": none of the ", size(), " JPEG files decodes"));
+  return absl::DataLossError(absl::StrCat(dir_, ": none of the ", size(), " image files decodes"));
 }
 
 absl::StatusOr<Example> ImageFolder::load(int64_t index, RandomStream& rng) const {

@@ -1,10 +1,18 @@
-// A folder of JPEG images in torchvision's ImageFolder layout, the layout of
-// ImageNet's train/ and val/ splits: DIR/<class>/**/*.{jpg,jpeg} (any case).
-// Classes are the subfolders sorted by name, labelled 0, 1, ... in that
-// order; files are listed as os.walk visits them, folder by sorted folder,
-// sorted by name within each (torchvision's order, so index i is the same
-// image in both). Images are read and decoded in get(), on the loader's
-// worker threads.
+// A folder of images in torchvision's ImageFolder layout, the layout of
+// ImageNet's train/ and val/ splits: DIR/<class>/**/*.{jpg,jpeg,png} (names
+// ending so in any case). Classes are the subfolders sorted by name,
+// labelled 0, 1, ... in that order; files are listed as os.walk visits them,
+// folder by sorted folder, sorted by name within each (torchvision's order).
+// Index i is the same image here and in torchvision's ImageFolder when both
+// list the same files, which holds unless the folder has what only
+// torchvision lists: names ending in its other IMG_EXTENSIONS (.ppm, .bmp,
+// .pgm, .tif, .tiff, .webp: formats we do not decode), or entries with an
+// image name that are not regular files (a broken link, say) - each shifts
+// the indices after it - and as long as names are UTF-8, whose byte order is
+// Python's code-point order. A file's format is told by its content, not
+// its name: ImageNet's one PNG named .JPEG decodes as torchvision's loader
+// decodes it. Images are read and decoded in get(), on the loader's worker
+// threads.
 #pragma once
 
 #include <atomic>
@@ -23,9 +31,11 @@ struct ImageFolderOptions {
   // What a file's bytes become: decoded u8 [3, H, W] by default, or a fused
   // decode-crop-normalize (transforms::train_pipeline / eval_pipeline).
   transforms::JpegPipeline pipeline = transforms::decode_pipeline();
-  // A file that does not decode (corrupt, truncated, not a JPEG): an error
-  // naming it (false), or skipped (true): get(i) then gives the first image
-  // from i on (wrapping around) that decodes, the same one every time, and
+  // A file that does not decode (corrupt, truncated, neither a JPEG nor a
+  // PNG: kDataLoss) or that needs more memory to decode than there is (a
+  // header claiming a huge image: kResourceExhausted): an error naming it
+  // (false), or skipped (true): get(i) then gives the first image from i on
+  // (wrapping around) that decodes, the same one every time, and
   // corrupt_files() counts the files found so. Files that cannot be read at
   // all are errors either way.
   bool skip_corrupt = false;
@@ -34,7 +44,7 @@ struct ImageFolderOptions {
 class ImageFolder : public Dataset {
  public:
   // Lists `dir` (a split: ROOT/train). Errors name the folder: missing, no
-  // class subfolders, or a class without JPEG files.
+  // class subfolders, or a class without image files.
   static absl::StatusOr<std::unique_ptr<ImageFolder>> open(const std::string& dir, ImageFolderOptions options = {});
 
   int64_t size() const override { return static_cast<int64_t>(files_.size()); }

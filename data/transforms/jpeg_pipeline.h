@@ -12,7 +12,10 @@
 // triangle filter's, and the crop box moves by less than one scaled pixel
 // (its edges round outward to the scaled grid). Evaluation always decodes at
 // full scale, so it equals resize_center_crop and normalize bit for bit:
-// the validation accuracy is measured on torchvision's pixels.
+// the validation accuracy is measured on torchvision's pixels. A file whose
+// content is a PNG (by its signature, whatever its name, as torchvision's
+// loader opens it) is decoded by data/readers/png, always at full scale, and
+// goes through the same steps.
 #pragma once
 
 #include <cstdint>
@@ -27,8 +30,10 @@
 
 namespace ts::data::transforms {
 
-// A JPEG file's bytes (`name`, the file, labels errors) to a tensor, drawing
-// random choices from the sample's stream.
+// A JPEG (or PNG) file's bytes (`name`, the file, labels errors) to a
+// tensor, drawing random choices from the sample's stream. A file that does
+// not decode is kDataLoss; one whose decode needs memory that is not there,
+// kResourceExhausted; both name the file.
 using JpegPipeline =
     std::function<absl::StatusOr<Tensor>(absl::string_view jpeg, absl::string_view name, RandomStream& rng)>;
 

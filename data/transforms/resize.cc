@@ -128,29 +128,14 @@ absl::Status check_box(const Box& box, int64_t height, int64_t width, const char
   return absl::OkStatus();
 }
 
-}  // namespace
-
-ResizeSpec whole_resize(int64_t height, int64_t width, int64_t out_height, int64_t out_width) {
-  return ResizeSpec{Box{0, 0, height, width}, out_height, out_width, Box{0, 0, out_height, out_width}};
-}
-
-absl::Status resample_bilinear(const Tensor& image, const ResizeSpec& spec,
-                               absl::FunctionRef<void(int64_t row, const uint8_t* pixels)> emit) {
-  if (!image.defined() || !image.device().is_cpu() || image.dim() != 3 || image.dtype() != DType::kU8 ||
-      image.size(0) < 1 || image.size(0) > 4) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("resize: expected a CPU u8 image [C, H, W] with 1 to 4 channels, got ",
-                     image.defined() ? image.describe() : "undefined"));
-  }
-  RETURN_IF_ERROR(check_box(spec.crop, image.size(1), image.size(2), "crop"));
-  RETURN_IF_ERROR(check_box(spec.keep, spec.out_height, spec.out_width, "kept part"));
+// Horizontal first (Pillow's only order before 13.0): that pass runs on
+// the source rows the kept output rows read (taps move forward with the
+// output), into 8-bit rows as Pillow's does, stored as C planes so that the
+// vertical pass and the callers' loops run over contiguous runs of one
+// channel.
+void horizontal_then_vertical(const Tensor& image, const ResizeSpec& spec, const Taps& columns, const Taps& rows,
+                              absl::FunctionRef<void(int64_t row, const uint8_t* pixels)> emit) {
   const int64_t channels = image.size(0);
-  const Taps columns = bilinear_taps(spec.crop.width, spec.out_width, spec.keep.left, spec.keep.width);
-  const Taps rows = bilinear_taps(spec.crop.height, spec.out_height, spec.keep.top, spec.keep.height);
-  // The horizontal pass runs on the source rows the kept output rows read
-  // (taps move forward with the output), into 8-bit rows as Pillow's does,
-  // stored as C planes so that the vertical pass and the callers' loops run
-  // over contiguous runs of one channel.
   const int64_t first_row = rows.first.front();
   const int64_t row_count = rows.first.back() + rows.count.back() - first_row;
   const int64_t width = spec.keep.width;
@@ -180,6 +165,81 @@ absl::Status resample_bilinear(const Tensor& image, const ResizeSpec& spec,
       clip_row(acc.data(), width, out.data() + c * width);
     }
     emit(i, out.data());
+  }
+}
+
+// Vertical first (Pillow 13's order for a mostly vertical downscale): each
+// kept output row is the weighted sum of its source rows, over the source
+// columns the kept output columns read, rounded to 8 bits as Pillow's
+// intermediate image is; then that row is resampled horizontally. Each row
+// needs only its own sum, so nothing is kept between rows.
+void vertical_then_horizontal(const Tensor& image, const ResizeSpec& spec, const Taps& columns, const Taps& rows,
+                              absl::FunctionRef<void(int64_t row, const uint8_t* pixels)> emit) {
+  const int64_t channels = image.size(0);
+  const int64_t first_column = columns.first.front();
+  const int64_t column_count = columns.first.back() + columns.count.back() - first_column;
+  Taps local = columns;  // relative to first_column
+  for (int64_t& first : local.first) first -= first_column;
+  const uint8_t* base =
+      image.data<uint8_t>() + spec.crop.top * image.stride(1) + (spec.crop.left + first_column) * image.stride(2);
+  // The decoder's interleaved pixels: a row's columns are one run of bytes,
+  // summed as one; other layouts channel by channel into C planes.
+  const bool interleaved = image.stride(0) == 1 && image.stride(2) == channels;
+  const int64_t run = interleaved ? channels * column_count : column_count;
+  std::vector<int32_t> acc(run);
+  std::vector<uint8_t> vertical(channels * column_count);
+  std::vector<uint8_t> out(channels * spec.keep.width);
+  for (int64_t i = 0; i < spec.keep.height; ++i) {
+    const int32_t* w = rows.weights.data() + i * rows.ksize;
+    for (int64_t c = 0; c < (interleaved ? 1 : channels); ++c) {
+      std::fill(acc.begin(), acc.end(), 1 << (kPrecisionBits - 1));
+      for (int64_t t = 0; t < rows.count[i]; ++t) {
+        const uint8_t* row = base + c * image.stride(0) + (rows.first[i] + t) * image.stride(1);
+        if (interleaved || image.stride(2) == 1) {
+          accumulate_row(row, w[t], run, acc.data());
+        } else {
+          for (int64_t m = 0; m < run; ++m) acc[m] += row[m * image.stride(2)] * w[t];
+        }
+      }
+      clip_row(acc.data(), run, vertical.data() + c * run);
+    }
+    if (interleaved && channels == 3) {
+      resample_row_rgb(vertical.data(), 3, local, out.data(), spec.keep.width);
+    } else if (interleaved) {
+      resample_row_strided(vertical.data(), channels, 1, channels, local, out.data(), spec.keep.width);
+    } else {
+      resample_row_strided(vertical.data(), 1, column_count, channels, local, out.data(), spec.keep.width);
+    }
+    emit(i, out.data());
+  }
+}
+
+}  // namespace
+
+ResizeSpec whole_resize(int64_t height, int64_t width, int64_t out_height, int64_t out_width) {
+  return ResizeSpec{Box{0, 0, height, width}, out_height, out_width, Box{0, 0, out_height, out_width}};
+}
+
+absl::Status resample_bilinear(const Tensor& image, const ResizeSpec& spec,
+                               absl::FunctionRef<void(int64_t row, const uint8_t* pixels)> emit) {
+  if (!image.defined() || !image.device().is_cpu() || image.dim() != 3 || image.dtype() != DType::kU8 ||
+      image.size(0) < 1 || image.size(0) > 4) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("resize: expected a CPU u8 image [C, H, W] with 1 to 4 channels, got ",
+                     image.defined() ? image.describe() : "undefined"));
+  }
+  RETURN_IF_ERROR(check_box(spec.crop, image.size(1), image.size(2), "crop"));
+  RETURN_IF_ERROR(check_box(spec.keep, spec.out_height, spec.out_width, "kept part"));
+  const Taps columns = bilinear_taps(spec.crop.width, spec.out_width, spec.keep.left, spec.keep.width);
+  const Taps rows = bilinear_taps(spec.crop.height, spec.out_height, spec.keep.top, spec.keep.height);
+  // Pillow 13's ImagingResampleInner: the vertical pass first when the
+  // height shrinks by more than twice what the width does. The 8-bit
+  // intermediate rounds differently in the two orders, by 1 in many pixels.
+  const int64_t shrink_height = spec.crop.height - spec.out_height, shrink_width = spec.crop.width - spec.out_width;
+  if (shrink_height > 0 && shrink_height > 2 * shrink_width) {
+    vertical_then_horizontal(image, spec, columns, rows, emit);
+  } else {
+    horizontal_then_vertical(image, spec, columns, rows, emit);
   }
   return absl::OkStatus();
 }

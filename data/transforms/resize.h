@@ -1,9 +1,14 @@
-// Resizing 8-bit images as Pillow's Image.resize(size, Image.BILINEAR) does,
-// pixel for pixel: a separable two-pass resampler (rows first into an 8-bit
-// intermediate, then columns) whose triangle filter widens with the
-// downscale factor, so a downscale averages every input pixel it covers
-// (antialiasing) rather than sampling four. The taps are Pillow's: computed
-// in double, normalized, rounded to 22-bit fixed point.
+// Resizing 8-bit images as Pillow 13's Image.resize(size, Image.BILINEAR)
+// does, pixel for pixel: a separable two-pass resampler whose triangle filter
+// widens with the downscale factor, so a downscale averages every input pixel
+// it covers (antialiasing) rather than sampling four. The taps are Pillow's:
+// computed in double, normalized, rounded to 22-bit fixed point. The passes
+// meet in an 8-bit intermediate, so their order shows in the pixels (by one
+// level): the horizontal pass first, except where the height shrinks by
+// more than twice what the width does (H_in - H_out > 0 and
+// > 2 (W_in - W_out)), where Pillow 13.0's ImagingResampleInner runs the
+// vertical pass first. Pillow 12 and before always went horizontal first,
+// so those resizes differ from theirs.
 #pragma once
 
 #include <cstdint>
@@ -23,10 +28,13 @@ struct Box {
 };
 
 // `crop` of an image resized to out_height x out_width, as Pillow's
-// image.crop(crop).resize((out_width, out_height), BILINEAR): the filter
-// reads nothing outside the crop. Only the part `keep` of the resized image
-// is computed (a center crop after a resize costs only the pixels kept); its
-// pixels equal those of the whole resize cropped afterwards.
+// image.crop(crop).resize((out_width, out_height), BILINEAR) (torchvision's
+// resized_crop): the filter reads nothing outside the crop, and the pass
+// order follows the crop's size (Pillow's resize(..., box=crop) is another
+// thing: it picks the order by the whole image's size). Only the part `keep`
+// of the resized image is computed (a center crop after a resize costs only
+// the pixels kept); its pixels equal those of the whole resize cropped
+// afterwards, in either pass order.
 struct ResizeSpec {
   Box crop;
   int64_t out_height = 0;

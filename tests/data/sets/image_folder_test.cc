@@ -1,7 +1,9 @@
 // ImageFolder on folders the tests write: torchvision's class and file order
-// and labels, decoding, the fused pipelines through the DataLoader, and the
-// errors: a missing or empty folder, a class without JPEGs, a corrupt file
-// named (or skipped and counted, deterministically, under skip_corrupt).
+// and labels (.jpg, .jpeg and .png names), decoding by content (a PNG named
+// .JPEG, as ImageNet holds one), the fused pipelines through the DataLoader,
+// and the errors: a missing or empty folder, a class without images, a
+// corrupt file or one too large for the memory there is named (or skipped
+// and counted, deterministically, under skip_corrupt).
 #include "data/sets/image_folder.h"
 
 #include <filesystem>
@@ -15,6 +17,7 @@
 #include "data/readers/jpeg.h"
 #include "gtest/gtest.h"
 #include "tensor/ops.h"
+#include "tests/data/readers/address_space_limit.h"
 #include "tests/data/readers/jpeg_fixture.h"
 #include "tests/tensor/testing.h"
 
@@ -50,14 +53,16 @@ TEST_F(ImageFolderTest, ListsClassesAndFilesInTorchvisionOrder) {
   put("b_dog/a.Jpg", jpeg);
   put("b_dog/notes.txt", "not an image");
   put("a_cat/x.JPEG", jpeg);
-  put("c_cow/y.png", "ignored: not a JPEG name");
+  put("c_cow/y.png", jpeg_fixture_bytes("png_rgb.png"));
+  put("c_cow/v.PNG", jpeg_fixture_bytes("png_gray.png"));
+  put("c_cow/w.webp", "ignored: a format we do not decode");
   put("c_cow/z.jpg", jpeg);
   put("stray.jpg", jpeg);  // beside the classes: not in any
   ASSERT_OK_AND_ASSIGN(auto folder, ImageFolder::open(root_));
   EXPECT_EQ(folder->classes(), (std::vector<std::string>{"a_cat", "b_dog", "c_cow"}));
-  const std::vector<std::pair<std::string, int64_t>> expected = {{"a_cat/x.JPEG", 0},     {"b_dog/10.JPEG", 1},
-                                                                 {"b_dog/2.jpg", 1},      {"b_dog/a.Jpg", 1},
-                                                                 {"b_dog/sub/0.jpeg", 1}, {"c_cow/z.jpg", 2}};
+  const std::vector<std::pair<std::string, int64_t>> expected = {
+      {"a_cat/x.JPEG", 0},     {"b_dog/10.JPEG", 1}, {"b_dog/2.jpg", 1}, {"b_dog/a.Jpg", 1},
+      {"b_dog/sub/0.jpeg", 1}, {"c_cow/v.PNG", 2},   {"c_cow/y.png", 2}, {"c_cow/z.jpg", 2}};
   ASSERT_EQ(folder->size(), static_cast<int64_t>(expected.size()));
   for (int64_t i = 0; i < folder->size(); ++i) {
     EXPECT_EQ(folder->path(i), join_path(root_, expected[i].first));
@@ -81,6 +86,26 @@ TEST_F(ImageFolderTest, GetDecodesToChannelsFirstWithTheLabel) {
   expect_error(folder->get(2).status(), absl::StatusCode::kOutOfRange, {"index 2"});
 }
 
+// ImageNet's train/n02105855/n02105855_2933.JPEG is a PNG: torchvision's
+// loader opens it by content, and so do we, with Pillow's pixels, through
+// the default decode and the fused pipelines alike.
+TEST_F(ImageFolderTest, APngNamedJpegDecodesAsTorchvisionLoadsIt) {
+  put("n02105855/n02105855_2933.JPEG", jpeg_fixture_bytes("png_rgba.png"));
+  put("n02105855/n02105855_2934.JPEG", jpeg_fixture_bytes("baseline_420.jpg"));
+  ASSERT_OK_AND_ASSIGN(auto folder, ImageFolder::open(root_));
+  ASSERT_OK_AND_ASSIGN(const Example example, folder->get(0));
+  EXPECT_EQ(to_vector<uint8_t>(example.fields[0]),
+            to_vector<uint8_t>(contiguous(read_ppm_fixture("png_rgba.ppm").permute({2, 0, 1}))));
+  for (const transforms::JpegPipeline& pipeline :
+       {transforms::train_pipeline({.size = 8}), transforms::eval_pipeline(12, 8)}) {
+    ImageFolderOptions options;
+    options.pipeline = pipeline;
+    ASSERT_OK_AND_ASSIGN(auto fused, ImageFolder::open(root_, options));
+    ASSERT_OK_AND_ASSIGN(const Example crop, fused->get(0));
+    EXPECT_EQ(crop.fields[0].shape(), Shape({3, 8, 8}));
+  }
+}
+
 TEST_F(ImageFolderTest, FolderErrorsNameTheFolder) {
   expect_error(ImageFolder::open(join_path(root_, "absent")).status(), absl::StatusCode::kNotFound,
                {"absent", "no such folder"});
@@ -88,9 +113,9 @@ TEST_F(ImageFolderTest, FolderErrorsNameTheFolder) {
   expect_error(ImageFolder::open(root_).status(), absl::StatusCode::kNotFound, {root_, "no class folders"});
   put("full/0.jpg", jpeg_fixture_bytes("baseline_420.jpg"));
   put("empty/readme.txt", "");
-  put("also_empty/x.png", "");
+  put("also_empty/x.webp", "");
   expect_error(ImageFolder::open(root_).status(), absl::StatusCode::kNotFound,
-               {root_, "no JPEG files", "also_empty, empty"});
+               {root_, "no image files", "also_empty, empty"});
 }
 
 TEST_F(ImageFolderTest, ACorruptFileIsAnErrorNamingIt) {
@@ -130,8 +155,33 @@ TEST_F(ImageFolderTest, SkipCorruptServesTheNextGoodImageAndCounts) {
   put("b/3.jpg", "");
   ASSERT_OK_AND_ASSIGN(folder, ImageFolder::open(root_, options));
   put("a/0.jpg", "broken now");
-  expect_error(folder->get(0).status(), absl::StatusCode::kDataLoss, {root_, "none of the 4 JPEG files decodes"});
+  expect_error(folder->get(0).status(), absl::StatusCode::kDataLoss, {root_, "none of the 4 image files decodes"});
   EXPECT_EQ(folder->corrupt_files(), 4);
+}
+
+// A header within the pixel limit whose image the memory there is cannot
+// hold (made so by a lowered address-space limit): an error naming the file,
+// not an exception naming only the sample; skip_corrupt passes over it.
+TEST_F(ImageFolderTest, AFileTooLargeForMemoryIsNamedOrSkipped) {
+  if (!::ts::data::testing::AddressSpaceLimit::usable()) {
+    GTEST_SKIP() << "the address-space limit does not work under sanitizers";
+  }
+  std::string huge = jpeg_fixture_bytes("cmyk.jpg");
+  const size_t sof = huge.find("\xFF\xC0");
+  ASSERT_NE(sof, std::string::npos);
+  huge.replace(sof + 5, 4, std::string("\x40\x00\x40\x00", 4));  // 16384 x 16384
+  const std::string path = put("a/0.jpg", huge);
+  put("a/1.jpg", jpeg_fixture_bytes("baseline_420.jpg"));
+  ImageFolderOptions options;
+  options.pipeline = transforms::eval_pipeline(12, 8);
+  ASSERT_OK_AND_ASSIGN(auto strict, ImageFolder::open(root_, options));
+  options.skip_corrupt = true;
+  ASSERT_OK_AND_ASSIGN(auto skipping, ImageFolder::open(root_, options));
+  ::ts::data::testing::AddressSpaceLimit limit(int64_t{256} << 20);
+  expect_error(strict->get(0).status(), absl::StatusCode::kResourceExhausted, {path, "16384x16384", "out of memory"});
+  ASSERT_OK_AND_ASSIGN(const Example example, skipping->get(0));
+  EXPECT_EQ(example.fields[0].shape(), Shape({3, 8, 8}));
+  EXPECT_EQ(skipping->corrupt_files(), 1);
 }
 
 TEST_F(ImageFolderTest, FeedsTheLoaderWithTheFusedPipelines) {
