@@ -67,7 +67,8 @@ absl::StatusOr<std::vector<std::string>> split_path(absl::string_view path) {
       i = dot + 1;
     }
   }
-  if (parts.empty() || std::any_of(parts.begin(), parts.end(), [](const auto& p) { return p.empty(); })) {
+  if (parts.empty() || path.back() == '.' ||
+      std::any_of(parts.begin(), parts.end(), [](const auto& p) { return p.empty(); })) {
     return absl::InvalidArgumentError(absl::StrCat("empty field name in '", path, "'"));
   }
   return parts;
@@ -95,6 +96,8 @@ Json message_json(const pb::Message& m) {
   const pb::Reflection* r = m.GetReflection();
   for (int i = 0; i < d->field_count(); ++i) {
     const pb::FieldDescriptor* f = d->field(i);
+    // Of a oneof, only the member the config chose (an SGD run has no adam).
+    if (f->real_containing_oneof() != nullptr && !r->HasField(m, f)) continue;
     if (f->is_repeated()) {
       Json list = Json::array();
       for (int k = 0; k < r->FieldSize(m, f); ++k) list.push_back(field_value_json(m, f, k));
@@ -277,6 +280,14 @@ absl::Status set_config_field(TaskConfig& config, absl::string_view path, absl::
     return absl::InvalidArgumentError(
         absl::StrCat("bad value for config field '", path, "' (", field->type_name(), "): ", errors.joined()));
   }
+  // The value is parsed as text of the containing message: "3 batch_size: 7"
+  // would set a second field.
+  std::vector<const pb::FieldDescriptor*> parsed;
+  scratch->GetReflection()->ListFields(*scratch, &parsed);
+  if (parsed.size() > 1) {
+    return absl::InvalidArgumentError(absl::StrCat("bad value for config field '", path, "': '", value,
+                                                   "' sets other fields too (one field per assignment)"));
+  }
   // A list replaces the configured one; a message merges into it.
   if (field->is_repeated()) message->GetReflection()->ClearField(message, field);
   message->MergeFrom(*scratch);
@@ -296,13 +307,25 @@ absl::Status apply_overrides(TaskConfig& config, absl::string_view assignments) 
     } else if (c == '[' || c == '{') {
       ++depth;
     } else if (c == ']' || c == '}') {
-      --depth;
+      if (--depth < 0) {
+        return absl::InvalidArgumentError(absl::StrCat("--set: '", std::string(1, c), "' closes nothing in '",
+                                                       assignments, "'"));
+      }
     } else if (c == ',' && depth == 0) {
       items.push_back(std::move(current));
       current.clear();
       continue;
     }
     current += c;
+  }
+  // Left open, a quote or bracket would have swallowed the assignments after
+  // it into one value.
+  if (quote != 0) {
+    return absl::InvalidArgumentError(absl::StrCat("--set: unclosed ", std::string(1, quote), " in '", assignments,
+                                                   "' (quote a value holding one: path=\"/data/bob's\")"));
+  }
+  if (depth != 0) {
+    return absl::InvalidArgumentError(absl::StrCat("--set: unclosed '[' or '{' in '", assignments, "'"));
   }
   items.push_back(std::move(current));
   for (const std::string& item : items) {

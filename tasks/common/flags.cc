@@ -19,7 +19,7 @@ ABSL_FLAG(std::string, config, "",
           "Text-proto TaskConfig file (default: the task's own config.textproto, compiled into the binary).");
 ABSL_FLAG(std::string, set, "",
           "Overrides of any config field: field=value,... (text-format values; lists as [a, b]; "
-          "task fields by extension name, e.g. resnet.depth=56).");
+          "task fields by extension name, e.g. resnet20.depth=56).");
 
 // Typed shortcuts, one per common TaskConfig field of the same name. They
 // are valueless unless given, so only flags on the command line override the
@@ -178,6 +178,19 @@ void parse_task_command_line(int argc, char** argv) {
 }
 
 absl::StatusOr<TaskConfig> config_from_flags(absl::string_view default_config, absl::string_view task) {
+  // absl reads these itself, so the bool flags and the repeated --set found
+  // by scanning the command line would miss what they hold.
+  for (const char* name : {"flagfile", "fromenv", "tryfromenv"}) {
+    for (absl::string_view arg : command_line()) {
+      if (arg == "--") break;
+      if ((absl::ConsumePrefix(&arg, "--") || absl::ConsumePrefix(&arg, "-")) && absl::ConsumePrefix(&arg, name) &&
+          (arg.empty() || arg[0] == '=')) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--", name, " is not supported: flags read from it would be lost; give them on the command line, or "
+            "the config fields in a --config file"));
+      }
+    }
+  }
   const std::string flag_path = absl::GetFlag(FLAGS_config);
   absl::StatusOr<TaskConfig> config = flag_path.empty()
                                           ? parse_config(default_config, absl::StrCat(task, " default config"))

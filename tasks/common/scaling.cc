@@ -5,6 +5,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "base/files.h"
+#include "tasks/common/config.h"
 
 namespace ts::tasks {
 namespace {
@@ -33,7 +34,8 @@ std::string string_at(const Json& report, absl::string_view section, absl::strin
 
 }  // namespace
 
-absl::StatusOr<Baseline> load_baseline(const std::string& path, absl::string_view task) {
+absl::StatusOr<Baseline> load_baseline(const std::string& path, const TaskConfig& config) {
+  const std::string& task = config.name();
   const auto error = [&](absl::string_view problem) {
     return absl::InvalidArgumentError(absl::StrCat("baseline_report ", path, ": ", problem));
   };
@@ -50,6 +52,17 @@ absl::StatusOr<Baseline> load_baseline(const std::string& path, absl::string_vie
   const std::optional<double> ranks = number_at(*report, "world", "size");
   if (ranks != 1) {
     return error(ranks ? absl::StrCat("a run of ", *ranks, " ranks, not one") : "no world size (world.size)");
+  }
+  // The same workload and goal, as both reports write their configs.
+  const Json mine = config_to_json(config);
+  for (const char* key : {"batch_size", "dtype", "target_metric", "target_value", "target_minimize"}) {
+    const Json* its = field(*report, "config", key);
+    if (its == nullptr || *its != *mine.find(key)) {
+      return error(absl::StrCat("a run with config ", key, " ", its == nullptr ? "(none)" : its->dump(), ", this one ",
+                                mine.find(key)->dump(), ": its ",
+                                absl::StartsWith(key, "target") ? "time to target is to another target"
+                                                                : "throughput is of another workload"));
+    }
   }
   const std::optional<double> samples_per_s = number_at(*report, "throughput", "samples_per_s");
   if (!samples_per_s || *samples_per_s <= 0) {

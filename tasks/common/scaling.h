@@ -9,6 +9,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "base/json.h"
+#include "tasks/common/config.pb.h"
 
 namespace ts::tasks {
 
@@ -18,11 +19,13 @@ struct Baseline {
   std::optional<double> seconds_to_target;  // when it reached the target
 };
 
-// The report.json at `path` as the baseline of a run of task `task` (the
-// config's name). Errors name the file and what is wrong with it: unreadable,
-// not JSON, not a task report, a report of another task or of more than one
-// rank, or one without throughput.
-absl::StatusOr<Baseline> load_baseline(const std::string& path, absl::string_view task);
+// The report.json at `path` as the baseline of a run of `config`. Errors
+// name the file and what is wrong with it: unreadable, not JSON, not a task
+// report, a report of another task or of more than one rank, one without
+// throughput, or one of another workload: a batch size or dtype other than
+// the run's (its efficiency would measure the workload, not the scaling) or
+// another target (its price index would divide times to two targets).
+absl::StatusOr<Baseline> load_baseline(const std::string& path, const TaskConfig& config);
 
 // {"baseline_report", "baseline_world_size": 1, "baseline_samples_per_s",
 //  "world_size", "samples_per_s", "efficiency"}. The run's samples_per_s is

@@ -302,7 +302,7 @@ absl::Status Trainer::read_baseline() {
   // Rank 0 reads it; the others learn its verdict.
   absl::Status status = absl::OkStatus();
   if (leader()) {
-    absl::StatusOr<Baseline> baseline = load_baseline(config_.baseline_report(), config_.name());
+    absl::StatusOr<Baseline> baseline = load_baseline(config_.baseline_report(), config_);
     if (baseline.ok()) {
       parts_->baseline = *std::move(baseline);
     } else {

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/flags/flag.h"
@@ -152,6 +153,36 @@ TEST_F(FlagsTest, ErrorsNameTheFlagAndField) {
                {"toy default config:2:", "lr"});
   parse({"--config=" + join_path(::testing::TempDir(), "nope")});
   expect_error(config_from_flags(kDefaultConfig, "toy").status(), absl::StatusCode::kNotFound, {"nope"});
+}
+
+// --set splits at commas outside quotes and brackets; one left open would
+// swallow the assignments after it, and a value is one field's.
+TEST_F(FlagsTest, SetRefusesWhatWouldSetTheWrongFields) {
+  const std::pair<std::string, std::string> cases[] = {
+      {"--set=data_path=/data/bob's,epochs=9", "unclosed '"},
+      {"--set=output_dir=out]x,epochs=9", "']' closes nothing"},
+      {"--set=lr_milestones=[3,epochs=9", "unclosed '['"},
+      {"--set=epochs=3 batch_size: 7", "sets other fields too"},
+      {"--set=epochs.=4", "empty field name"},
+  };
+  for (const auto& [flag, why] : cases) {
+    parse({flag});
+    expect_error(config_from_flags(kDefaultConfig, "toy").status(), absl::StatusCode::kInvalidArgument, {why});
+  }
+  parse({"--set=data_path=\"/data/bob's\",epochs=9"});
+  ASSERT_OK_AND_ASSIGN(const TaskConfig c, config_from_flags(kDefaultConfig, "toy"));
+  EXPECT_EQ(c.data_path(), "/data/bob's");
+  EXPECT_EQ(c.epochs(), 9);
+}
+
+// absl reads a flagfile itself: its --set and bool flags would not reach
+// the config, so it is refused.
+TEST_F(FlagsTest, FlagfileIsRefused) {
+  const std::string path = join_path(::testing::TempDir(), "flags.txt");
+  ASSERT_OK(write_file_atomically(path, "--set=batch_size=7\n"));
+  parse({"--flagfile=" + path});
+  expect_error(config_from_flags(kDefaultConfig, "toy").status(), absl::StatusCode::kInvalidArgument,
+               {"--flagfile is not supported"});
 }
 
 TEST_F(FlagsTest, DtypeInAnyCaseAndTf32) {

@@ -16,6 +16,7 @@
 #include <cmath>
 #include <csignal>
 #include <cstdio>
+#include <functional>
 #include <limits>
 #include <string>
 #include <vector>
@@ -625,6 +626,19 @@ TEST_F(TrainerTest, ScalingEfficiencyAndPriceAgainstABaselineRun) {
   const double price_increase = hours_to_target / baseline_hours_to_target;
   const double speedup = baseline_hours_to_target / hours_to_target;
   EXPECT_DOUBLE_EQ(price.find("index")->as_double(), price_increase / speedup);
+
+  // A baseline of another target or workload is refused before training,
+  // naming the field: its times and throughput are not this run's to compare.
+  for (const auto& [field, change] : std::vector<std::pair<std::string, std::function<void(TaskConfig&)>>>{
+           {"target_value", [](TaskConfig& x) { x.set_target_value(0.8); }},
+           {"batch_size", [](TaskConfig& x) { x.set_batch_size(kBatch / 2); }},
+           {"dtype", [](TaskConfig& x) { x.set_dtype(TaskConfig::BF16); }}}) {
+    TaskConfig other = c;
+    change(other);
+    auto other_line = recipe();
+    expect_error(Trainer::create(other, Device::cpu(), *other_line, options()).status(),
+                 absl::StatusCode::kInvalidArgument, {baseline_trainer->report_path(), absl::StrCat("config ", field)});
+  }
 }
 
 TEST_F(TrainerTest, PriceWithoutTargetOrBaseline) {
