@@ -312,6 +312,7 @@ TEST(ConfigTest, JsonHasEveryFieldAndSetExtensions) {
   EXPECT_EQ(j.find("sgd")->find("lr")->as_double(), 0.3);
   EXPECT_EQ(j.find("sgd")->find("momentum")->as_double(), 0);  // default shown
   EXPECT_EQ(j.find("lr"), nullptr);                            // no longer a field of its own
+  EXPECT_EQ(j.find("adam"), nullptr);                          // the optimizer not chosen
   EXPECT_EQ(j.find("batch_size")->as_int(), 32);               // default shown
   EXPECT_EQ(j.find("lr_schedule")->as_string(), "CONSTANT");
   EXPECT_EQ(j.find("lr_milestones")->as_array().size(), 1u);
