@@ -59,7 +59,7 @@ absl::StatusOr<AtomicFile> AtomicFile::create(const std::string& path) {
   // The temp file sits beside the target: rename is atomic only within one
   // file system. mkstemp keeps concurrent writers (ranks, threads) apart.
   std::string tmp = absl::StrCat(path, ".tmp.XXXXXX");
-  const int fd = ::mkstemp(tmp.data());
+  const int fd = ::mkostemp(tmp.data(), O_CLOEXEC);  // not inherited by a child process
   if (fd < 0) return errno_error("cannot create a temporary file for", path);
   ::fchmod(fd, 0644);
   return AtomicFile(path, std::move(tmp), fd);

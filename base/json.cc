@@ -3,6 +3,8 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <string>
 
 #include "absl/strings/str_cat.h"
 
@@ -429,7 +431,14 @@ class Parser {
     }
     double d;
     const auto r = std::from_chars(first, last, d);
-    if (r.ec == std::errc::result_out_of_range) return fail("number out of range");
+    if (r.ec == std::errc::result_out_of_range) {
+      // from_chars refuses underflow too; 1e-400 is valid JSON, 0 (or a
+      // subnormal) as Python and strtod read it.
+      const double v = std::strtod(std::string(first, last).c_str(), nullptr);
+      if (!std::isfinite(v)) return fail("number out of range");
+      out = Json(v);
+      return true;
+    }
     if (r.ec != std::errc() || r.ptr != last) return fail("bad number");
     out = Json(d);
     return true;

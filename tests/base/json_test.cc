@@ -79,6 +79,10 @@ TEST(JsonTest, ParseErrorsNameLineAndColumn) {
   expect_error(parse_json("01").status(), absl::StatusCode::kInvalidArgument, {"after the JSON value"});
   expect_error(parse_json("\"a\tb\"").status(), absl::StatusCode::kInvalidArgument, {"control character"});
   expect_error(parse_json("1e999").status(), absl::StatusCode::kInvalidArgument, {"out of range"});
+  // Underflow is no error: 0, as Python reads it.
+  ASSERT_OK_AND_ASSIGN(const Json tiny, parse_json("[1e-400, -1e-400]"));
+  EXPECT_EQ(tiny.as_array()[0].as_double(), 0.0);
+  EXPECT_TRUE(std::signbit(tiny.as_array()[1].as_double()));
   expect_error(parse_json(std::string(600, '[')).status(), absl::StatusCode::kInvalidArgument, {"nesting"});
   expect_error(parse_json("").status(), absl::StatusCode::kInvalidArgument, {"end of input"});
 }
