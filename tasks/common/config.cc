@@ -308,8 +308,8 @@ absl::Status apply_overrides(TaskConfig& config, absl::string_view assignments) 
       ++depth;
     } else if (c == ']' || c == '}') {
       if (--depth < 0) {
-        return absl::InvalidArgumentError(absl::StrCat("--set: '", std::string(1, c), "' closes nothing in '",
-                                                       assignments, "'"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("--set: '", std::string(1, c), "' closes nothing in '", assignments, "'"));
       }
     } else if (c == ',' && depth == 0) {
       items.push_back(std::move(current));

@@ -185,9 +185,10 @@ absl::StatusOr<TaskConfig> config_from_flags(absl::string_view default_config, a
       if (arg == "--") break;
       if ((absl::ConsumePrefix(&arg, "--") || absl::ConsumePrefix(&arg, "-")) && absl::ConsumePrefix(&arg, name) &&
           (arg.empty() || arg[0] == '=')) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "--", name, " is not supported: flags read from it would be lost; give them on the command line, or "
-            "the config fields in a --config file"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("--", name,
+                         " is not supported: flags read from it would be lost; give them on the command line, or "
+                         "the config fields in a --config file"));
       }
     }
   }
