@@ -40,7 +40,9 @@ TEST(Crc32cTest, KnownVectors) {
 }
 
 TEST(Crc32cTest, MatchesTheBitwiseDefinitionAtEveryLengthAndAlignment) {
-  std::mt19937_64 rng(ts::testing::test_seed());
+  const uint64_t seed = ts::testing::test_seed();
+  SCOPED_TRACE("TS_TEST_SEED=" + std::to_string(seed));
+  std::mt19937_64 rng(seed);
   std::string buffer(80, '\0');
   for (char& c : buffer) c = static_cast<char>(rng());
   const absl::string_view all = buffer;

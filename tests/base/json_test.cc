@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <random>
+#include <string>
 
 #include "gtest/gtest.h"
 #include "tests/tensor/testing.h"
@@ -55,7 +56,9 @@ TEST(JsonTest, ParsesEveryKind) {
 }
 
 TEST(JsonTest, RoundTripsRandomDocuments) {
-  std::mt19937_64 rng(ts::testing::test_seed());
+  const uint64_t seed = ts::testing::test_seed();
+  SCOPED_TRACE("TS_TEST_SEED=" + std::to_string(seed));
+  std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> mag(-300, 300);
   std::uniform_int_distribution<int> byte(0, 255);
   for (int trial = 0; trial < 200; ++trial) {

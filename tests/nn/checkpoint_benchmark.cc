@@ -1,5 +1,10 @@
 // Checkpoint speed: CRC-32C throughput, and saving / loading ResNet-50's
-// state dict (~100 MB, fsync included) to the test's temporary directory.
+// state dict (~100 MB, fsync included) in a directory of its own under the
+// temporary directory (TMPDIR), removed at exit, so runs that overlap do
+// not write one file.
+#include <stdlib.h>
+
+#include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -19,8 +24,31 @@ void BM_Crc32c(benchmark::State& state) {
 }
 BENCHMARK(BM_Crc32c)->Arg(1 << 20)->Arg(64 << 20);
 
+// A directory made for this run (mkdtemp), removed with what is in it when
+// the program ends.
+class RunDirectory {
+ public:
+  RunDirectory() {
+    std::string name = (std::filesystem::temp_directory_path() / "checkpoint_benchmark.XXXXXX").string();
+    if (mkdtemp(name.data()) == nullptr) {
+      std::perror("checkpoint_benchmark: mkdtemp");
+      std::exit(1);
+    }
+    path_ = name;
+  }
+  ~RunDirectory() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
 const std::string& checkpoint_path() {
-  static const std::string path = (std::filesystem::temp_directory_path() / "checkpoint_benchmark.ckpt").string();
+  static const RunDirectory dir;
+  static const std::string path = (dir.path() / "resnet50.ckpt").string();
   return path;
 }
 

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "autograd/ops.h"
 #include "gtest/gtest.h"
 #include "nn/batch_norm.h"
@@ -175,12 +176,14 @@ TEST_F(CudaLayersTest, DropoutDrawsTheSameMask) {
   expect_cuda_matches_cpu(dropout, images({4, 1000}));
 }
 
+// Every floating dtype of logits: the loss (f32 for 16-bit logits, which
+// both devices compute in f32) within its dtype's tolerance, the gradient
+// (in the logits' dtype) within that dtype's, relative to its largest
+// element.
 TEST_F(CudaLayersTest, Losses) {
-  const Tensor logits = images({16, 10});
   std::vector<int64_t> t(16);
   for (size_t i = 0; i < t.size(); ++i) t[i] = static_cast<int64_t>((i * 7) % 10);
   const Tensor target = from_vector<int64_t>(t, {16});
-  const Tensor binary = to(gt(images({16, 10}), 0), DType::kF32);
   using LossFn = std::function<Variable(const Variable&, const Tensor&, const Tensor&)>;
   const std::vector<std::pair<std::string, LossFn>> losses = {
       {"cross_entropy",
@@ -189,23 +192,32 @@ TEST_F(CudaLayersTest, Losses) {
        }},
       {"bce_with_logits", [](auto& x, auto&, auto& b) { return binary_cross_entropy_with_logits(x, b); }},
   };
-  for (const auto& [name, fn] : losses) {
-    SCOPED_TRACE(name);
-    std::vector<Tensor> values, grads;
-    for (Device d : {Device::cpu(), Device::cuda(0)}) {
-      Variable x(to(logits, d), true);
-      Variable loss = fn(x, to(target, d), to(binary, d));
-      loss.backward();
-      values.push_back(to(loss.data(), Device::cpu()));
-      grads.push_back(to(x.grad(), Device::cpu()));
+  for (const DType dtype : {DType::kF16, DType::kBF16, DType::kF32, DType::kF64}) {
+    const Tensor logits = to(images({16, 10}), dtype);
+    const Tensor binary = to(gt(images({16, 10}), 0), dtype);
+    for (const auto& [name, fn] : losses) {
+      SCOPED_TRACE(absl::StrCat(name, " ", dtype_name(dtype)));
+      std::vector<Tensor> values, grads;
+      for (Device d : {Device::cpu(), Device::cuda(0)}) {
+        Variable x(to(logits, d), true);
+        Variable loss = fn(x, to(target, d), to(binary, d));
+        loss.backward();
+        values.push_back(to(loss.data(), Device::cpu()));
+        grads.push_back(to(x.grad(), Device::cpu()));
+      }
+      EXPECT_EQ(values[0].dtype(), dtype == DType::kF64 ? DType::kF64 : DType::kF32);
+      EXPECT_EQ(grads[0].dtype(), dtype);
+      ts::testing::expect_close_to_cpu(values[1], values[0], /*normwise=*/false, "loss");
+      ts::testing::expect_close_to_cpu(grads[1], grads[0], /*normwise=*/true, "gradient");
     }
-    ts::testing::expect_close(values[1], ref_of(values[0]), kTol);
-    ts::testing::expect_close(grads[1], ref_of(grads[0]), kTol);
   }
+  // f32 logits: no ties for the two devices to break differently.
+  const Tensor logits = images({16, 10});
   const Tensor logits_gpu = to(logits, Device::cuda(0));
   const Tensor target_gpu = to(target, Device::cuda(0));
   for (int64_t k : {1, 3, 5}) {
-    EXPECT_EQ(item<int64_t>(topk_correct(logits_gpu, target_gpu, k)), item<int64_t>(topk_correct(logits, target, k)));
+    EXPECT_EQ(item<int64_t>(topk_correct(logits_gpu, target_gpu, k)), item<int64_t>(topk_correct(logits, target, k)))
+        << "top-" << k;
   }
 }
 

@@ -182,33 +182,39 @@ class CrossEntropyTest : public LossesTest {
   }
 };
 
-// f32 logits (in a transposed layout) on the CPU against the float64
-// composition: values and gradients within 1e-5 relative.
-TEST_F(CrossEntropyTest, F32MatchesTheComposedF64Reference) {
-  for (const CrossEntropyCase& c : every_cross_entropy_case()) {
-    SCOPED_TRACE(c.describe());
-    const Inputs in = inputs(c);
-    const Tensor logits = random_tensor(rng(), {kRows, kClasses}, DType::kF32, -3, 3, ts::testing::Layout::kTransposed);
-    const Tensor seed = seed_grad(c.reduction);
+// Logits of every floating dtype (in a transposed layout) on the CPU against
+// the float64 composition of the same (rounded) values: the loss, f32 for
+// 16-bit logits, within its own dtype's tolerance, the gradient within the
+// logits' dtype's.
+TEST_F(CrossEntropyTest, EveryFloatingDtypeMatchesTheComposedF64Reference) {
+  for (const DType dtype : {DType::kF32, DType::kF64, DType::kF16, DType::kBF16}) {
+    const DType loss_dtype = dtype == DType::kF64 ? DType::kF64 : DType::kF32;
+    for (const CrossEntropyCase& c : every_cross_entropy_case()) {
+      SCOPED_TRACE(absl::StrCat(dtype_name(dtype), " ", c.describe()));
+      const Inputs in = inputs(c);
+      const Tensor logits = random_tensor(rng(), {kRows, kClasses}, dtype, -3, 3, ts::testing::Layout::kTransposed);
+      const Tensor seed = seed_grad(c.reduction);
 
-    Variable x(logits, true);
-    const Variable loss = cross_entropy(x, in.target, in.options);
-    ASSERT_EQ(loss.dtype(), DType::kF32);
-    loss.backward(seed.defined() ? to(seed, DType::kF32) : Tensor());
+      Variable x(logits, true);
+      const Variable loss = cross_entropy(x, in.target, in.options);
+      ASSERT_EQ(loss.dtype(), loss_dtype);
+      loss.backward(seed.defined() ? to(seed, loss_dtype) : Tensor());
+      ASSERT_EQ(x.grad().dtype(), dtype);
 
-    Variable x64(to(logits, DType::kF64), true);
-    const Variable expected = composed_cross_entropy(x64, in.target, in.options);
-    expect_close(loss.data(), ref_of(expected.data()), 1e-5);
-    if (c.nan_mean()) {
-      EXPECT_TRUE(std::isnan(scalar(loss)));
-      expect_close(x.grad(), ref_of(zeros({kRows, kClasses})), 0);
-      continue;
+      Variable x64(to(logits, DType::kF64), true);
+      const Variable expected = composed_cross_entropy(x64, in.target, in.options);
+      expect_close(loss.data(), ref_of(expected.data()), ts::testing::tolerance(loss_dtype));
+      if (c.nan_mean()) {
+        EXPECT_TRUE(std::isnan(scalar(loss)));
+        expect_close(x.grad(), ref_of(zeros({kRows, kClasses})), 0);
+        continue;
+      }
+      expected.backward(seed);
+      // Normwise: an entry p - 1 near zero keeps the absolute error of p.
+      const Tensor expected_grad = x64.grad();
+      const double scale = std::max(item<double>(max(abs(expected_grad))), 1e-3);
+      expect_close(x.grad(), ref_of(expected_grad), ts::testing::tolerance(dtype), scale);
     }
-    expected.backward(seed);
-    // Normwise: an entry p - 1 near zero keeps the absolute error of p.
-    const Tensor expected_grad = x64.grad();
-    const double scale = std::max(item<double>(max(abs(expected_grad))), 1e-3);
-    expect_close(x.grad(), ref_of(expected_grad), 1e-5, scale);
   }
 }
 
@@ -266,24 +272,32 @@ TEST(LossDtypeTest, EveryLossOfHalfInputsIsF32AndSoIsItsGradientPath) {
   }
 }
 
+// Every floating dtype of logits: the loss (f32 for 16-bit logits, which
+// both devices compute in f32 from the same values) within its dtype's
+// tolerance, the gradient within the logits' dtype's, normwise.
 TEST_F(CrossEntropyTest, CudaMatchesCpu) {
   TS_SKIP_WITHOUT_CUDA();
-  for (const CrossEntropyCase& c : every_cross_entropy_case()) {
-    SCOPED_TRACE(c.describe());
-    Inputs in = inputs(c);
-    const Tensor logits = random_tensor(rng(), {kRows, kClasses}, DType::kF32, -3, 3);
-    const Tensor seed = seed_grad(c.reduction);
-    Variable cpu_x(logits, true);
-    const Variable cpu_loss = cross_entropy(cpu_x, in.target, in.options);
-    cpu_loss.backward(seed.defined() ? to(seed, DType::kF32) : Tensor());
+  for (const DType dtype : {DType::kF16, DType::kBF16, DType::kF32, DType::kF64}) {
+    const DType loss_dtype = dtype == DType::kF64 ? DType::kF64 : DType::kF32;
+    for (const CrossEntropyCase& c : every_cross_entropy_case()) {
+      SCOPED_TRACE(absl::StrCat(dtype_name(dtype), " ", c.describe()));
+      Inputs in = inputs(c);
+      const Tensor logits = random_tensor(rng(), {kRows, kClasses}, dtype, -3, 3);
+      const Tensor seed = seed_grad(c.reduction);
+      Variable cpu_x(logits, true);
+      const Variable cpu_loss = cross_entropy(cpu_x, in.target, in.options);
+      ASSERT_EQ(cpu_loss.dtype(), loss_dtype);
+      cpu_loss.backward(seed.defined() ? to(seed, loss_dtype) : Tensor());
 
-    const Device cuda = Device::cuda(0);
-    Variable cuda_x(ts::testing::to_device_keeping_layout(logits, cuda, /*extra_offset=*/1), true);
-    if (in.options.weight.defined()) in.options.weight = to(in.options.weight, cuda);
-    const Variable cuda_loss = cross_entropy(cuda_x, to(in.target, cuda), in.options);
-    cuda_loss.backward(seed.defined() ? to(to(seed, DType::kF32), cuda) : Tensor());
-    ts::testing::expect_close_to_cpu(cuda_loss.data(), cpu_loss.data());
-    ts::testing::expect_close_to_cpu(cuda_x.grad(), cpu_x.grad(), /*normwise=*/true);
+      const Device cuda = Device::cuda(0);
+      Variable cuda_x(ts::testing::to_device_keeping_layout(logits, cuda, /*extra_offset=*/1), true);
+      if (in.options.weight.defined()) in.options.weight = to(in.options.weight, cuda);
+      const Variable cuda_loss = cross_entropy(cuda_x, to(in.target, cuda), in.options);
+      cuda_loss.backward(seed.defined() ? to(to(seed, loss_dtype), cuda) : Tensor());
+      ts::testing::expect_close_to_cpu(cuda_loss.data(), cpu_loss.data(), /*normwise=*/false, "loss");
+      ASSERT_EQ(cuda_x.grad().dtype(), dtype);
+      ts::testing::expect_close_to_cpu(cuda_x.grad(), cpu_x.grad(), /*normwise=*/true, "gradient");
+    }
   }
 }
 

@@ -66,14 +66,28 @@ TEST_P(CpuVsF64Test, EveryDtypeSampleAndLayout) {
   }
 }
 
-// Each input in its own layout: every combination, on the samples whose
-// inputs all have two dims or more.
-TEST_P(CpuVsF64Test, InputsInDifferentLayouts) {
+TS_INSTANTIATE_OP_INFO_SUITE(CpuVsF64Test, nullptr);
+
+// The samples whose inputs can each take every layout: two inputs or more,
+// all of two dims or more (a transposed layout needs two).
+bool all_layouts_apply(const Sample& sample) {
+  return sample.size != SampleSize::kLarge && sample.shapes.size() >= 2 &&
+         std::all_of(sample.shapes.begin(), sample.shapes.end(), [](const Shape& s) { return s.size() >= 2; });
+}
+bool has_multi_input_sample(const OpInfo& info) {
+  return std::any_of(info.samples.begin(), info.samples.end(), all_layouts_apply);
+}
+
+class CpuVsF64MultiInputTest : public CpuVsF64Test {};
+
+// Each input in its own layout: every combination, on the samples with two
+// inputs or more, all of two dims or more (single-input entries have their
+// input in each layout in EveryDtypeSampleAndLayout).
+TEST_P(CpuVsF64MultiInputTest, InputsInDifferentLayouts) {
+  int samples = 0;
   for (const Sample& sample : info().samples) {
-    if (sample.size == SampleSize::kLarge || sample.shapes.size() < 2) continue;
-    if (!std::all_of(sample.shapes.begin(), sample.shapes.end(), [](const Shape& s) { return s.size() >= 2; })) {
-      continue;
-    }
+    if (!all_layouts_apply(sample)) continue;
+    ++samples;
     const size_t n = sample.shapes.size();
     int combinations = 1;
     for (size_t i = 0; i < n; ++i) combinations *= 3;
@@ -87,9 +101,10 @@ TEST_P(CpuVsF64Test, InputsInDifferentLayouts) {
       check(sample, DType::kF32, make_inputs(rng(), info(), sample, DType::kF32, layouts), names);
     }
   }
+  EXPECT_GT(samples, 0) << "instantiated for an entry without a multi-input sample";
 }
 
-TS_INSTANTIATE_OP_INFO_SUITE(CpuVsF64Test, nullptr);
+TS_INSTANTIATE_OP_INFO_SUITE(CpuVsF64MultiInputTest, has_multi_input_sample);
 
 class CpuVsF64BinaryTest : public CpuVsF64Test {};
 

@@ -9,6 +9,7 @@
 #include <random>
 
 #include "gtest/gtest.h"
+#include "tests/tensor/testing.h"
 
 namespace ts::cpu {
 namespace {
@@ -23,8 +24,9 @@ double ulp_error(double x) {
   return static_cast<double>(fabsl(static_cast<long double>(exp_lanes(x)) - exact) / ulp);
 }
 
-TEST(VectorExpTest, WithinOnePointTwoUlpOverTheWholeRange) {
-  std::mt19937_64 rng(std::random_device{}());
+class VectorExpTest : public ::ts::testing::SeededTest {};
+
+TEST_F(VectorExpTest, WithinOnePointTwoUlpOverTheWholeRange) {
   struct Range {
     double lo, hi;
   };
@@ -34,7 +36,7 @@ TEST(VectorExpTest, WithinOnePointTwoUlpOverTheWholeRange) {
     std::uniform_real_distribution<double> uniform(range.lo, range.hi);
     double worst = 0, worst_x = 0;
     for (int i = 0; i < 200000; ++i) {
-      const double x = uniform(rng);
+      const double x = uniform(rng());
       const double error = ulp_error(x);
       if (error > worst) worst = error, worst_x = x;
     }
@@ -42,7 +44,7 @@ TEST(VectorExpTest, WithinOnePointTwoUlpOverTheWholeRange) {
   }
 }
 
-TEST(VectorExpTest, EdgesAreThoseOfExp) {
+TEST_F(VectorExpTest, EdgesAreThoseOfExp) {
   const double inf = std::numeric_limits<double>::infinity();
   for (const double x : {0.0, -0.0, 1e-300, -1e-300, 709.78, 709.7827128933840, -708.5, -744.4, -745.1}) {
     EXPECT_LE(ulp_error(x), 1.2) << x;

@@ -72,15 +72,18 @@ TEST_F(GpuBatchOpsTest, VolumeFlipsAndTurnsMatchTheCpu) {
   }
 }
 
-TEST(GpuBatchOpsErrorsTest, RejectHostBatchesAndWrongParameterCounts) {
+TEST(GpuBatchOpsErrorsTest, RejectHostBatches) {
   Tensor host = zeros({2, 1, 4, 4});
   expect_error(normalize_batch(host, {0.f}, {1.f}).status(), absl::StatusCode::kInvalidArgument,
                {"normalize_batch", "CUDA batch", "f32[2, 1, 4, 4] on cpu"});
   expect_error(crop_flip_batch(host, 4, 4, 0, {}).status(), absl::StatusCode::kInvalidArgument, {"crop_flip_batch"});
   expect_error(flip_rotate_volume_batch(host, {}).status(), absl::StatusCode::kInvalidArgument,
                {"flip_rotate_volume_batch"});
-  if (!cuda::is_available()) return;
-  Tensor device = to(host, Device::cuda(0));
+}
+
+TEST(GpuBatchOpsErrorsTest, RejectWrongParameterCountsAndOffsets) {
+  TS_SKIP_WITHOUT_CUDA();
+  Tensor device = zeros({2, 1, 4, 4}, {DType::kF32, Device::cuda(0)});
   expect_error(crop_flip_batch(device, 4, 4, 0, std::vector<CropFlip>(3)).status(), absl::StatusCode::kInvalidArgument,
                {"3 parameter sets"});
   expect_error(crop_flip_batch(device, 4, 4, 0, std::vector<CropFlip>{{1, 0}, {0, 0}}).status(),

@@ -10,7 +10,10 @@
 //   fashion_64     the Fashion-MNIST folder of tools/corpus at 64x64, 10
 //                  images per class and split
 // TrainPipeline is the fused path the loader runs; TrainUnfused decodes and
-// then applies the Transforms one by one; Decode only decodes.
+// then applies the Transforms one by one; Decode only decodes. Without
+// --jpeg_dir the sets go to a directory of the run's own under TMPDIR
+// (mkdtemp), removed at the end, so that runs which overlap write no files
+// in common.
 //   bazel run //tests/data/transforms:jpeg_pipeline_benchmark -- --jpeg_dir=/tmp/jpeg_bench
 //   tools/golden/jpeg_pillow.py bench /tmp/jpeg_bench
 #include <algorithm>
@@ -167,7 +170,7 @@ void register_set(const std::string& name, const std::vector<std::string>& files
 }  // namespace ts::data
 
 int main(int argc, char** argv) {
-  std::string dir = "/tmp/jpeg_pipeline_benchmark";
+  std::string dir;
   int kept = 1;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -178,6 +181,19 @@ int main(int argc, char** argv) {
     }
   }
   argc = kept;
+  if (dir.empty()) {
+    dir = (std::filesystem::temp_directory_path() / "jpeg_pipeline_benchmark.XXXXXX").string();
+    if (mkdtemp(dir.data()) == nullptr) {
+      std::perror("jpeg_pipeline_benchmark: mkdtemp");
+      return 1;
+    }
+    // Removed on every way out that runs exit handlers (die() included).
+    static const std::string own_dir = dir;
+    std::atexit([] {
+      std::error_code ignored;
+      std::filesystem::remove_all(own_dir, ignored);
+    });
+  }
   ts::data::write_sets(dir);
   for (const char* set : {"imagenet_like", "fashion_64"}) {
     ts::data::register_set(set, ts::data::jpeg_files(ts::join_path(dir, set)));

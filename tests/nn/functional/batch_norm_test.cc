@@ -306,6 +306,28 @@ TEST_F(BatchNormTest, TrainingWithoutRunningStats) {
   ts::testing::expect_close(y.data(), normalize(ref_of(x), s.mean, s.var, nullptr, nullptr, 1e-5), 1e-12, 1.0);
 }
 
+// f16 and bf16 on the CPU against float64 on the same values, as
+// CudaMatchesCpu runs them on CUDA: training and eval, both memory formats.
+TEST_F(BatchNormTest, ReducedFloatsOnCpuMatchFloat64) {
+  for (const bool training : {true, false}) {
+    for (const DType dtype : {DType::kF16, DType::kBF16}) {
+      SCOPED_TRACE(absl::StrCat(training ? "training " : "eval ", dtype_name(dtype)));
+      const Shape shape = {6, 5, 7, 9};
+      const Tensor rm = random_tensor(rng(), {5}, DType::kF32), rv = random_tensor(rng(), {5}, DType::kF32, 0.5, 2);
+      for (const MemoryFormat format : {MemoryFormat::kContiguous, MemoryFormat::kChannelsLast}) {
+        SCOPED_TRACE(memory_format_name(format));
+        nn::testing::expect_matches_f64(
+            [&](const std::vector<Variable>& v) {
+              return batch_norm(v[0], clone(rm), clone(rv), v[1], v[2], training);
+            },
+            {random_tensor(rng(), shape, dtype, -2, 2), random_tensor(rng(), {5}, dtype),
+             random_tensor(rng(), {5}, dtype)},
+            random_tensor(rng(), shape, DType::kF64), dtype, Device::cpu(), ts::testing::tolerance(dtype), format);
+      }
+    }
+  }
+}
+
 TEST_F(BatchNormTest, CudaMatchesCpu) {
   TS_SKIP_WITHOUT_CUDA();
   for (const bool training : {true, false}) {
@@ -325,10 +347,7 @@ TEST_F(BatchNormTest, CudaMatchesCpu) {
             {random_tensor(rng(), shape, dtype, -2, 2), random_tensor(rng(), {5}, dtype),
              random_tensor(rng(), {5}, dtype)},
             random_tensor(rng(), shape, DType::kF64), dtype,
-            dtype == DType::kF64      ? 1e-10
-            : is_reduced_float(dtype) ? 2e-2
-                                      : 1e-5,
-            format);
+            dtype == DType::kF64 ? 1e-10 : ts::testing::tolerance(dtype), format);
         if (!training) continue;
         // The running statistics cuDNN updates match the CPU's.
         const Tensor x = contiguous(random_tensor(rng(), shape, dtype, -2, 2), format);

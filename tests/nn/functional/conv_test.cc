@@ -278,6 +278,28 @@ TEST_F(ConvTest, BadInputsAreErrorsNamingTheShapes) {
   });
 }
 
+// f16 and bf16 on the CPU (computed in f32, rounded once per result)
+// against float64 on the same values, output and gradients, within 1e-2 of
+// each result's largest magnitude, in both memory formats.
+TEST_F(ConvTest, ReducedFloatsOnCpuMatchFloat64) {
+  for_each_case([&](const auto& c) {
+    for (const DType dtype : {DType::kF16, DType::kBF16}) {
+      for (const MemoryFormat format : {MemoryFormat::kContiguous, MemoryFormat::kChannelsLast}) {
+        SCOPED_TRACE(
+            absl::StrCat(c.name, " ", c.x.size() - 2, "-D ", dtype_name(dtype), " ", memory_format_name(format)));
+        std::vector<Tensor> inputs = {random_tensor(rng(), c.x, dtype), random_tensor(rng(), c.w, dtype),
+                                      c.bias ? random_tensor(rng(), {c.w[0]}, dtype) : Tensor()};
+        const auto options = c.options;
+        const Tensor probe = conv(Variable(inputs[0]), Variable(inputs[1]), Variable(), options).data();
+        const Tensor grad_out = random_tensor(rng(), probe.shape(), DType::kF64);
+        nn::testing::expect_matches_f64(
+            [options](const std::vector<Variable>& v) { return conv(v[0], v[1], v[2], options); }, inputs, grad_out,
+            dtype, Device::cpu(), ts::testing::tolerance(dtype), format);
+      }
+    }
+  });
+}
+
 TEST_F(ConvTest, CudaMatchesCpu) {
   TS_SKIP_WITHOUT_CUDA();
   for_each_case([&](const auto& c) {
@@ -292,11 +314,7 @@ TEST_F(ConvTest, CudaMatchesCpu) {
         const Tensor grad_out = random_tensor(rng(), probe.shape(), DType::kF64);
         nn::testing::expect_cuda_matches_cpu(
             [options](const std::vector<Variable>& v) { return conv(v[0], v[1], v[2], options); }, inputs, grad_out,
-            dtype,
-            dtype == DType::kF64      ? 1e-10
-            : is_reduced_float(dtype) ? 2e-2
-                                      : 1e-5,
-            format);
+            dtype, dtype == DType::kF64 ? 1e-10 : ts::testing::tolerance(dtype), format);
       }
     }
   });

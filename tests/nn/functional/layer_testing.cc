@@ -32,8 +32,11 @@ void expect_matches_f64(const LayerFn& fn, const std::vector<Tensor>& inputs, co
     in64.push_back(t.defined() ? to(t, DType::kF64) : Tensor());
     in_dtype.push_back(t.defined() ? to(t, dtype) : Tensor());
   }
-  const std::vector<Tensor> want = forward_backward(fn, in64, grad_out, Device::cpu());
-  const std::vector<Tensor> got = forward_backward(fn, in_dtype, grad_out, device, format);
+  // The output gradient is an input too: the reference takes it as the run
+  // in `dtype` receives it, rounded to that dtype.
+  const Tensor grad_out_as_received = to(to(grad_out, dtype), DType::kF64);
+  const std::vector<Tensor> want = forward_backward(fn, in64, grad_out_as_received, Device::cpu());
+  const std::vector<Tensor> got = forward_backward(fn, in_dtype, grad_out_as_received, device, format);
   ASSERT_EQ(want.size(), got.size());
   for (const size_t i : {size_t{0}, size_t{1}}) {
     // Dense in the layout and saying so (a size-1 channel or spatial extent

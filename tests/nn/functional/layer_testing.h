@@ -20,8 +20,9 @@ std::vector<Tensor> forward_backward(const LayerFn& fn, const std::vector<Tensor
                                      Device device, MemoryFormat format = MemoryFormat::kContiguous);
 
 // Expects fn on `device` with inputs converted to `dtype` to match fn on the
-// CPU in f64 (row-major), output and gradients, within `tol` relative to each
-// result's largest magnitude. `grad_out` gives the output's shape and values.
+// CPU in f64 (row-major) on the same values, output and gradients, within
+// `tol` relative to each result's largest magnitude. `grad_out` gives the
+// output's shape and values (rounded to `dtype` for both runs).
 // With a channels-last `format`, the first input is channels-last on
 // `device`, and its gradient and the output must come back so.
 void expect_matches_f64(const LayerFn& fn, const std::vector<Tensor>& inputs, const Tensor& grad_out, DType dtype,

@@ -140,11 +140,18 @@ int main(int argc, char** argv) {
   // TMPDIR=/tmp, so concurrent runs of this test collided there and failed
   // in MPI_Init. A short directory of its own (socket paths must stay under
   // 108 bytes, which rules out TEST_TMPDIR).
-  char session_dir[] = "/tmp/ts_mpi_XXXXXX";
-  if (mkdtemp(session_dir) != nullptr) setenv("TMPDIR", session_dir, 1);
+  // Removed by an exit handler, so that also a run that ends in exit()
+  // (an ASSERT in a helper that exits, MPI's error handler) leaves none
+  // behind; it runs after MPI's own, which are registered later.
+  static char session_dir[] = "/tmp/ts_mpi_XXXXXX";
+  if (mkdtemp(session_dir) != nullptr) {
+    setenv("TMPDIR", session_dir, 1);
+    std::atexit([] {
+      std::error_code ignored;
+      std::filesystem::remove_all(session_dir, ignored);
+    });
+  }
   const int result = RUN_ALL_TESTS();
   ts::collectives::mpi::finalize();  // the singleton MPI of the DDP run
-  std::error_code ignored;
-  std::filesystem::remove_all(session_dir, ignored);
   return result;
 }

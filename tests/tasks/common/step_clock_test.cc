@@ -1,12 +1,17 @@
 // The step clock: back-to-back steps share a boundary, a pause starts a new
-// run, misuse is an error, and on CUDA the event times bound the host's.
+// run, misuse is an error, and on CUDA a step lasts as long as the device
+// stood in it, whatever the host clock says (skipped without a GPU).
 #include "tasks/common/step_clock.h"
 
+#include <cuda_runtime_api.h>
+
+#include <chrono>
 #include <functional>
+#include <thread>
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "tensor/ops.h"
+#include "tensor/cuda/stream.h"
 #include "tests/tensor/testing.h"
 
 namespace ts::tasks {
@@ -66,20 +71,28 @@ TEST(StepClockTest, UnpairedCallsAreErrors) {
   expect_error(steps.start(), absl::StatusCode::kFailedPrecondition, {"StepClock::start", "not stopped"});
 }
 
+constexpr auto kHold = std::chrono::milliseconds(50);
+void CUDART_CB hold_stream(void*) { std::this_thread::sleep_for(kHold); }
+
 // On CUDA a step is timed by events on the compute stream: the host only
-// queues the work, so the device time can exceed the host's.
+// queues the work, so the device time can exceed the host's. A host
+// function holding the stream for kHold is a step the host clock (a fake
+// that never moves) cannot see.
 TEST(StepClockTest, CudaStepsAreTimedOnTheDevice) {
   TS_SKIP_WITHOUT_CUDA();
   const Device gpu = Device::cuda(0);
+  ASSERT_OK_AND_ASSIGN(cuda::Stream stream, cuda::Stream::create(0));
+  cuda::StreamGuard on_stream(stream);
   StepClock steps(gpu, [] { return 0.0; });
-  const Tensor a = ones({2048, 2048}, {DType::kF32, gpu});
   ASSERT_OK(steps.start());
-  Tensor c = a;
-  for (int i = 0; i < 20; ++i) c = matmul(c, a) * 1e-3;
+  ASSERT_EQ(cudaLaunchHostFunc(stream.get(), &hold_stream, nullptr), cudaSuccess);
   ASSERT_OK(steps.stop(1));
   ASSERT_OK_AND_ASSIGN(std::vector<TimedStep> taken, steps.take());
   ASSERT_EQ(taken.size(), 1u);
-  EXPECT_GT(taken[0].seconds, 0) << "the fake host clock reads 0: this is event time";
+  // Event timing resolves to about half a microsecond.
+  EXPECT_GE(taken[0].seconds, std::chrono::duration<double>(kHold).count() - 1e-3)
+      << "the fake host clock reads 0: this is event time";
+  EXPECT_EQ(taken[0].samples, 1);
 }
 
 }  // namespace
