@@ -3,6 +3,9 @@
 // features) and like a sparse text set (rcv1: ~75 of 47k features per row);
 // and IdxImageDataset::get() in examples per second (the loader's per-sample
 // cost before transforms).
+#include <stdlib.h>
+#include <unistd.h>
+
 #include <cstdio>
 #include <random>
 #include <string>
@@ -58,8 +61,12 @@ void BM_ParseSparseLike(benchmark::State& state) { run_parse(state, sparse_like(
 
 // Through the file reader (4 MiB chunks), from the page cache.
 void BM_ReadFileEpsilonLike(benchmark::State& state) {
-  const std::string path = "/tmp/ts_libsvm_benchmark.svm";
-  if (!write_file_atomically(path, epsilon_like()).ok()) state.SkipWithError("cannot write the temp file");
+  // A name of this run's own (mkstemp): two runs at once must not share it.
+  std::string path = "/tmp/ts_libsvm_benchmark.XXXXXX";
+  const int fd = ::mkstemp(path.data());
+  if (fd < 0 || ::close(fd) != 0 || !write_file_atomically(path, epsilon_like()).ok()) {
+    state.SkipWithError("cannot write the temp file");
+  }
   for (auto _ : state) {
     auto m = read_libsvm(path);
     if (!m.ok()) state.SkipWithError(std::string(m.status().message()).c_str());
