@@ -4,6 +4,8 @@
 // OpenBLAS reference), gradcheck of the backward, error messages, and CUDA
 // against CPU.
 #include <cmath>
+#include <initializer_list>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -278,46 +280,46 @@ TEST_F(ConvTest, BadInputsAreErrorsNamingTheShapes) {
   });
 }
 
-// f16 and bf16 on the CPU (computed in f32, rounded once per result)
-// against float64 on the same values, output and gradients, within 1e-2 of
-// each result's largest magnitude, in both memory formats.
-TEST_F(ConvTest, ReducedFloatsOnCpuMatchFloat64) {
+// Calls check(layer, inputs, grad_out, dtype, format) for every case, each
+// of `dtypes` and both memory formats, on fresh random values.
+template <typename Check>
+void for_each_typed_case(std::mt19937_64& rng, std::initializer_list<DType> dtypes, Check check) {
   for_each_case([&](const auto& c) {
-    for (const DType dtype : {DType::kF16, DType::kBF16}) {
+    for (const DType dtype : dtypes) {
       for (const MemoryFormat format : {MemoryFormat::kContiguous, MemoryFormat::kChannelsLast}) {
         SCOPED_TRACE(
             absl::StrCat(c.name, " ", c.x.size() - 2, "-D ", dtype_name(dtype), " ", memory_format_name(format)));
-        std::vector<Tensor> inputs = {random_tensor(rng(), c.x, dtype), random_tensor(rng(), c.w, dtype),
-                                      c.bias ? random_tensor(rng(), {c.w[0]}, dtype) : Tensor()};
+        const std::vector<Tensor> inputs = {random_tensor(rng, c.x, dtype), random_tensor(rng, c.w, dtype),
+                                            c.bias ? random_tensor(rng, {c.w[0]}, dtype) : Tensor()};
         const auto options = c.options;
         const Tensor probe = conv(Variable(inputs[0]), Variable(inputs[1]), Variable(), options).data();
-        const Tensor grad_out = random_tensor(rng(), probe.shape(), DType::kF64);
-        nn::testing::expect_matches_f64(
-            [options](const std::vector<Variable>& v) { return conv(v[0], v[1], v[2], options); }, inputs, grad_out,
-            dtype, Device::cpu(), ts::testing::tolerance(dtype), format);
+        const Tensor grad_out = random_tensor(rng, probe.shape(), DType::kF64);
+        const auto layer = [options](const std::vector<Variable>& v) { return conv(v[0], v[1], v[2], options); };
+        check(layer, inputs, grad_out, dtype, format);
       }
     }
   });
 }
 
+// f16 and bf16 on the CPU (computed in f32, rounded once per result)
+// against float64 on the same values, output and gradients, within 1e-2 of
+// each result's largest magnitude, in both memory formats.
+TEST_F(ConvTest, ReducedFloatsOnCpuMatchFloat64) {
+  for_each_typed_case(rng(), {DType::kF16, DType::kBF16},
+                      [](auto layer, auto& inputs, auto& grad_out, DType dtype, MemoryFormat format) {
+                        nn::testing::expect_matches_f64(layer, inputs, grad_out, dtype, Device::cpu(),
+                                                        ts::testing::tolerance(dtype), format);
+                      });
+}
+
 TEST_F(ConvTest, CudaMatchesCpu) {
   TS_SKIP_WITHOUT_CUDA();
-  for_each_case([&](const auto& c) {
-    for (const DType dtype : {DType::kF32, DType::kF16, DType::kBF16, DType::kF64}) {
-      for (const MemoryFormat format : {MemoryFormat::kContiguous, MemoryFormat::kChannelsLast}) {
-        SCOPED_TRACE(
-            absl::StrCat(c.name, " ", c.x.size() - 2, "-D ", dtype_name(dtype), " ", memory_format_name(format)));
-        std::vector<Tensor> inputs = {random_tensor(rng(), c.x, dtype), random_tensor(rng(), c.w, dtype),
-                                      c.bias ? random_tensor(rng(), {c.w[0]}, dtype) : Tensor()};
-        const auto options = c.options;
-        const Tensor probe = conv(Variable(inputs[0]), Variable(inputs[1]), Variable(), options).data();
-        const Tensor grad_out = random_tensor(rng(), probe.shape(), DType::kF64);
-        nn::testing::expect_cuda_matches_cpu(
-            [options](const std::vector<Variable>& v) { return conv(v[0], v[1], v[2], options); }, inputs, grad_out,
-            dtype, dtype == DType::kF64 ? 1e-10 : ts::testing::tolerance(dtype), format);
-      }
-    }
-  });
+  for_each_typed_case(rng(), {DType::kF32, DType::kF16, DType::kBF16, DType::kF64},
+                      [](auto layer, auto& inputs, auto& grad_out, DType dtype, MemoryFormat format) {
+                        nn::testing::expect_cuda_matches_cpu(
+                            layer, inputs, grad_out, dtype,
+                            dtype == DType::kF64 ? 1e-10 : ts::testing::tolerance(dtype), format);
+                      });
 }
 
 }  // namespace
