@@ -5,8 +5,7 @@
 // outputs whose windows hold it (max pooling: those whose maximum it is;
 // average pooling: each one's share, gradient / divisor), in a fixed order,
 // and is written once in its own dtype, as PyTorch's kernels do. No
-// atomics, no buffer: the same sum every run, so a training run on a GPU
-// repeats bit for bit.
+// atomics, no buffer: the same sum every run.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
