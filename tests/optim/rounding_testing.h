@@ -13,31 +13,9 @@
 
 #include "gtest/gtest.h"
 #include "tensor/ops.h"
+#include "tests/tensor/testing.h"
 
 namespace ts::optim::testing {
-
-// The gap between adjacent values of `dtype` at magnitude |x|: 2^(e - 1 - m)
-// for |x| in [2^(e-1), 2^e) with m stored mantissa bits, and the smallest
-// subnormal's below the normal range.
-inline double spacing(double x, DType dtype) {
-  int mantissa_bits = 52, min_exponent = -1022;
-  switch (dtype) {
-    case DType::kF32:
-      mantissa_bits = 23, min_exponent = -126;
-      break;
-    case DType::kF16:
-      mantissa_bits = 10, min_exponent = -14;
-      break;
-    case DType::kBF16:
-      mantissa_bits = 7, min_exponent = -126;
-      break;
-    default:
-      break;
-  }
-  int e = 0;
-  std::frexp(std::max(std::abs(x), std::ldexp(1.0, min_exponent)), &e);
-  return std::ldexp(1.0, e - 1 - mantissa_bits);
-}
 
 // Unit roundoff of the type the optimizers compute in: double for f64
 // parameters, float for the others.
@@ -62,7 +40,7 @@ inline void expect_rounding_of(const Tensor& got, const std::vector<double>& exa
   double worst = 0;  // error over what is allowed
   size_t worst_at = 0;
   for (size_t i = 0; i < a.size(); ++i) {
-    const double allowed = spacing(std::max(std::abs(a[i]), std::abs(exact[i])), dtype) / 2 +
+    const double allowed = ts::testing::spacing(std::max(std::abs(a[i]), std::abs(exact[i])), dtype) / 2 +
                            kComputeRoundings * compute_roundoff(dtype) * scale[i];
     const double ratio = std::abs(a[i] - exact[i]) / allowed;
     if (std::isnan(ratio)) {
@@ -76,8 +54,8 @@ inline void expect_rounding_of(const Tensor& got, const std::vector<double>& exa
   }
   EXPECT_LE(worst, 1.0) << what << ": element " << worst_at << " is " << a[worst_at] << ", the exact step gives "
                         << exact[worst_at] << " (off by " << std::abs(a[worst_at] - exact[worst_at]) << ", "
-                        << std::abs(a[worst_at] - exact[worst_at]) / spacing(exact[worst_at], dtype) << " ulp of "
-                        << dtype_name(dtype) << "; allowed: half an ulp + "
+                        << std::abs(a[worst_at] - exact[worst_at]) / ts::testing::spacing(exact[worst_at], dtype)
+                        << " ulp of " << dtype_name(dtype) << "; allowed: half an ulp + "
                         << kComputeRoundings * compute_roundoff(dtype) * scale[worst_at] << ")";
 }
 

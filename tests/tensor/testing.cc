@@ -162,6 +162,26 @@ Ref ref_softmax(const Ref& x, int64_t dim, bool log) {
   return y;
 }
 
+double spacing(double x, DType dtype) {
+  int mantissa_bits = 52, min_exponent = -1022;
+  switch (dtype) {
+    case DType::kF32:
+      mantissa_bits = 23, min_exponent = -126;
+      break;
+    case DType::kF16:
+      mantissa_bits = 10, min_exponent = -14;
+      break;
+    case DType::kBF16:
+      mantissa_bits = 7, min_exponent = -126;
+      break;
+    default:
+      break;
+  }
+  int e = 0;
+  std::frexp(std::max(std::abs(x), std::ldexp(1.0, min_exponent)), &e);
+  return std::ldexp(1.0, e - 1 - mantissa_bits);
+}
+
 double tolerance(DType dtype) {
   switch (dtype) {
     case DType::kF64:

@@ -123,6 +123,12 @@ Ref ref_softmax(const Ref& x, int64_t dim, bool log);
 // Largest relative error tolerated against the float64 reference.
 double tolerance(DType dtype);
 
+// The gap between adjacent values of floating `dtype` at magnitude |x| (one
+// ulp): 2^(e - 1 - m) for |x| in [2^(e-1), 2^e) with m stored mantissa
+// bits, the smallest subnormal below the normal range. The gap below a
+// power of two in the normal range is half of it.
+double spacing(double x, DType dtype);
+
 // Expects actual (any device, any layout) to match the reference in shape
 // and, per element, |a - e| <= tol * max(|e|, floor). NaNs must match NaNs.
 // `floor` keeps results near zero from demanding impossible relative accuracy

@@ -38,6 +38,11 @@ Tensor unfused(const std::string& jpeg, const Transform& transform, RandomStream
   return value_or_die(transform(Example{{image}}, rng)).fields[0];
 }
 
+// train_pipeline(crop)'s steps as the Transforms one by one.
+Transform unfused_training(const RandomResizedCropOptions& crop) {
+  return compose({random_resized_crop(crop), random_horizontal_flip(0.5), normalize(kImageNetMean, kImageNetStd)});
+}
+
 // A smooth 480x640 photo-like picture as JPEG, large enough for 1/2 to 1/8
 // scaled decodes.
 std::string large_jpeg() {
@@ -103,8 +108,7 @@ TEST(JpegPipelineTest, TrainAtFullScaleEqualsTheTransformChain) {
     RandomResizedCropOptions crop;
     crop.size = size;
     const JpegPipeline fused = train_pipeline(crop);
-    const Transform chain =
-        compose({random_resized_crop(crop), random_horizontal_flip(0.5), normalize(kImageNetMean, kImageNetStd)});
+    const Transform chain = unfused_training(crop);
     for (const char* name : kFixtures) {
       const std::string jpeg = jpeg_fixture_bytes(name);
       for (uint64_t sample = 0; sample < 8; ++sample) {  // both flips
@@ -146,8 +150,7 @@ TEST(JpegPipelineTest, ReducedScaleTrainingDecodesStayCloseToFullScale) {
   // Training at 32x32: most crops of a 480x640 image decode at 1/2 to 1/8.
   RandomResizedCropOptions crop;
   crop.size = 32;
-  const Transform chain =
-      compose({random_resized_crop(crop), random_horizontal_flip(0.5), normalize(kImageNetMean, kImageNetStd)});
+  const Transform chain = unfused_training(crop);
   for (uint64_t sample = 0; sample < 20; ++sample) {
     SCOPED_TRACE(sample);
     RandomStream a = RandomStream::for_sample(0, 0, sample), b = a;
@@ -171,8 +174,7 @@ TEST(JpegPipelineTest, APngTrainsAtFullScale) {
   const std::string png = large_png();
   RandomResizedCropOptions crop;
   crop.size = 32;
-  const Transform chain =
-      compose({random_resized_crop(crop), random_horizontal_flip(0.5), normalize(kImageNetMean, kImageNetStd)});
+  const Transform chain = unfused_training(crop);
   for (uint64_t sample = 0; sample < 10; ++sample) {
     SCOPED_TRACE(sample);
     RandomStream a = RandomStream::for_sample(0, 0, sample), b = a;
