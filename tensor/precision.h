@@ -8,4 +8,11 @@ namespace ts {
 void set_allow_tf32(bool allow);
 bool allow_tf32();
 
+// Restricts the algorithms that libraries choose for us to those documented
+// as bitwise deterministic run to run (cuDNN's convolutions; PyTorch's
+// torch.backends.cudnn.deterministic). Our own kernels, CPU and CUDA, are
+// deterministic either way. Off by default: it can cost speed.
+void set_deterministic_algorithms(bool deterministic);
+bool deterministic_algorithms();
+
 }  // namespace ts

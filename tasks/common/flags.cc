@@ -47,6 +47,8 @@ ABSL_FLAG(std::optional<std::string>, dtype, std::nullopt,
 ABSL_FLAG(bool, tf32, false, "TF32 tensor cores for f32 matrix products and convolutions on CUDA.");
 ABSL_FLAG(bool, channels_last, false,
           "Images and volumes channels-last ([N, H, W, C] in memory), the layout cuDNN's tensor cores read.");
+ABSL_FLAG(bool, deterministic, false,
+          "Only cuDNN convolution algorithms that repeat bit for bit run to run (may cost speed).");
 ABSL_FLAG(std::optional<std::string>, output_dir, std::nullopt, "Folder for report.json and tensorboard/.");
 ABSL_FLAG(std::optional<std::string>, checkpoint_dir, std::nullopt, "Folder for checkpoints.");
 ABSL_FLAG(std::optional<double>, checkpoint_interval_minutes, std::nullopt,
@@ -129,6 +131,7 @@ absl::Status apply_typed_flags(TaskConfig& c) {
            apply_upper_case(c, "dtype", FLAGS_dtype),
            apply(c, "tf32", FLAGS_tf32),
            apply(c, "channels_last", FLAGS_channels_last),
+           apply(c, "deterministic", FLAGS_deterministic),
            apply(c, "output_dir", FLAGS_output_dir),
            apply(c, "checkpoint_dir", FLAGS_checkpoint_dir),
            apply(c, "checkpoint_interval_minutes", FLAGS_checkpoint_interval_minutes),

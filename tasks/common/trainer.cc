@@ -347,6 +347,8 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::create(TaskConfig config, Devi
   if (!c.baseline_report().empty()) RETURN_IF_ERROR(t->read_baseline());
   const Precision precision = precision_of(c);
   if (precision.mixed()) RETURN_IF_ERROR(optim::validate(loss_scaler_options(c)));
+  // Process-wide, as the TF32 switch is (PrecisionStep sets that one).
+  set_deterministic_algorithms(c.deterministic());
   RETURN_IF_ERROR(capture([&] {
     p.model = recipe.model();
     TS_CHECK(p.model != nullptr, "the recipe gave no model");

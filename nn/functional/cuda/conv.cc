@@ -1,11 +1,9 @@
-// CUDA convolution, 2-D and 3-D, through cuDNN. The algorithm of each direction is chosen
-// once per (device, shape, dtype, math mode) by timing cuDNN's candidates
-// (cudnnFind*Ex, on the real tensors, with workspace from the caching
-// allocator) and cached; later calls look it up. Short of device memory, a
-// call falls back to a slower algorithm with a smaller workspace.
-#include <algorithm>
-#include <array>
-#include <functional>
+// CUDA convolution, 2-D and 3-D, through cuDNN. The algorithm of each
+// direction is chosen once per (device, shape, dtype, math mode,
+// determinism) by timing cuDNN's candidates (cudnnFind*Ex, on the real
+// tensors, with workspace from the caching allocator) and cached; later calls
+// look it up. Short of device memory, a call falls back to a slower algorithm
+// with a smaller workspace. conv_algorithms.h says which candidates count.
 #include <map>
 #include <mutex>
 #include <optional>
@@ -13,24 +11,17 @@
 #include <vector>
 
 #include "base/error.h"
+#include "nn/functional/cuda/conv_algorithms.h"
 #include "nn/functional/cuda/cuda_kernels.h"
 #include "nn/functional/cuda/cudnn_utils.h"
 #include "tensor/cuda/device.h"
 #include "tensor/ops.h"
+#include "tensor/precision.h"
 
 namespace ts::nn::functional {
 namespace {
 
-// Candidates needing more workspace than this are not considered.
-constexpr size_t kMaxWorkspace = size_t{1} << 30;
-
 enum class Direction { kForward, kBackwardData, kBackwardFilter };
-
-struct Algorithm {
-  int algo;  // a cudnnConvolution{Fwd,BwdData,BwdFilter}Algo_t
-  cudnnMathType_t math;
-  size_t workspace;
-};
 
 // Descriptors of one convolution call.
 struct ConvDescriptors {
@@ -77,15 +68,15 @@ ConvDescriptors describe(const ConvGeometry& g, DType dtype) {
   return ConvDescriptors{std::move(x), std::move(y), std::move(w), std::move(conv)};
 }
 
-// Device, direction, dtype, math type and shape.
-using CacheKey = std::tuple<int, Direction, DType, int64_t, ConvShapeKey>;
+// Device, direction, dtype, math type, determinism and shape.
+using CacheKey = std::tuple<int, Direction, DType, int64_t, bool, ConvShapeKey>;
 
 CacheKey cache_key(int device, Direction direction, DType dtype, const ConvGeometry& g) {
-  return {device, direction, dtype, cudnn::math_type(dtype), shape_key(g)};
+  return {device, direction, dtype, cudnn::math_type(dtype), deterministic_algorithms(), shape_key(g)};
 }
 
 // The algorithms of one direction that worked in the search, fastest first.
-using Algorithms = std::vector<Algorithm>;
+using Algorithms = std::vector<cudnn::ConvAlgorithm>;
 
 class AlgorithmCache {
  public:
@@ -109,35 +100,6 @@ class AlgorithmCache {
 AlgorithmCache& algorithm_cache() {
   static AlgorithmCache* cache = new AlgorithmCache;
   return *cache;
-}
-
-// The successful results of a Find call whose workspace fits `workspace`
-// (results come sorted by time).
-template <typename Perf>
-Algorithms working(const std::vector<Perf>& results, int returned, size_t workspace, const char* what) {
-  Algorithms out;
-  for (int i = 0; i < returned; ++i) {
-    if (results[i].status == CUDNN_STATUS_SUCCESS && results[i].memory <= workspace) {
-      out.push_back(Algorithm{static_cast<int>(results[i].algo), results[i].mathType, results[i].memory});
-    }
-  }
-  if (out.empty()) throw_error(absl::StatusCode::kInternal, "convolution: cuDNN found no working ", what, " algorithm");
-  return out;
-}
-
-// Each workspace size a heuristic candidate asks for, within the cap,
-// largest first: the sizes the Find call below may time them in.
-template <typename Perf>
-std::vector<size_t> candidate_workspaces(const std::vector<Perf>& candidates, int returned) {
-  std::vector<size_t> sizes;
-  for (int i = 0; i < returned; ++i) {
-    if (candidates[i].status == CUDNN_STATUS_SUCCESS && candidates[i].memory <= kMaxWorkspace) {
-      sizes.push_back(candidates[i].memory);
-    }
-  }
-  std::sort(sizes.begin(), sizes.end(), std::greater<>());
-  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
-  return sizes;
 }
 
 // Workspace of `bytes`, or nothing when the device has no room for it (the
@@ -178,9 +140,11 @@ void choose_and_run(int device, const CacheKey& key, const ConvDescriptors& d, c
     std::vector<Perf> results(16);
     int returned = 0;
     get(static_cast<int>(results.size()), &returned, results.data());
-    const cudnn::Workspace ws = largest_workspace(device, candidate_workspaces(results, returned));
+    const bool deterministic = std::get<4>(key);
+    const cudnn::Workspace ws =
+        largest_workspace(device, cudnn::candidate_workspaces(results, returned, deterministic));
     find(static_cast<int>(results.size()), &returned, results.data(), ws.get(), ws.size());
-    algorithms = working(results, returned, ws.size(), what);
+    algorithms = cudnn::usable_algorithms(results, returned, ws.size(), deterministic, what);
     algorithm_cache().insert(key, algorithms);
   }
   for (size_t i = 0; i < algorithms.size(); ++i) {

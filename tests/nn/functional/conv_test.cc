@@ -7,6 +7,7 @@
 #include <initializer_list>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -14,6 +15,7 @@
 #include "gtest/gtest.h"
 #include "nn/functional.h"
 #include "nn/functional/cpu_reference_path.h"
+#include "tensor/precision.h"
 #include "tests/nn/functional/layer_testing.h"
 #include "tests/tensor/testing.h"
 
@@ -320,6 +322,32 @@ TEST_F(ConvTest, CudaMatchesCpu) {
                             layer, inputs, grad_out, dtype,
                             dtype == DType::kF64 ? 1e-10 : ts::testing::tolerance(dtype), format);
                       });
+}
+
+// Under deterministic algorithms, cuDNN's choice for each direction is one it
+// marks deterministic, so repeated backwards give the same bits. The shape
+// is ResNet's 3x3 at a batch where backward-filter has fast nondeterministic
+// candidates; f32 and channels-last f16, the layouts training uses.
+TEST_F(ConvTest, CudaDeterministicAlgorithmsRepeatBitForBit) {
+  TS_SKIP_WITHOUT_CUDA();
+  set_deterministic_algorithms(true);
+  for (const auto& [dtype, format] :
+       {std::pair{DType::kF32, MemoryFormat::kContiguous}, std::pair{DType::kF16, MemoryFormat::kChannelsLast}}) {
+    SCOPED_TRACE(absl::StrCat(dtype_name(dtype), " ", memory_format_name(format)));
+    const auto on_gpu = [&](const Tensor& t) { return contiguous(to(to(t, dtype), Device::cuda(0)), format); };
+    const Tensor x = on_gpu(random_tensor(rng(), {32, 64, 28, 28}, DType::kF32));
+    const Tensor w = on_gpu(random_tensor(rng(), {64, 64, 3, 3}, DType::kF32));
+    const Tensor grad_out = on_gpu(random_tensor(rng(), {32, 64, 28, 28}, DType::kF32));
+    const auto gradient_bits = [&] {
+      const Variable input(x, /*requires_grad=*/true), weight(w, /*requires_grad=*/true);
+      conv2d(input, weight, Variable(), {{1, 1}, {1, 1}, {1, 1}, 1}).backward(grad_out);
+      return std::pair{to_vector<float>(to(input.grad(), DType::kF32)),
+                       to_vector<float>(to(weight.grad(), DType::kF32))};
+    };
+    const auto first = gradient_bits();
+    for (int repeat = 0; repeat < 3; ++repeat) EXPECT_EQ(gradient_bits(), first);
+  }
+  set_deterministic_algorithms(false);
 }
 
 }  // namespace

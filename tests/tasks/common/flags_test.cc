@@ -23,6 +23,7 @@ ABSL_DECLARE_FLAG(std::optional<std::string>, dtype);
 ABSL_DECLARE_FLAG(bool, tf32);
 ABSL_DECLARE_FLAG(bool, resume);
 ABSL_DECLARE_FLAG(bool, channels_last);
+ABSL_DECLARE_FLAG(bool, deterministic);
 ABSL_DECLARE_FLAG(std::optional<std::string>, baseline_report);
 ABSL_DECLARE_FLAG(std::optional<double>, price_per_hour);
 
@@ -70,14 +71,16 @@ TEST_F(FlagsTest, TypedFlagsThenSetOverrideTheDefault) {
 // A bool flag given false turns off what the config file turned on; one
 // not given leaves the file's value.
 TEST_F(FlagsTest, BoolFlagsTurnFieldsOffToo) {
-  parse({"--synthetic=false", "-notf32", "--channels_last"});
+  parse({"--synthetic=false", "-notf32", "--channels_last", "--deterministic"});
   ASSERT_OK_AND_ASSIGN(
       TaskConfig c, config_from_flags("synthetic: true\ntf32: true\nresume: true\ncheckpoint_dir: \"/tmp\"\n", "toy"));
   EXPECT_FALSE(c.synthetic());
   EXPECT_FALSE(c.tf32());
   EXPECT_TRUE(c.channels_last());
+  EXPECT_TRUE(c.deterministic());
   EXPECT_TRUE(c.resume());
   absl::SetFlag(&FLAGS_channels_last, false);
+  absl::SetFlag(&FLAGS_deterministic, false);
 }
 
 TEST_F(FlagsTest, RepeatedSetFlagsAllApplyInOrder) {

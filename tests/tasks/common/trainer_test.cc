@@ -32,6 +32,7 @@
 #include "tasks/common/run_state_file.h"
 #include "tasks/common/tfrecord.h"
 #include "tensor/ops.h"
+#include "tensor/precision.h"
 #include "tests/tensor/testing.h"
 
 namespace ts::tasks {
@@ -659,6 +660,19 @@ TEST_F(TrainerTest, PriceWithoutTargetOrBaseline) {
   c.set_price_per_hour(-1);
   expect_error(Trainer::create(c, Device::cpu(), *line).status(), absl::StatusCode::kInvalidArgument,
                {"price_per_hour = -1"});
+}
+
+// The config's switch reaches the process-wide one the CUDA convolutions
+// consult, both ways.
+TEST_F(TrainerTest, DeterministicSetsTheProcessWideSwitch) {
+  TaskConfig c = config("deterministic");
+  auto line = recipe();
+  c.set_deterministic(true);
+  ASSERT_OK(Trainer::create(c, Device::cpu(), *line).status());
+  EXPECT_TRUE(deterministic_algorithms());
+  c.set_deterministic(false);
+  ASSERT_OK(Trainer::create(c, Device::cpu(), *line).status());
+  EXPECT_FALSE(deterministic_algorithms());
 }
 
 TEST_F(TrainerTest, ABadBaselineIsNamedAtStartUp) {
