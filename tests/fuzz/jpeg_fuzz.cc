@@ -4,17 +4,14 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "absl/strings/match.h"
 #include "absl/strings/string_view.h"
 #include "data/readers/jpeg.h"
-#include "data/transforms/jpeg_pipeline.h"
 #include "tests/fuzz/fuzz_check.h"
+#include "tests/fuzz/image_pipeline_check.h"
 
 namespace {
 
 constexpr int64_t kMaxPixels = int64_t{1} << 22;
-
-void check_error(const absl::Status& status) { FUZZ_CHECK(absl::StartsWith(status.message(), "fuzz: ")); }
 
 }  // namespace
 
@@ -22,7 +19,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const absl::string_view bytes(reinterpret_cast<const char*>(data), size);
   const auto header = ts::data::read_jpeg_header(bytes, "fuzz", kMaxPixels);
   if (!header.ok()) {
-    check_error(header.status());
+    ts::fuzz::check_named_error(header.status());
     return 0;
   }
   FUZZ_CHECK(header->height >= 1 && header->width >= 1 && header->height * header->width <= kMaxPixels);
@@ -32,22 +29,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     options.max_pixels = kMaxPixels;
     const auto rgb = ts::data::decode_jpeg(bytes, "fuzz", options);
     if (!rgb.ok()) {
-      check_error(rgb.status());
+      ts::fuzz::check_named_error(rgb.status());
       continue;
     }
     FUZZ_CHECK(rgb->dim() == 3 && rgb->size(2) == 3);
     FUZZ_CHECK(rgb->size(0) == ts::data::jpeg_scaled_size(header->height, denominator));
     FUZZ_CHECK(rgb->size(1) == ts::data::jpeg_scaled_size(header->width, denominator));
   }
-  ts::data::RandomStream rng(size, 0);
-  for (const auto& pipeline :
-       {ts::data::transforms::train_pipeline({.size = 16}), ts::data::transforms::eval_pipeline(20, 16)}) {
-    const auto out = pipeline(bytes, "fuzz", rng);
-    if (!out.ok()) {
-      check_error(out.status());
-      continue;
-    }
-    FUZZ_CHECK(out->dim() == 3 && out->size(0) == 3 && out->size(1) == 16 && out->size(2) == 16);
-  }
+  ts::fuzz::check_pipelines(bytes);
   return 0;
 }

@@ -25,19 +25,11 @@
 namespace ts::data {
 namespace {
 
+using ::ts::data::testing::expect_every_truncation_fails;
+using ::ts::data::testing::expect_same_pixels;
 using ::ts::data::testing::jpeg_fixture_bytes;
 using ::ts::data::testing::read_ppm_fixture;
 using ::ts::testing::expect_error;
-
-void expect_same_pixels(const Tensor& actual, const Tensor& expected) {
-  ASSERT_EQ(actual.shape(), expected.shape());
-  const std::vector<uint8_t> a = to_vector<uint8_t>(actual), e = to_vector<uint8_t>(expected);
-  int64_t differing = 0, first = -1;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (a[i] != e[i] && differing++ == 0) first = static_cast<int64_t>(i);
-  }
-  EXPECT_EQ(differing, 0) << "first at element " << first << ": " << int{a[first]} << " vs Pillow's " << int{e[first]};
-}
 
 class JpegPillowTest : public ::testing::TestWithParam<const char*> {};
 
@@ -94,16 +86,9 @@ TEST(JpegTest, RejectsABadScale) {
 }
 
 TEST(JpegTest, EveryTruncationIsANamedError) {
-  for (const char* name : {"baseline_420.jpg", "progressive_420.jpg", "gray_progressive.jpg", "cmyk.jpg"}) {
-    const std::string bytes = jpeg_fixture_bytes(name);
-    for (size_t n = 0; n < bytes.size(); ++n) {
-      SCOPED_TRACE(::testing::Message() << name << " cut to " << n << " bytes");
-      const absl::StatusOr<Tensor> rgb = decode_jpeg(bytes.substr(0, n), "cut.jpg");
-      ASSERT_FALSE(rgb.ok());
-      EXPECT_EQ(rgb.status().code(), absl::StatusCode::kDataLoss);
-      EXPECT_EQ(rgb.status().message().substr(0, 8), "cut.jpg:") << rgb.status();
-    }
-  }
+  expect_every_truncation_fails(
+      {"baseline_420.jpg", "progressive_420.jpg", "gray_progressive.jpg", "cmyk.jpg"}, "cut.jpg",
+      [](absl::string_view bytes, absl::string_view file) { return decode_jpeg(bytes, file); });
 }
 
 TEST(JpegTest, CorruptDataIsANamedErrorNeverACrash) {

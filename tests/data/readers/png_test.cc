@@ -21,19 +21,11 @@ namespace ts::data {
 namespace {
 
 using ::ts::data::testing::AddressSpaceLimit;
+using ::ts::data::testing::expect_every_truncation_fails;
+using ::ts::data::testing::expect_same_pixels;
 using ::ts::data::testing::jpeg_fixture_bytes;
 using ::ts::data::testing::read_ppm_fixture;
 using ::ts::testing::expect_error;
-
-void expect_same_pixels(const Tensor& actual, const Tensor& expected) {
-  ASSERT_EQ(actual.shape(), expected.shape());
-  const std::vector<uint8_t> a = to_vector<uint8_t>(actual), e = to_vector<uint8_t>(expected);
-  int64_t differing = 0, first = -1;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (a[i] != e[i] && differing++ == 0) first = static_cast<int64_t>(i);
-  }
-  EXPECT_EQ(differing, 0) << "first at element " << first << ": " << int{a[first]} << " vs Pillow's " << int{e[first]};
-}
 
 // `png` with its IHDR saying width x height (and its checksum made right,
 // so that libpng reads on).
@@ -87,16 +79,9 @@ TEST(PngTest, DecodesIntoTheCallersBufferOnlyOfTheRightShape) {
 }
 
 TEST(PngTest, EveryTruncationIsANamedError) {
-  for (const char* name : {"png_rgb.png", "png_palette.png", "png_rgb_interlaced.png", "png_gray16.png"}) {
-    const std::string bytes = jpeg_fixture_bytes(name);
-    for (size_t n = 0; n < bytes.size(); ++n) {
-      SCOPED_TRACE(::testing::Message() << name << " cut to " << n << " bytes");
-      const absl::StatusOr<Tensor> rgb = decode_png(bytes.substr(0, n), "cut.png");
-      ASSERT_FALSE(rgb.ok());
-      EXPECT_EQ(rgb.status().code(), absl::StatusCode::kDataLoss);
-      EXPECT_EQ(rgb.status().message().substr(0, 8), "cut.png:") << rgb.status();
-    }
-  }
+  expect_every_truncation_fails(
+      {"png_rgb.png", "png_palette.png", "png_rgb_interlaced.png", "png_gray16.png"}, "cut.png",
+      [](absl::string_view bytes, absl::string_view file) { return decode_png(bytes, file); });
 }
 
 TEST(PngTest, CorruptDataIsANamedErrorNeverACrash) {

@@ -20,20 +20,13 @@
 namespace ts::data::transforms {
 namespace {
 
+using ::ts::data::testing::expect_same_pixels;
 using ::ts::data::testing::jpeg_fixture_bytes;
 using ::ts::data::testing::read_ppm_fixture;
 using ::ts::testing::expect_error;
 
 // u8 [H, W, 3] -> the [3, H, W] view of it, as the pipelines pass decodes.
 Tensor chw(const Tensor& hwc) { return hwc.permute({2, 0, 1}); }
-
-void expect_same_pixels(const Tensor& actual, const Tensor& expected) {
-  ASSERT_EQ(actual.shape(), expected.shape());
-  const std::vector<uint8_t> a = to_vector<uint8_t>(actual), e = to_vector<uint8_t>(expected);
-  int64_t differing = 0;
-  for (size_t i = 0; i < a.size(); ++i) differing += a[i] != e[i];
-  EXPECT_EQ(differing, 0) << "of " << a.size();
-}
 
 TEST(ResizeTest, EqualsPillowBilinear) {
   const Tensor decoded = read_ppm_fixture("baseline_420.ppm");
