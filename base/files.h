@@ -1,8 +1,10 @@
-// Files for reports, checkpoints, configs and data: whole-file reads, atomic
-// replacement (temp file + fsync + rename + directory fsync) whole or
-// streamed, and mkdir -p. Errors name the path and the system's reason.
+// Files for reports, checkpoints, configs and data: whole-file reads,
+// read-only mappings, atomic replacement (temp file + fsync + rename +
+// directory fsync) whole or streamed, and mkdir -p. Errors name the path and
+// the system's reason.
 #pragma once
 
+#include <cstddef>
 #include <string>
 
 #include "absl/status/status.h"
@@ -13,14 +15,46 @@ namespace ts {
 
 absl::StatusOr<std::string> read_file(const std::string& path);
 
+// A file's bytes mapped read-only (mmap MAP_PRIVATE, PROT_READ) instead of
+// read: the pages are the page cache's, shared and reclaimable, so decoding a
+// large file (a checkpoint every rank loads) needs no private copy of it. The
+// file must not shrink while mapped (a page past its new end raises SIGBUS);
+// the files AtomicFile writes are replaced by a rename, never truncated, so a
+// mapping keeps the old contents. An empty file, or one whose size says
+// nothing (/proc's, a pipe), is read into memory instead.
+class MappedFile {
+ public:
+  static absl::StatusOr<MappedFile> open(const std::string& path);
+  MappedFile(MappedFile&& other) noexcept;
+  MappedFile& operator=(MappedFile&&) = delete;
+  MappedFile(const MappedFile&) = delete;
+  ~MappedFile();
+
+  // Never null, also for an empty file.
+  const char* data() const { return map_ != nullptr ? static_cast<const char*>(map_) : read_.data(); }
+  size_t size() const { return map_ != nullptr ? map_size_ : read_.size(); }
+  absl::string_view view() const { return absl::string_view(data(), size()); }
+
+ private:
+  MappedFile(void* map, size_t map_size) : map_(map), map_size_(map_size) {}
+  explicit MappedFile(std::string read) : read_(std::move(read)) {}
+  void* map_ = nullptr;
+  size_t map_size_ = 0;
+  std::string read_;
+};
+
 // Replaces `path` with `contents` so that a reader (or a crash) sees either
-// the old file or the complete new one, never a partial write.
+// the old file or the complete new one, never a partial write. A symbolic
+// link is followed, as git's lockfile does: the file it ends at (existing or
+// not, as open(O_CREAT) would) is replaced and the link stays. The new file
+// keeps the replaced file's permission bits; a new one gets 0666 & ~umask,
+// as open(path, O_CREAT, 0666) gives.
 absl::Status write_file_atomically(const std::string& path, absl::string_view contents);
 
 // The streamed form, for files too large to build in memory first: write()
-// pieces to a temporary file beside `path`, then commit() puts it in place.
-// Destroyed without a commit (after an error), it removes the temporary file
-// and leaves `path` as it was.
+// pieces to a temporary file (close-on-exec) beside the file `path` names,
+// then commit() puts it in place. Destroyed without a commit (after an
+// error), it removes the temporary file and leaves `path` as it was.
 class AtomicFile {
  public:
   static absl::StatusOr<AtomicFile> create(const std::string& path);
@@ -34,17 +68,19 @@ class AtomicFile {
   absl::Status commit();
 
  private:
-  AtomicFile(std::string path, std::string tmp_path, int fd)
-      : path_(std::move(path)), tmp_path_(std::move(tmp_path)), fd_(fd) {}
-  std::string path_;
+  AtomicFile(std::string path, std::string target, std::string tmp_path, int fd)
+      : path_(std::move(path)), target_(std::move(target)), tmp_path_(std::move(tmp_path)), fd_(fd) {}
+  std::string path_;    // as given
+  std::string target_;  // where path_'s links end: the file replaced
   std::string tmp_path_;
   int fd_;
 };
 
 // Removes the temporary files that AtomicFiles for `path` left when their
 // process was killed mid-write (`path`.tmp.XXXXXX, each as large as the file
-// it was to become); returns how many. Call it where no other process writes
-// `path`. A missing directory has none.
+// it was to become; beside the file a link at `path` ends at); returns how
+// many. Call it where no other process writes `path`. A missing directory has
+// none.
 absl::StatusOr<int> remove_atomic_leftovers(const std::string& path);
 
 // Creates `dir` and its missing parents; OK if it exists.

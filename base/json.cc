@@ -422,6 +422,13 @@ class Parser {
     const char* first = s_.data() + start;
     const char* last = s_.data() + pos_;
     if (integral) {
+      // An integer outside int64 (from_chars reports result_out_of_range,
+      // never a wrapped value) falls through to a double, the nearest one, as
+      // JavaScript and Python's float() read it: RFC 8259 sets no range, and
+      // the accessors keep it safe, since as_double() takes either kind and
+      // a caller that needs an exact int checks for kInt first, so it sees a
+      // wrong type rather than a wrong number. An error instead would refuse
+      // valid JSON (another tool's counter or hash) that we only pass along.
       int64_t i;
       const auto r = std::from_chars(first, last, i);
       if (r.ec == std::errc() && r.ptr == last) {

@@ -74,8 +74,9 @@ class Json {
 };
 
 // Parses one JSON document (surrounding whitespace allowed). Errors give the
-// line and column. Integers that fit int64 parse as kInt, other numbers as
-// kDouble; a repeated key keeps its last value.
+// line and column. Integers that fit int64 parse as kInt, other numbers
+// (integers past int64's range too, as the nearest double) as kDouble; a
+// repeated key keeps its last value.
 absl::StatusOr<Json> parse_json(absl::string_view text);
 
 }  // namespace ts

@@ -93,15 +93,16 @@ absl::Status save_run_state(const std::string& path, const RunState& state, cons
 }
 
 absl::StatusOr<RunCheckpoint> load_run_state(const std::string& path) {
-  absl::StatusOr<std::string> file = read_file(path);
+  absl::StatusOr<MappedFile> file = MappedFile::open(path);
   if (!file.ok()) return absl::Status(file.status().code(), absl::StrCat("run state: ", file.status().message()));
-  Reader in(path, *file);
+  RunCheckpoint checkpoint;
+  checkpoint.file = std::make_shared<const MappedFile>(*std::move(file));
+  Reader in(path, checkpoint.file->view());
   ASSIGN_OR_RETURN(const absl::string_view magic, in.take(sizeof kMagic, "the header"));
   if (std::memcmp(magic.data(), kMagic, sizeof kMagic) != 0) return in.bad("not a run-state file (bad magic)");
   ASSIGN_OR_RETURN(const uint64_t version, in.take_le(4, "the header"));
   if (version != kVersion) return in.bad(absl::StrCat("format version ", version, ", this build reads ", kVersion));
   ASSIGN_OR_RETURN(const uint64_t count, in.take_le(4, "the header"));
-  RunCheckpoint checkpoint;
   ASSIGN_OR_RETURN(const absl::string_view head, in.take_section("the run state"));
   if (head.size() > INT32_MAX || !checkpoint.state.ParseFromArray(head.data(), static_cast<int>(head.size()))) {
     return in.bad("the run state does not parse");
@@ -111,7 +112,7 @@ absl::StatusOr<RunCheckpoint> load_run_state(const std::string& path) {
     ASSIGN_OR_RETURN(const uint64_t name_length, in.take_le(4, what));
     ASSIGN_OR_RETURN(const absl::string_view name, in.take(name_length, what));
     ASSIGN_OR_RETURN(const absl::string_view bytes, in.take_section(absl::StrCat("blob \"", name, "\"")));
-    if (!checkpoint.blobs.emplace(std::string(name), std::string(bytes)).second) {
+    if (!checkpoint.blobs.emplace(std::string(name), bytes).second) {
       return in.bad(absl::StrCat("blob \"", name, "\" appears twice"));
     }
   }

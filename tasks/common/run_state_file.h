@@ -7,10 +7,13 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <string>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "base/files.h"
 #include "tasks/common/run_state.pb.h"
 
 namespace ts::tasks {
@@ -20,9 +23,13 @@ namespace ts::tasks {
 // else looks inside.
 using StateBlobs = std::map<std::string, std::string>;
 
+// A loaded file: the run state, and each blob as a view into the file's
+// read-only mapping, which the checkpoint holds (so that decoding the blobs
+// into tensors needs no private copy of them: every rank loads the file).
 struct RunCheckpoint {
   RunState state;
-  StateBlobs blobs;
+  std::map<std::string, absl::string_view> blobs;
+  std::shared_ptr<const MappedFile> file;
 };
 
 absl::Status save_run_state(const std::string& path, const RunState& state, const StateBlobs& blobs);

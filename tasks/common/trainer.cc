@@ -730,7 +730,7 @@ absl::Status Trainer::restore() {
   }
   RETURN_IF_ERROR(loaded.status());
   state_ = std::move(loaded->state);
-  const StateBlobs blobs = std::move(loaded->blobs);
+  const auto& blobs = loaded->blobs;
   const auto in_context = [&](const absl::Status& s) {
     return with_context(s, absl::StrCat("restoring from ", checkpoint_path()));
   };

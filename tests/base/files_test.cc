@@ -1,12 +1,19 @@
 // Atomic replacement, whole or streamed, leaves the complete file and no temp
-// file; an abandoned streamed write leaves the old file; errors name the path.
+// file; it writes through a symbolic link, gives a new file the mode open()
+// would (an existing one keeps its own), and its temp file is close-on-exec;
+// an abandoned streamed write leaves the old file; a mapped file reads as its
+// bytes; errors name the path.
 #include "base/files.h"
 
 #include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -17,6 +24,30 @@ namespace ts {
 namespace {
 
 using ::ts::testing::expect_error;
+
+// A fresh directory under the test's temp dir.
+std::string fresh_dir(const std::string& name) {
+  const std::string dir = join_path(::testing::TempDir(), name);
+  std::filesystem::remove_all(dir);
+  EXPECT_TRUE(make_dirs(dir).ok());
+  return dir;
+}
+
+mode_t mode_of(const std::string& path) {
+  struct stat st;
+  EXPECT_EQ(::lstat(path.c_str(), &st), 0) << path;
+  return st.st_mode & 07777;
+}
+
+// Sets the process umask for a scope.
+class ScopedUmask {
+ public:
+  explicit ScopedUmask(mode_t mask) : old_(::umask(mask)) {}
+  ~ScopedUmask() { ::umask(old_); }
+
+ private:
+  mode_t old_;
+};
 
 std::vector<std::string> list_dir(const std::string& dir) {
   std::vector<std::string> names;
@@ -96,6 +127,147 @@ TEST(FilesTest, LeftoversOfKilledWritesAreRemoved) {
   EXPECT_EQ(left, (std::vector<std::string>{"other.ckpt.tmp.a1B2c3", "run_state.ckpt", "run_state.ckpt.old",
                                             "run_state.ckpt.tmp.toolong1"}));
   EXPECT_EQ(*remove_atomic_leftovers(join_path(::testing::TempDir(), "no_such_dir/x")), 0);
+}
+
+// As git's lockfile does: the link stays a link and its target gets the new
+// content, with the temp file beside the target (the rename's file system).
+TEST(FilesTest, AtomicWriteFollowsASymbolicLink) {
+  const std::string base = fresh_dir("files_test_symlink");
+  const std::string real_dir = join_path(base, "real");
+  const std::string link_dir = join_path(base, "links");
+  ASSERT_OK(make_dirs(real_dir));
+  ASSERT_OK(make_dirs(link_dir));
+  const std::string target = join_path(real_dir, "f.json");
+  ASSERT_OK(write_file_atomically(target, "old"));
+  const std::string link = join_path(link_dir, "f.json");
+  ASSERT_EQ(::symlink("../real/f.json", link.c_str()), 0);  // relative to the link's directory
+  // A chain of links is followed to its end.
+  const std::string link2 = join_path(link_dir, "g.json");
+  ASSERT_EQ(::symlink(link.c_str(), link2.c_str()), 0);
+
+  ASSERT_OK(write_file_atomically(link, "new"));
+  ASSERT_OK_AND_ASSIGN(AtomicFile streamed, AtomicFile::create(link2));
+  ASSERT_OK(streamed.write("newer"));
+  ASSERT_OK(streamed.commit());
+
+  struct stat st;
+  ASSERT_EQ(::lstat(link.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode));
+  ASSERT_EQ(::lstat(link2.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode));
+  ASSERT_OK_AND_ASSIGN(std::string back, read_file(target));
+  EXPECT_EQ(back, "newer");
+  EXPECT_EQ(list_dir(real_dir), std::vector<std::string>{"f.json"});
+  std::vector<std::string> links = list_dir(link_dir);
+  std::sort(links.begin(), links.end());
+  EXPECT_EQ(links, (std::vector<std::string>{"f.json", "g.json"}));
+  // The leftovers of a write through the link are beside the target too.
+  ASSERT_OK(write_file_atomically(join_path(real_dir, "f.json.tmp.a1B2c3"), "partial"));
+  EXPECT_EQ(*remove_atomic_leftovers(link), 1);
+  EXPECT_EQ(list_dir(real_dir), std::vector<std::string>{"f.json"});
+}
+
+// A dangling link is written where it points, as open(O_CREAT) would.
+TEST(FilesTest, AtomicWriteThroughADanglingLinkCreatesItsTarget) {
+  const std::string base = fresh_dir("files_test_dangling");
+  const std::string real_dir = join_path(base, "real");
+  ASSERT_OK(make_dirs(real_dir));
+  const std::string link = join_path(base, "link");
+  ASSERT_EQ(::symlink("real/new.json", link.c_str()), 0);
+  ASSERT_OK(write_file_atomically(link, "created"));
+  struct stat st;
+  ASSERT_EQ(::lstat(link.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode));
+  ASSERT_OK_AND_ASSIGN(std::string back, read_file(join_path(real_dir, "new.json")));
+  EXPECT_EQ(back, "created");
+  EXPECT_EQ(list_dir(real_dir), std::vector<std::string>{"new.json"});
+  // A link into a missing directory fails naming the link's target.
+  const std::string nowhere = join_path(base, "nowhere");
+  ASSERT_EQ(::symlink("missing/x.json", nowhere.c_str()), 0);
+  expect_error(write_file_atomically(nowhere, "x"), absl::StatusCode::kNotFound, {"missing/x.json"});
+  // A loop is an error, not a hang.
+  const std::string loop = join_path(base, "loop");
+  ASSERT_EQ(::symlink("loop", loop.c_str()), 0);
+  expect_error(write_file_atomically(loop, "x"), absl::StatusCode::kInternal, {loop});
+}
+
+// A new file gets 0666 & ~umask, as open(path, O_CREAT, 0666) gives; a
+// replaced file keeps its own permission bits.
+TEST(FilesTest, AtomicWriteModeFollowsUmaskOrTheReplacedFile) {
+  const std::string dir = fresh_dir("files_test_mode");
+  const std::string path = join_path(dir, "f.txt");
+  {
+    const ScopedUmask mask(027);
+    ASSERT_OK(write_file_atomically(path, "new"));
+    EXPECT_EQ(mode_of(path), 0640u);
+    ASSERT_EQ(::chmod(path.c_str(), 0604), 0);
+    ASSERT_OK(write_file_atomically(path, "replaced"));
+    EXPECT_EQ(mode_of(path), 0604u);
+    ASSERT_EQ(::chmod(path.c_str(), 0755), 0);
+    ASSERT_OK_AND_ASSIGN(AtomicFile streamed, AtomicFile::create(path));
+    ASSERT_OK(streamed.write("streamed"));
+    ASSERT_OK(streamed.commit());
+    EXPECT_EQ(mode_of(path), 0755u);
+  }
+  {
+    const ScopedUmask mask(0);
+    const std::string open_to_all = join_path(dir, "g.txt");
+    ASSERT_OK(write_file_atomically(open_to_all, "new"));
+    EXPECT_EQ(mode_of(open_to_all), 0666u);
+  }
+}
+
+// The temp file is not inherited by a child process (mkostemp's O_CLOEXEC).
+TEST(FilesTest, TempFileIsCloseOnExec) {
+  const std::string dir = fresh_dir("files_test_cloexec");
+  const std::string path = join_path(dir, "f.bin");
+  ASSERT_OK_AND_ASSIGN(AtomicFile file, AtomicFile::create(path));
+  ASSERT_OK(file.write("pending"));
+  // /proc/self/fd/N links to the absolute path: compare within the real directory.
+  char* real = ::realpath(dir.c_str(), nullptr);
+  ASSERT_NE(real, nullptr);
+  const std::string prefix = join_path(real, "f.bin.tmp.");
+  std::free(real);
+  int found = 0;
+  for (const std::string& name : list_dir("/proc/self/fd")) {
+    char target[4096];
+    const ssize_t n = ::readlink(join_path("/proc/self/fd", name).c_str(), target, sizeof target);
+    if (n <= 0 || std::string(target, n).rfind(prefix, 0) != 0) continue;
+    ++found;
+    const int flags = ::fcntl(std::stoi(name), F_GETFD);
+    ASSERT_GE(flags, 0);
+    EXPECT_TRUE(flags & FD_CLOEXEC) << std::string(target, n);
+  }
+  EXPECT_EQ(found, 1);
+  ASSERT_OK(file.commit());
+}
+
+// The bytes of a file, mapped; an empty file is an empty view, a missing one
+// an error naming it.
+TEST(FilesTest, MappedFileReadsTheBytes) {
+  const std::string dir = fresh_dir("files_test_mapped");
+  const std::string path = join_path(dir, "f.bin");
+  const std::string bytes = std::string(100000, 'x') + std::string("\0\1\2", 3);
+  ASSERT_OK(write_file_atomically(path, bytes));
+  {
+    ASSERT_OK_AND_ASSIGN(MappedFile mapped, MappedFile::open(path));
+    EXPECT_EQ(mapped.size(), bytes.size());
+    EXPECT_TRUE(mapped.view() == bytes);
+    // A move hands the mapping over.
+    MappedFile moved(std::move(mapped));
+    EXPECT_TRUE(moved.view() == bytes);
+  }
+  const std::string empty = join_path(dir, "empty");
+  ASSERT_OK(write_file_atomically(empty, ""));
+  ASSERT_OK_AND_ASSIGN(MappedFile mapped_empty, MappedFile::open(empty));
+  EXPECT_EQ(mapped_empty.size(), 0u);
+  EXPECT_NE(mapped_empty.data(), nullptr);  // memcmp and friends take it
+  // A file with no size to map (/proc's) is read instead.
+  ASSERT_OK_AND_ASSIGN(MappedFile status, MappedFile::open("/proc/self/status"));
+  EXPECT_NE(status.view().find("Umask:"), absl::string_view::npos);
+  const std::string missing = join_path(dir, "missing");
+  expect_error(MappedFile::open(missing).status(), absl::StatusCode::kNotFound, {missing});
+  expect_error(MappedFile::open(dir).status(), absl::StatusCode::kInternal, {dir});
 }
 
 TEST(FilesTest, ErrorsNameThePath) {

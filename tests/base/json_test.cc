@@ -55,6 +55,29 @@ TEST(JsonTest, ParsesEveryKind) {
   EXPECT_TRUE(a.as_array()[4].is_null());
 }
 
+// int64's ends stay exact ints; one past either end is a double (the value
+// Python's float() and JavaScript give), never a wrapped int.
+TEST(JsonTest, IntegersPastInt64AreDoubles) {
+  ASSERT_OK_AND_ASSIGN(const Json j, parse_json("[9223372036854775807, -9223372036854775808, 9223372036854775808, "
+                                                "-9223372036854775809, 18446744073709551615, -0]"));
+  const Json::Array& a = j.as_array();
+  ASSERT_EQ(a[0].type(), Json::Type::kInt);
+  EXPECT_EQ(a[0].as_int(), std::numeric_limits<int64_t>::max());
+  ASSERT_EQ(a[1].type(), Json::Type::kInt);
+  EXPECT_EQ(a[1].as_int(), std::numeric_limits<int64_t>::min());
+  ASSERT_EQ(a[2].type(), Json::Type::kDouble);
+  EXPECT_EQ(a[2].as_double(), 9223372036854775808.0);
+  ASSERT_EQ(a[3].type(), Json::Type::kDouble);
+  EXPECT_EQ(a[3].as_double(), -9223372036854775808.0);  // the nearest double
+  ASSERT_EQ(a[4].type(), Json::Type::kDouble);
+  EXPECT_EQ(a[4].as_double(), 18446744073709551616.0);
+  ASSERT_EQ(a[5].type(), Json::Type::kInt);
+  EXPECT_EQ(a[5].as_int(), 0);
+  // Written back, the doubles stay doubles.
+  ASSERT_OK_AND_ASSIGN(const Json back, parse_json(j.dump(-1)));
+  EXPECT_EQ(back, j) << j.dump(-1);
+}
+
 TEST(JsonTest, RoundTripsRandomDocuments) {
   const uint64_t seed = ts::testing::test_seed();
   SCOPED_TRACE("TS_TEST_SEED=" + std::to_string(seed));

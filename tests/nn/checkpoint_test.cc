@@ -191,6 +191,22 @@ TEST_F(CheckpointTest, TruncatedAnywhere) {
                {p, "the header says", "the file has"});
 }
 
+// Files are mapped, not read, but a file too short to map (empty) or to
+// hold the header still gives the format's own errors, not a mapping error.
+TEST_F(CheckpointTest, EmptyOrShortFileIsTruncatedNotAMappingError) {
+  const std::string p = path("empty.ckpt");
+  write_bytes(p, "");
+  const absl::Status empty = load_tensors(p).status();
+  expect_error(empty, absl::StatusCode::kDataLoss, {p, "truncated: 0 bytes", "header"});
+  EXPECT_EQ(empty.message().find("map"), absl::string_view::npos) << empty;
+  write_bytes(p, "TSCK");
+  expect_error(load_tensors(p).status(), absl::StatusCode::kDataLoss, {p, "truncated: 4 bytes"});
+  write_bytes(p, "X");
+  expect_error(load_tensors(p).status(), absl::StatusCode::kInvalidArgument, {p, "bad magic"});
+  // A directory is no checkpoint either; the error names it.
+  expect_error(load_tensors(dir_.string()).status(), absl::StatusCode::kInternal, {dir_.string()});
+}
+
 TEST_F(CheckpointTest, CorruptDataNamesTheEntry) {
   const std::string p = saved_file("corrupt.ckpt");
   const std::string bytes = read_bytes(p);

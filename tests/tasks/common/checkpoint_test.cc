@@ -47,7 +47,12 @@ TEST(RunStateFileTest, RoundTrip) {
   ASSERT_OK(save_run_state(path, sample_state(), sample_blobs()));
   ASSERT_OK_AND_ASSIGN(RunCheckpoint back, load_run_state(path));
   EXPECT_EQ(back.state.SerializeAsString(), sample_state().SerializeAsString());
-  EXPECT_EQ(back.blobs, sample_blobs());
+  EXPECT_EQ(StateBlobs(back.blobs.begin(), back.blobs.end()), sample_blobs());
+  // Views into the file's mapping, not copies of it.
+  for (const auto& [name, bytes] : back.blobs) {
+    EXPECT_GE(bytes.data(), back.file->data()) << name;
+    EXPECT_LE(bytes.data() + bytes.size(), back.file->data() + back.file->size()) << name;
+  }
 }
 
 // A blob is a section of the file, not a field of one protobuf message,
