@@ -33,6 +33,7 @@
 #include "tasks/common/environment.h"
 #include "tasks/common/exit_code.h"
 #include "tasks/common/report.h"
+#include "tasks/common/usage.h"
 #include "tensor/half.h"
 #include "tensor/ops.h"
 
@@ -208,6 +209,9 @@ absl::Status run() {
 }  // namespace ts::tasks::comm_bench
 
 int main(int argc, char** argv) {
+  ts::tasks::set_usage(
+      "MLBench's allreduce benchmark: time and bandwidth of allreduce over message sizes, ours against "
+      "MPI's (or NCCL's). Run it under tools/launch.");
   absl::ParseCommandLine(argc, argv);
   return ts::tasks::run_to_exit_code("comm_bench", ts::tasks::comm_bench::run);
 }

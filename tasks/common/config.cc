@@ -22,8 +22,12 @@ namespace pb = ::google::protobuf;
 // Gathers protoc's parse errors as "name:line:column: message" (1-based).
 class ErrorList : public pb::io::ErrorCollector {
  public:
-  explicit ErrorList(absl::string_view name) : name_(name) {}
+  // `first_line_offset`: characters before the text of interest on its first
+  // line (a value parsed behind its field's name), left out of the columns.
+  explicit ErrorList(absl::string_view name, int first_line_offset = 0)
+      : name_(name), first_line_offset_(first_line_offset) {}
   void AddError(int line, pb::io::ColumnNumber column, const std::string& message) override {
+    if (line == 0) column = std::max(0, column - first_line_offset_);
     errors_.push_back(absl::StrCat(name_, ":", line + 1, ":", column + 1, ": ", message));
   }
   void AddWarning(int line, pb::io::ColumnNumber column, const std::string& message) override {
@@ -33,8 +37,28 @@ class ErrorList : public pb::io::ErrorCollector {
 
  private:
   std::string name_;
+  int first_line_offset_;
   std::vector<std::string> errors_;
 };
+
+// Why `value` does not parse for `field`, in the user's terms: the names an
+// enum takes, the kind of literal a scalar wants; for a message or a list,
+// the text parser's errors (their columns count from the value's start).
+std::string why_not(const pb::FieldDescriptor* field, absl::string_view value, const ErrorList& errors) {
+  if (field->is_repeated() || field->cpp_type() == pb::FieldDescriptor::CPPTYPE_MESSAGE ||
+      field->cpp_type() == pb::FieldDescriptor::CPPTYPE_STRING) {
+    return errors.joined();
+  }
+  if (field->cpp_type() == pb::FieldDescriptor::CPPTYPE_ENUM) {
+    std::vector<std::string> names;
+    for (int i = 0; i < field->enum_type()->value_count(); ++i) names.push_back(field->enum_type()->value(i)->name());
+    return absl::StrCat("'", value, "' is not one of ", absl::StrJoin(names, ", "));
+  }
+  if (field->cpp_type() == pb::FieldDescriptor::CPPTYPE_BOOL) {
+    return absl::StrCat("'", value, "' is not true or false");
+  }
+  return absl::StrCat("'", value, "' is not a number of that type");
+}
 
 // An extension of `message`'s type named by its full name or its short name.
 const pb::FieldDescriptor* find_extension(const pb::Descriptor* type, absl::string_view name) {
@@ -269,7 +293,7 @@ absl::Status set_config_field(TaskConfig& config, absl::string_view path, absl::
                                ? absl::StrCat(text_name(field), " ", literal)
                                : absl::StrCat(text_name(field), ": ", literal);
   std::unique_ptr<pb::Message> scratch(message->New());
-  ErrorList errors(absl::StrCat("value '", value, "'"));
+  ErrorList errors(absl::StrCat("value '", value, "'"), static_cast<int>(text.size() - literal.size()));
   pb::TextFormat::Parser parser;
   parser.RecordErrorsTo(&errors);
   if (field->is_repeated() && (value.empty() || value.front() != '[')) {
@@ -277,8 +301,8 @@ absl::Status set_config_field(TaskConfig& config, absl::string_view path, absl::
         absl::StrCat("config field '", path, "' is repeated: give a list like [a, b], got '", value, "'"));
   }
   if (!parser.ParseFromString(text, scratch.get())) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("bad value for config field '", path, "' (", field->type_name(), "): ", errors.joined()));
+    return absl::InvalidArgumentError(absl::StrCat("bad value for config field '", path, "' (", field->type_name(),
+                                                   "): ", why_not(field, value, errors)));
   }
   // The value is parsed as text of the containing message: "3 batch_size: 7"
   // would set a second field.

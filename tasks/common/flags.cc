@@ -14,6 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 #include "tasks/common/config.h"
+#include "tasks/common/usage.h"
 
 ABSL_FLAG(std::string, config, "",
           "Text-proto TaskConfig file (default: the task's own config.textproto, compiled into the binary).");
@@ -38,7 +39,7 @@ ABSL_FLAG(std::optional<double>, target_value, std::nullopt, "Target value of ta
 ABSL_FLAG(std::optional<int32_t>, eval_every_epochs, std::nullopt, "Evaluate every N epochs.");
 ABSL_FLAG(std::optional<std::string>, data_path, std::nullopt, "Dataset file or folder.");
 ABSL_FLAG(std::optional<std::string>, dataset, std::nullopt,
-          "Dataset, for tasks with a choice (a value of the task's dataset enum).");
+          "Dataset, for tasks with a choice (a value of the task's dataset enum, any case).");
 ABSL_FLAG(bool, synthetic, false, "Train on deterministic synthetic data of the same shapes.");
 ABSL_FLAG(std::optional<int32_t>, num_workers, std::nullopt, "Data loader threads.");
 ABSL_FLAG(std::optional<std::string>, device, std::nullopt, "auto, cpu, cuda or cuda:N.");
@@ -124,7 +125,7 @@ absl::Status apply_typed_flags(TaskConfig& c) {
            apply(c, "target_value", FLAGS_target_value),
            apply(c, "eval_every_epochs", FLAGS_eval_every_epochs),
            apply(c, "data_path", FLAGS_data_path),
-           apply(c, "dataset", FLAGS_dataset),
+           apply_upper_case(c, "dataset", FLAGS_dataset),
            apply(c, "synthetic", FLAGS_synthetic),
            apply(c, "num_workers", FLAGS_num_workers),
            apply(c, "device", FLAGS_device),
@@ -174,6 +175,11 @@ std::vector<std::string> values_of_flag(int argc, char** argv, absl::string_view
 }  // namespace
 
 void parse_task_command_line(int argc, char** argv) {
+  // absl puts the program's name before it.
+  set_usage(
+      "trains with its default config (compiled in) or --config=FILE. The flags below override config fields (an "
+      "empty default: the config's value); --set=field=value,... sets any field (tasks/common/config.proto and the "
+      "task's own .proto; README.md).");
   absl::ParseCommandLine(argc, argv);
   command_line().assign(argv + 1, argv + argc);
   const std::vector<std::string> sets = values_of_flag(argc, argv, "set");

@@ -2,6 +2,9 @@
 
 #include <cmath>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
 namespace ts::tasks {
 
 bool TimeToTarget::observe(double value, const RunTime& at) {
@@ -31,6 +34,14 @@ Json TimeToTarget::to_json() const {
   j["epoch"] = state_->reached() ? Json(state_->epoch()) : Json();
   j["best"] = state_->has_best() ? Json(state_->best()) : Json();
   return j;
+}
+
+std::string TimeToTarget::summary() const {
+  if (state_->reached()) {
+    return absl::StrFormat("%s reached %g in epoch %d (%.1f s)", metric_, target_, state_->epoch(), state_->seconds());
+  }
+  if (!state_->has_best()) return absl::StrCat(metric_, " not evaluated");
+  return absl::StrFormat("%s did not reach %g (best %.6g)", metric_, target_, state_->best());
 }
 
 }  // namespace ts::tasks

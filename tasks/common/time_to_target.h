@@ -34,6 +34,9 @@ class TimeToTarget {
   // {"metric", "target", "minimize", "reached", "seconds" (run time, or "not
   //  reached"), "train_seconds" (MLBench's), "epoch", "best"}.
   Json to_json() const;
+  // For the run's last line: "accuracy reached 0.9 in epoch 3 (41.2 s)",
+  // "accuracy did not reach 0.9 (best 0.8712)", or "accuracy not evaluated".
+  std::string summary() const;
 
  private:
   std::string metric_;

@@ -28,6 +28,7 @@
 #include "tasks/common/curve.h"
 #include "tasks/common/environment.h"
 #include "tasks/common/event_writer.h"
+#include "tasks/common/exit_code.h"
 #include "tasks/common/loss_log.h"
 #include "tasks/common/optimizer_factory.h"
 #include "tasks/common/precision.h"
@@ -830,6 +831,8 @@ absl::Status Trainer::write_report() {
   run["global_step"] = state_.global_step();
   run["elapsed_seconds"] = elapsed_seconds;
   run["resumed"] = resumed_;
+  // Under mpirun a Ctrl-C can cost the ranks' last line; the report keeps it.
+  run["stopped_by_signal"] = stopped_by_signal_ != 0 ? Json(std::string(strsignal(stopped_by_signal_))) : Json();
   report_.set("run", std::move(run));
   RETURN_IF_ERROR(make_dirs(config_.output_dir()));
   return report_.write(report_path());
@@ -838,6 +841,7 @@ absl::Status Trainer::write_report() {
 absl::Status Trainer::stop_for(int signal) {
   Parts& p = *parts_;
   const bool checkpoints = !config_.checkpoint_dir().empty();
+  stopped_by_signal_ = signal;
   p.step_clock.pause();
   RETURN_IF_ERROR(absorb());
   if (checkpoints) RETURN_IF_ERROR(save_checkpoint());
@@ -848,11 +852,13 @@ absl::Status Trainer::stop_for(int signal) {
     if (written.ok()) written = write_report();
   }
   RETURN_IF_ERROR(agree(std::move(written), "writing the report"));
-  return absl::CancelledError(absl::StrCat("stopped by signal ", signal, " (", strsignal(signal), ") after step ",
-                                           state_.step_in_epoch(), " of epoch ", state_.epoch() + 1, " (global step ",
-                                           state_.global_step(), "); ",
-                                           checkpoints ? absl::StrCat("--resume continues it from ", checkpoint_path())
-                                                       : "without a checkpoint_dir nothing can resume it"));
+  // Every rank stops at this step with this line; rank 0 says it.
+  return said_by_rank_0(
+      leader(), absl::CancelledError(absl::StrCat(
+                    "stopped by signal ", signal, " (", strsignal(signal), ") after step ", state_.step_in_epoch(),
+                    " of epoch ", state_.epoch() + 1, " (global step ", state_.global_step(), "); ",
+                    checkpoints ? absl::StrCat("--resume continues it from ", checkpoint_path())
+                                : "without a checkpoint_dir nothing can resume it")));
 }
 
 absl::StatusOr<RunSummary> Trainer::run() {
@@ -995,6 +1001,10 @@ absl::StatusOr<RunSummary> Trainer::run() {
     p.progress.finish();
     RETURN_IF_ERROR(p.events->flush());
     RETURN_IF_ERROR(write_report());
+    // The last line: what the run did and where its record is, also for a
+    // run too short for a progress line (DDP votes on one every 16th step).
+    p.progress.message(absl::StrCat("done at global step ", state_.global_step(), " (", state_.epochs_size(),
+                                    " epochs complete); ", p.target->summary(), "; report ", report_path()));
   }
   p.events.reset();
 

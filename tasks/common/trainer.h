@@ -170,6 +170,7 @@ class Trainer {
   double last_loss_ = 0;
   Metrics last_metrics_;
   bool resumed_ = false;
+  int stopped_by_signal_ = 0;  // the stop signal this session ended on
 };
 
 }  // namespace ts::tasks

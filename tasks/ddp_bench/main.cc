@@ -20,7 +20,6 @@
 #include "absl/algorithm/container.h"
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -42,6 +41,7 @@
 #include "tasks/common/environment.h"
 #include "tasks/common/exit_code.h"
 #include "tasks/common/precision.h"
+#include "tasks/common/usage.h"
 #include "tasks/ddp_bench/sweep.h"
 #include "tensor/ops.h"
 #include "tensor/random.h"
@@ -437,7 +437,7 @@ std::vector<char*> fold_model_flags(int argc, char** argv, std::string& folded) 
 }  // namespace ts::tasks::ddp_bench
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage(
+  ts::tasks::set_usage(
       "The PyTorch DDP benchmark: sec/iter percentiles without DDP and with it over 1, 2, "
       "4, ... ranks. Run it under tools/launch.");
   std::string folded;

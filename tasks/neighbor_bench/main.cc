@@ -23,7 +23,6 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
@@ -43,6 +42,7 @@
 #include "tasks/common/environment.h"
 #include "tasks/common/exit_code.h"
 #include "tasks/common/precision.h"
+#include "tasks/common/usage.h"
 #include "tasks/neighbor_bench/options.h"
 #include "tensor/ops.h"
 #include "tensor/random.h"
@@ -441,7 +441,7 @@ absl::Status run() {
 }  // namespace ts::tasks::neighbor_bench
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage(
+  ts::tasks::set_usage(
       "Bluefog's throughput benchmark: img/sec of synthetic ImageNet training under a "
       "distributed optimizer. Run it under tools/launch.");
   absl::ParseCommandLine(argc, argv);

@@ -103,6 +103,14 @@ cat bad.log
 [ "$rc" = 1 ] || fail "bad config: exit status $rc, want 1"
 grep -q "epochs" bad.log || fail "the error does not name the field epochs"
 
+echo "== --help lists the task flags and the collectives' (absl's default matched none of our files)"
+./logreg --help >help.log 2>&1
+cat help.log
+for flag in max_steps deterministic set collectives_timeout; do
+  grep -q -- "-$flag" help.log || fail "logreg --help does not list --$flag"
+done
+grep -q "No flags matched" help.log && fail "logreg --help matched no flags"
+
 if command -v mpirun >/dev/null; then
   echo "== 2 ranks under mpirun, started from this folder"
   export OMPI_MCA_btl=self,vader OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -129,6 +137,25 @@ if command -v mpirun >/dev/null; then
     python3 -c "import json,sys; r=json.load(open('out_mixed_mpi/report.json')); t=r['throughput']; sys.exit(r['world']['size'] != 2 or r['run']['global_step'] != 3 or 'mixed_precision' not in r['extra'] or t['samples_per_s'] is None or t['global_samples_per_s'] != 2 * t['samples_per_s'])" ||
       { cat mixed_mpi.log; fail "the mpirun resnet20 --dtype=$precision report is not 3 mixed-precision steps of 2 ranks (and twice one rank's samples/s in all)"; }
   done
+
+  echo "== 2 ranks stopped by SIGUSR1 through mpirun: one line (rank 0's) naming the checkpoint"
+  mpirun --oversubscribe -np 2 ./resnet20 --synthetic --max_steps=100000 --batch_size=4 --set=depth=8 \
+    --num_workers=0 --checkpoint_dir=ck_mpi --output_dir=out_stop_mpi >stop_mpi.log 2>&1 &
+  launcher=$!
+  # Signal only once training runs (the handlers are installed by then): DDP
+  # shows its first progress line at step 16.
+  for _ in $(seq 120); do
+    grep -q "step" stop_mpi.log && break
+    sleep 0.5
+  done
+  kill -USR1 "$launcher"
+  wait "$launcher"
+  rc=$?
+  cat stop_mpi.log
+  [ "$rc" != 0 ] || fail "mpirun resnet20 stopped by SIGUSR1 exited with 0"
+  lines=$(grep -c "stopped by signal" stop_mpi.log)
+  [ "$lines" = 1 ] || fail "$lines lines say the run stopped, want rank 0's alone"
+  grep -q "resume continues it from ck_mpi/run_state.ckpt" stop_mpi.log || fail "the stop line does not name the checkpoint"
 
   echo "== 2 ranks, a baseline report rank 0 cannot read: both ranks stop at once, naming it"
   timeout 60 mpirun --oversubscribe -np 2 ./logreg --max_steps=20 --baseline_report=missing_baseline.json \

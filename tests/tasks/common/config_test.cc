@@ -132,10 +132,18 @@ TEST(ConfigTest, SetErrorsNameTheField) {
   expect_error(set_config_field(c, "toy.width", "1"), absl::StatusCode::kInvalidArgument,
                {"unknown config field 'width'", "toy.width"});
   expect_error(set_config_field(c, "sgd.lr.x", "1"), absl::StatusCode::kInvalidArgument, {"'lr'", "no subfields"});
+  // In the user's terms: what an enum takes, what kind of literal a scalar
+  // wants; a message value's columns count from the value's start.
   expect_error(set_config_field(c, "epochs", "three"), absl::StatusCode::kInvalidArgument,
-               {"bad value for config field 'epochs'", "three"});
-  expect_error(set_config_field(c, "epochs", "99999999999"), absl::StatusCode::kInvalidArgument, {"'epochs'"});
-  expect_error(set_config_field(c, "dtype", "F64"), absl::StatusCode::kInvalidArgument, {"'dtype'", "F64"});
+               {"bad value for config field 'epochs' (int32): 'three' is not a number of that type"});
+  expect_error(set_config_field(c, "epochs", "99999999999"), absl::StatusCode::kInvalidArgument,
+               {"'epochs'", "'99999999999' is not a number"});
+  expect_error(set_config_field(c, "dtype", "F64"), absl::StatusCode::kInvalidArgument,
+               {"'dtype'", "'F64' is not one of F32, F16, BF16"});
+  expect_error(set_config_field(c, "synthetic", "yes"), absl::StatusCode::kInvalidArgument,
+               {"'synthetic'", "'yes' is not true or false"});
+  expect_error(set_config_field(c, "sgd", "{lr: x}"), absl::StatusCode::kInvalidArgument,
+               {"'sgd'", "value '{lr: x}':1:6:"});
   expect_error(set_config_field(c, "lr_milestones", "5"), absl::StatusCode::kInvalidArgument,
                {"'lr_milestones' is repeated"});
   expect_error(set_config_field(c, "[ts.tasks.toy", "1"), absl::StatusCode::kInvalidArgument, {"unclosed"});

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "autograd/ops.h"
 #include "base/files.h"
 #include "base/status_macros.h"
@@ -322,8 +323,11 @@ TEST_F(TrainerTest, NtAsgdSwitchesWhenTheLossStopsImprovingAndResumes) {
   EXPECT_EQ(saved.state.asgd_switch_epoch(), want);
   c.set_resume(true);
   auto resumed = recipe(/*dropout=*/0.5);
-  ASSERT_OK(trainer(c, *resumed)->run().status());
-  EXPECT_EQ(resumed->parameters(), reference->parameters());  // bit-identical
+  const auto resumed_trainer = trainer(c, *resumed);
+  ASSERT_OK(resumed_trainer->run().status());
+  EXPECT_EQ(resumed->parameters(), reference->parameters());
+  ASSERT_OK_AND_ASSIGN(Json resumed_report, read_report(resumed_trainer->report_path()));
+  EXPECT_TRUE(resumed_report.find("run")->find("stopped_by_signal")->is_null());  // bit-identical
 }
 
 TEST_F(TrainerTest, MaxStepsStopsAndResumeFinishes) {
@@ -341,8 +345,11 @@ TEST_F(TrainerTest, MaxStepsStopsAndResumeFinishes) {
   c.set_max_steps(0);
   c.set_resume(true);
   auto resumed = recipe();
-  ASSERT_OK(trainer(c, *resumed)->run().status());
+  const auto resumed_trainer = trainer(c, *resumed);
+  ASSERT_OK(resumed_trainer->run().status());
   EXPECT_EQ(resumed->parameters(), reference->parameters());
+  ASSERT_OK_AND_ASSIGN(Json resumed_report, read_report(resumed_trainer->report_path()));
+  EXPECT_TRUE(resumed_report.find("run")->find("stopped_by_signal")->is_null());
 }
 
 // A stop signal (SIGTERM from a scheduler) after step 13: the run saves a
@@ -367,6 +374,8 @@ TEST_F(TrainerTest, AStopSignalCheckpointsAndResumeFinishes) {
     EXPECT_EQ(saved.state.global_step(), 13);
     ASSERT_OK_AND_ASSIGN(Json report, read_report(t->report_path()));
     EXPECT_EQ(report.find("run")->find("global_step")->as_int(), 13);
+    // Kept in the report too: under mpirun a Ctrl-C can cost the ranks' last line.
+    EXPECT_EQ(report.find("run")->find("stopped_by_signal")->as_string(), strsignal(SIGTERM));
   }
   // A write killed mid-way (a second signal) left its temporary file; the
   // next session removes it.
@@ -374,8 +383,11 @@ TEST_F(TrainerTest, AStopSignalCheckpointsAndResumeFinishes) {
   ASSERT_OK(write_file_atomically(leftover, "partial"));
   c.set_resume(true);
   auto resumed = recipe();
-  ASSERT_OK(trainer(c, *resumed)->run().status());
+  const auto resumed_trainer = trainer(c, *resumed);
+  ASSERT_OK(resumed_trainer->run().status());
   EXPECT_EQ(resumed->parameters(), reference->parameters());
+  ASSERT_OK_AND_ASSIGN(Json resumed_report, read_report(resumed_trainer->report_path()));
+  EXPECT_TRUE(resumed_report.find("run")->find("stopped_by_signal")->is_null());
   EXPECT_TRUE(absl::IsNotFound(read_file(leftover).status()));
   // The resumed session starts at step 14 for TensorBoard, which drops
   // anything the first wrote from there on.
@@ -563,6 +575,10 @@ TEST_F(TrainerTest, ALogFileHasPlainLinesOnly) {
   const std::string text = log();
   EXPECT_NE(text.find("epoch 1/4  step 1/10"), std::string::npos) << text;
   EXPECT_NE(text.find("epoch 4/4 done"), std::string::npos) << text;
+  // The last line says what the run did and where its record is.
+  const std::string last_line = text.substr(text.rfind('\n', text.size() - 2) + 1);
+  EXPECT_TRUE(absl::StartsWith(last_line, "done at global step 40 (4 epochs complete); accuracy ")) << last_line;
+  EXPECT_NE(last_line.find("; report "), std::string::npos) << last_line;
   EXPECT_EQ(text.find('\r'), std::string::npos) << "carriage return in the log";
   EXPECT_EQ(text.find('\033'), std::string::npos) << "terminal escape in the log";
 }
@@ -576,6 +592,7 @@ TEST_F(TrainerTest, TargetNotReachedIsSaid) {
   ASSERT_OK(t->run().status());
   ASSERT_OK_AND_ASSIGN(Json j, read_report(t->report_path()));
   EXPECT_EQ(j.find("time_to_target")->find("seconds")->as_string(), "not reached");
+  EXPECT_NE(log().find("; accuracy did not reach 1.5 (best "), std::string::npos) << log();
 }
 
 TEST_F(TrainerTest, ScalingEfficiencyAndPriceAgainstABaselineRun) {
