@@ -1,8 +1,11 @@
 """tools/report diff on reports of the wrong shape where it matches items by
 a value (a rank, a world size, a model) or computes with a number (a
 percentile, a throughput): one line naming the file and the field, exit
-status 1, instead of a traceback or a silent "-". (The golden tables are
-//tests/tasks/common:report_diff_test's.)"""
+status 1, instead of a traceback or a silent "-" (true is no integer, so it
+cannot match rank 1). comm_bench reports (a task report's format with
+extra.comm_bench): algbw and busbw per dtype and size side by side, not a
+task table of "-". The ddp_bench setup leaves out a topology neither run has.
+(The golden tables are //tests/tasks/common:report_diff_test's.)"""
 import copy
 import json
 import os
@@ -20,6 +23,14 @@ DDP_BENCH = {
 NEIGHBOR_BENCH = {
     "format": "trainstack.neighbor_bench.v1", "config": {"world_size": 2}, "environment": {},
     "total": {"mean": 560.5, "conf": 6.4}, "per_rank": [{"rank": 0, "mean": 281.5}, {"rank": 1, "mean": 279.0}],
+}
+COMM_BENCH = {
+    "format": "trainstack.report.v1", "config": {"world_size": 2, "backend": "mpi", "device": "cpu"},
+    "environment": {"device": "cpu"}, "world": None, "epochs": [], "throughput": None,
+    "extra": {"comm_bench": {"results": [
+        {"dtype": "f32", "elements": 1, "bytes": 4, "algbw_gbps": 0.004, "busbw_gbps": 0.004},
+        {"dtype": "f32", "elements": 1000, "bytes": 4000, "algbw_gbps": 1.0, "busbw_gbps": 1.0},
+        {"dtype": "f16", "elements": 1000, "bytes": 2000, "algbw_gbps": 0.5, "busbw_gbps": 0.5}]}},
 }
 TASK = {
     "format": "trainstack.report.v1", "config": {}, "environment": {}, "world": {"size": 1},
@@ -55,7 +66,7 @@ class ShapeTest(unittest.TestCase):
 
     def test_the_fixtures_diff(self):
         with tempfile.TemporaryDirectory() as d:
-            for report in (DDP_BENCH, NEIGHBOR_BENCH, TASK):
+            for report in (DDP_BENCH, NEIGHBOR_BENCH, TASK, COMM_BENCH):
                 path = os.path.join(d, "r.json")
                 with open(path, "w", encoding="utf-8") as f:
                     json.dump(report, f)
@@ -65,11 +76,11 @@ class ShapeTest(unittest.TestCase):
     def test_a_key_that_cannot_match_is_named(self):
         cases = [
             (NEIGHBOR_BENCH, lambda r: r["per_rank"][1].__setitem__("rank", [1]),
-             'report: BAD: "per_rank[1].rank" is [1], not a string or a number'),
+             'report: BAD: "per_rank[1].rank" is [1], not an integer'),
             (DDP_BENCH, lambda r: r["benchmarks"][0]["rows"][0].__setitem__("world_size", [2]),
-             'report: BAD: "benchmarks[0].rows[0].world_size" is [2], not a string or a number'),
+             'report: BAD: "benchmarks[0].rows[0].world_size" is [2], not an integer'),
             (DDP_BENCH, lambda r: r["benchmarks"][0].__setitem__("model", {"name": "resnet50"}),
-             'report: BAD: "benchmarks[0].model" is {"name": "resnet50"}, not a string or a number'),
+             'report: BAD: "benchmarks[0].model" is {"name": "resnet50"}, not a string'),
         ]
         for good, change, message in cases:
             with self.subTest(message=message):
@@ -89,6 +100,112 @@ class ShapeTest(unittest.TestCase):
         for good, change, message in cases:
             with self.subTest(message=message):
                 self.assertEqual(self.diff(good, self.changed(good, change)), message)
+
+    def test_a_world_size_rank_or_model_of_the_wrong_scalar_type_is_named(self):
+        # A string, a bool (Python's bool is an int: true matched rank 1) or a float where an
+        # integer is required; a number where a name is.
+        def row(r):
+            return r["benchmarks"][0]["rows"][0]
+        cases = [
+            (DDP_BENCH, lambda r: row(r).__setitem__("world_size", "one"),
+             'report: BAD: "benchmarks[0].rows[0].world_size" is "one", not an integer'),
+            (DDP_BENCH, lambda r: row(r).__setitem__("world_size", True),
+             'report: BAD: "benchmarks[0].rows[0].world_size" is true, not an integer'),
+            (DDP_BENCH, lambda r: row(r).__setitem__("world_size", 2.0),
+             'report: BAD: "benchmarks[0].rows[0].world_size" is 2.0, not an integer'),
+            (DDP_BENCH, lambda r: r["config"].__setitem__("world_size", "one"),
+             'report: BAD: "config.world_size" is "one", not an integer'),
+            (DDP_BENCH, lambda r: r["benchmarks"][0].__setitem__("model", 5),
+             'report: BAD: "benchmarks[0].model" is 5, not a string'),
+            (DDP_BENCH, lambda r: r["benchmarks"][0].__setitem__("batch_size", True),
+             'report: BAD: "benchmarks[0].batch_size" is true, not an integer'),
+            (DDP_BENCH, lambda r: row(r).__setitem__("label", 1),
+             'report: BAD: "benchmarks[0].rows[0].label" is 1, not a string'),
+            (NEIGHBOR_BENCH, lambda r: r["per_rank"][1].__setitem__("rank", True),
+             'report: BAD: "per_rank[1].rank" is true, not an integer'),
+            (NEIGHBOR_BENCH, lambda r: r["config"].__setitem__("world_size", True),
+             'report: BAD: "config.world_size" is true, not an integer'),
+            (NEIGHBOR_BENCH, lambda r: r["config"].__setitem__("world_size", "one"),
+             'report: BAD: "config.world_size" is "one", not an integer'),
+            (TASK, lambda r: r["world"].__setitem__("size", "1"),
+             'report: BAD: "world.size" is "1", not an integer'),
+            (COMM_BENCH, lambda r: r["extra"]["comm_bench"]["results"][1].__setitem__("bytes", "4000"),
+             'report: BAD: "extra.comm_bench.results[1].bytes" is "4000", not an integer'),
+            (COMM_BENCH, lambda r: r["extra"]["comm_bench"]["results"][0].__setitem__("algbw_gbps", "fast"),
+             'report: BAD: "extra.comm_bench.results[0].algbw_gbps" is "fast", not a number'),
+            (COMM_BENCH, lambda r: r["extra"].__setitem__("comm_bench", [1]),
+             'report: BAD: "extra.comm_bench" is [1], not an object'),
+        ]
+        for good, change, message in cases:
+            with self.subTest(message=message):
+                self.assertEqual(self.diff(good, self.changed(good, change)), message)
+
+
+class CommBenchTest(unittest.TestCase):
+    def run_diff(self, a, b):
+        with tempfile.TemporaryDirectory() as d:
+            paths = []
+            for name, report in (("a.json", a), ("b.json", b)):
+                paths.append(os.path.join(d, name))
+                with open(paths[-1], "w", encoding="utf-8") as f:
+                    json.dump(report, f)
+            result = tool_module.run("report", "diff", *paths)
+            return result, paths
+
+    def test_bandwidth_per_dtype_and_size_side_by_side(self):
+        b = copy.deepcopy(COMM_BENCH)
+        results = b["extra"]["comm_bench"]["results"]
+        results[1].update(algbw_gbps=1.5, busbw_gbps=1.5)  # 4000 bytes of f32: +50%
+        del results[0]  # 4 bytes only in A
+        results.append({"dtype": "f32", "elements": 10, "bytes": 40, "algbw_gbps": 0.04, "busbw_gbps": 0.04})
+        b["config"]["backend"] = "nccl"
+        result, paths = self.run_diff(COMM_BENCH, b)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual(result.stderr, "")
+        lines = result.stdout.splitlines()
+        table = lines[2:lines.index("", 2)]
+        self.assertEqual([line.split() for line in table], [
+            ["dtype", "size", "(B)", "algbw", "A", "algbw", "B", "B", "vs", "A", "busbw", "A", "busbw", "B", "B", "vs",
+             "A"],
+            ["f32", "4", "0.004", "-", "changed", "0.004", "-", "changed"],  # by size, A's dtype first
+            ["f32", "40", "-", "0.04", "changed", "-", "0.04", "changed"],
+            ["f32", "4000", "1", "1.5", "+50.0%", "1", "1.5", "+50.0%"],
+            ["f16", "2000", "0.5", "0.5", "0.5", "0.5"],
+        ])
+        self.assertRegex(result.stdout, r"\n  world size +2 +2\n")
+        self.assertRegex(result.stdout, r"\n  backend +mpi +nccl +changed\n")
+        self.assertTrue(result.stdout.endswith(f"A = {paths[0]}\nB = {paths[1]}\n"), result.stdout)
+        self.assertNotIn("samples/s", result.stdout)  # no task table
+
+    def test_a_comm_bench_report_is_not_diffed_against_a_task_report(self):
+        result, paths = self.run_diff(COMM_BENCH, TASK)
+        self.assertEqual(result.returncode, 1)
+        self.assertEqual(result.stdout, "")
+        self.assertEqual(result.stderr.strip(), f"report: {paths[0]} is a comm_bench report and {paths[1]} a task "
+                         "report; diff compares two reports of one kind")
+
+
+class DdpBenchSetupTest(unittest.TestCase):
+    def setup_keys(self, a, b):
+        with tempfile.TemporaryDirectory() as d:
+            paths = []
+            for name, report in (("a.json", a), ("b.json", b)):
+                paths.append(os.path.join(d, name))
+                with open(paths[-1], "w", encoding="utf-8") as f:
+                    json.dump(report, f)
+            result = tool_module.run("report", "diff", *paths)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        return [line.split(":")[0] for line in result.stdout.splitlines() if "  vs  " in line]
+
+    def test_a_topology_neither_run_has_is_left_out(self):
+        # A CPU run writes "topology": "" (no nvidia-smi); a hand-made report may have none.
+        cpu = copy.deepcopy(DDP_BENCH)
+        cpu["environment"]["topology"] = ""
+        self.assertNotIn("topology", self.setup_keys(cpu, DDP_BENCH))
+        self.assertIn("device", self.setup_keys(cpu, DDP_BENCH))
+        gpu = copy.deepcopy(DDP_BENCH)
+        gpu["environment"]["topology"] = "GPU0 X"
+        self.assertIn("topology", self.setup_keys(cpu, gpu))
 
 
 if __name__ == "__main__":

@@ -8,7 +8,9 @@ the wrong shape; `run` on fake Google Benchmark binaries (a --filter that
 matches nothing in one target skips it) and its repetitions floor; the same
 for `ratios` on saved runs (a ratio twice the baseline's fails, one within
 the tolerance passes, a pair missing from the run is reported and fails),
-its choice of the baseline run by CPU, and which pairs the CI subset holds."""
+its choice of the baseline run by CPU, and which pairs the CI subset holds;
+that the build before measuring shows Bazel's own progress (and stdout) on
+stderr, on a fake bazel, leaving stdout to the table."""
 import copy
 import itertools
 import json
@@ -507,6 +509,58 @@ class RatiosTest(unittest.TestCase):
                     self.assertEqual(len(result.stderr.strip().splitlines()), 1, result.stderr)
                     self.assertIn(fragment, result.stderr)
                     self.assertIn(path, result.stderr)
+
+
+# Bazel as far as the build before measuring sees it: a line on each stream,
+# the exit status FAKE_BAZEL_STATUS.
+FAKE_BAZEL = """#!/bin/sh
+echo "fake bazel stdout: $*"
+echo "INFO: fake bazel progress" >&2
+exit "${FAKE_BAZEL_STATUS:-0}"
+"""
+
+
+class BuildOutputTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        bazel = os.path.join(self.tmp.name, "bazel")
+        with open(bazel, "w", encoding="utf-8") as f:
+            f.write(FAKE_BAZEL)
+        os.chmod(bazel, os.stat(bazel).st_mode | stat.S_IXUSR)
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def ratios(self, status):
+        """ratios --subset ci on the fake bazel: the build, then a missing binary (nothing was built)."""
+        env = dict(os.environ, PATH=self.tmp.name + os.pathsep + os.environ.get("PATH", ""),
+                   FAKE_BAZEL_STATUS=str(status))
+        return tool_module.run("microbench", "ratios", "--subset", "ci", "--baseline",
+                               os.path.join(HERE, "ratios_baseline.json"), env=env)
+
+    def test_bazel_progress_goes_to_stderr_not_stdout(self):
+        result = self.ratios(0)
+        self.assertEqual(result.returncode, 1)
+        self.assertEqual(result.stdout, "")
+        lines = result.stderr.splitlines()
+        labels = sorted({pairs.target for pairs in mb.SUBSETS["ci"]})
+        self.assertEqual(lines[:3], [
+            f"microbench: building {len(labels)} target(s) with Bazel (minutes on a cold cache; its progress "
+            "follows on stderr)",
+            f"fake bazel stdout: build {' '.join(labels)}",
+            "INFO: fake bazel progress",
+        ])
+        self.assertIn("no binary at", lines[-1])
+
+    def test_a_failed_build_points_at_bazels_output(self):
+        result = self.ratios(1)
+        self.assertEqual(result.returncode, 1)
+        self.assertEqual(result.stdout, "")
+        lines = result.stderr.splitlines()
+        self.assertIn("INFO: fake bazel progress", lines)
+        labels = sorted({pairs.target for pairs in mb.SUBSETS["ci"]})
+        self.assertEqual(lines[-1], f"microbench: bazel build {' '.join(labels)} failed with status 1 (Bazel's "
+                         "output is above)")
 
 
 if __name__ == "__main__":

@@ -8,8 +8,10 @@ DDP and neighbor_bench scaling, percentiles.
 
 The fixtures are small hand-made reports: task_epochs.json is a real logreg
 report trimmed (written before "curves" and "throughput.step_seconds"
-existed), comm_bench_mpi.json a real 2-rank sweep thinned to every fifth size;
-the others follow the ddp_bench and neighbor_bench schemas."""
+existed), task_short.json a real logreg report of a run stopped before its
+first epoch ended (`bazel run //tasks/logreg -- --max_steps=3`: per-step
+losses, "epochs" empty), comm_bench_mpi.json a real 2-rank sweep thinned to
+every fifth size; the others follow the ddp_bench and neighbor_bench schemas."""
 import glob
 import json
 import os
@@ -34,6 +36,14 @@ def setUpModule():
     python = os.path.join(plot.VENV, "bin", "python3")
     if not os.access(python, os.X_OK):
         raise AssertionError(f"no matplotlib venv at {plot.VENV}: run tools/setup")
+
+
+def without_scaling(path):
+    """The neighbor_bench report at path less the baseline it names."""
+    with open(path, encoding="utf-8") as f:
+        report = json.load(f)
+    report.pop("scaling", None)
+    return report
 
 
 def png_size(path):
@@ -102,6 +112,15 @@ class RenderTest(ToolCase):
                              "--metric", "accuracy", "--labels", "resnet20,logreg", "--size", "1234x567"],
                             ["train_loss_vs_time", "eval_accuracy_vs_time"], size=(1234, 567))
 
+    def test_curves_of_a_run_stopped_before_its_first_epoch(self):
+        # An empty "epochs" only means no eval points: the loss comes from "curves", and beside
+        # other reports the run is a line of the loss figure and absent from the eval ones.
+        self.assert_renders(["curves", fixture("task_short.json")], ["train_loss_vs_steps"])
+
+    def test_curves_of_a_run_stopped_before_its_first_epoch_beside_a_whole_run(self):
+        self.assert_renders(["curves", fixture("task_short.json"), fixture("task_steps.json"), "--x", "time"],
+                            ["train_loss_vs_time", "eval_accuracy_vs_time", "eval_loss_vs_time"])
+
     def test_bandwidth(self):
         self.assert_renders(["bandwidth", fixture("comm_bench_mpi.json")], ["allreduce_bandwidth"])
         self.assert_renders(["bandwidth", fixture("comm_bench_mpi.json"), fixture("comm_bench_nccl.json"), "--size",
@@ -124,6 +143,17 @@ class RenderTest(ToolCase):
     def test_neighbor_scaling(self):
         self.assert_renders(["scaling", *NEIGHBOR_BENCH, "--size", "800x500"], ["neighbor_bench_scaling"],
                             size=(800, 500))
+
+    def test_neighbor_scaling_without_any_one_rank_run_says_so(self):
+        paths = [self.write(f"allreduce_{w}.json", without_scaling(NEIGHBOR_BENCH[i])) for i, w in ((1, 2), (2, 4))]
+        result = self.run_tool("scaling", *paths, "--out", self.out)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        png = os.path.join(self.out, "neighbor_bench_scaling.png")
+        self.assertEqual(result.stdout.splitlines(), [f"plot: wrote {png}"])
+        self.assertGreater(os.path.getsize(png), 1000)
+        self.assertEqual(result.stderr.splitlines(), [
+            f"plot: note: allreduce: no one-rank run, and no baseline its reports name: its efficiency is against "
+            f"its own 2-rank run ({paths[0]}), which reads 100%"])
 
     def test_step_times(self):
         self.assert_renders(["step_times", fixture("task_steps.json"), fixture("ddp_bench.json")],
@@ -164,6 +194,26 @@ class BadInputTest(ToolCase):
             benchmark["rows"] = [r for r in benchmark["rows"] if r["ddp"]]
         path = self.write("ddp_bench.json", report)
         self.assert_fails(["scaling", path], 'resnet50 has no "ddp": false row')
+
+    def test_epochs_missing_or_of_the_wrong_type_is_named(self):
+        with open(fixture("task_short.json"), encoding="utf-8") as f:
+            short = json.load(f)
+        for epochs, message in ((None, 'no "epochs"'), ({"1": {}}, '"epochs" is not a list of objects'),
+                                ([{}, 2], '"epochs" is not a list of objects')):
+            report = dict(short, epochs=epochs)
+            if epochs is None:
+                del report["epochs"]
+            path = self.write("task.json", report)
+            with self.subTest(epochs=epochs):
+                self.assert_fails(["curves", path], f"plot: {path}: {message}")
+
+    def test_a_report_with_neither_curves_nor_epochs_says_so(self):
+        with open(fixture("task_short.json"), encoding="utf-8") as f:
+            report = json.load(f)
+        del report["curves"]
+        path = self.write("task.json", report)
+        self.assert_fails(["curves", path, fixture("task_steps.json")],
+                          f'plot: {path}: nothing to plot: no per-step "curves.train_loss", and "epochs" is empty')
 
     def test_eval_that_is_not_an_object(self):
         with open(fixture("task_epochs.json"), encoding="utf-8") as f:
@@ -251,6 +301,42 @@ class SeriesTest(unittest.TestCase):
         self.assertEqual(neighbor.efficiency[0], 1.0)
         # allreduce's name the baseline they were measured against.
         self.assertEqual(lines["allreduce"].linear, [301.2 * w for w in lines["allreduce"].world])
+
+    def test_a_run_stopped_before_its_first_epoch_has_its_loss_and_no_eval_points(self):
+        report = plot.load(fixture("task_short.json"))
+        self.assertEqual(plot.loss_curve(report, "steps"), ([1, 2, 3], report.data["curves"]["train_loss"]["value"],
+                                                             True))
+        self.assertEqual(plot.eval_metrics(report), set())
+        self.assertEqual(plot.metric_curve(report, "accuracy", "steps"), ([], []))
+
+    def test_a_line_without_a_one_rank_run_says_what_it_scales_from(self):
+        # allreduce at 2 and 4 ranks, without the baseline its reports name, beside
+        # neighbor_allreduce at 1 and 2: allreduce scales from its own 2-rank run (at one rank
+        # each dist_optimizer's step costs differently, so neighbor_allreduce's is no baseline
+        # for it), and the legend, the title and a note say so.
+        reports = [plot.load(p) for p in NEIGHBOR_BENCH[1:3] + NEIGHBOR_BENCH[4:6]]
+        for r in reports[:2]:
+            del r.data["scaling"]
+        figure = plot.neighbor_scaling_figure(reports)
+        lines = {line.name: line for line in figure.lines}
+        allreduce = lines["allreduce"]
+        self.assertEqual(allreduce.world, [2, 4])
+        self.assertEqual(allreduce.linear, [531.9, 2 * 531.9])
+        self.assertEqual(allreduce.efficiency[0], 1.0)
+        self.assertEqual(allreduce.linear_label, "linear scaling (allreduce, from its 2-rank run)")
+        self.assertEqual(lines["neighbor_allreduce"].linear_label, "linear scaling (neighbor_allreduce)")
+        self.assertEqual(lines["neighbor_allreduce"].linear, [300.3, 2 * 300.3])
+        self.assertIn("no one-rank run: efficiency of allreduce against its 2-rank run", figure.title)
+        self.assertEqual(figure.notes, (
+            f"allreduce: no one-rank run, and no baseline its reports name: its efficiency is against its own "
+            f"2-rank run ({NEIGHBOR_BENCH[1]}), which reads 100%; the one-rank run of neighbor_allreduce is not "
+            "used, as at one rank each dist_optimizer's step costs differently (neighbor_bench --baseline takes "
+            "one explicitly)",))
+
+    def test_lines_with_a_one_rank_run_or_a_named_baseline_have_no_note(self):
+        figure = plot.neighbor_scaling_figure([plot.load(p) for p in NEIGHBOR_BENCH[1:4] + NEIGHBOR_BENCH[4:]])
+        self.assertEqual(figure.notes, ())
+        self.assertNotIn("no one-rank run", figure.title)
 
     def test_percentile_interpolates_as_step_times_cc(self):
         self.assertEqual(plot.percentile([4, 1, 3, 2], 50), 2.5)
