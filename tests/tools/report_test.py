@@ -4,7 +4,8 @@ percentile, a throughput): one line naming the file and the field, exit
 status 1, instead of a traceback or a silent "-" (true is no integer, so it
 cannot match rank 1). comm_bench reports (a task report's format with
 extra.comm_bench): algbw and busbw per dtype and size side by side, not a
-task table of "-". The ddp_bench setup leaves out a topology neither run has.
+task table of "-". The ddp_bench setup leaves out a topology neither run has,
+and prints one of several lines below the table.
 (The golden tables are //tests/tasks/common:report_diff_test's.)"""
 import copy
 import json
@@ -186,7 +187,7 @@ class CommBenchTest(unittest.TestCase):
 
 
 class DdpBenchSetupTest(unittest.TestCase):
-    def setup_keys(self, a, b):
+    def diff_lines(self, a, b):
         with tempfile.TemporaryDirectory() as d:
             paths = []
             for name, report in (("a.json", a), ("b.json", b)):
@@ -195,7 +196,10 @@ class DdpBenchSetupTest(unittest.TestCase):
                     json.dump(report, f)
             result = tool_module.run("report", "diff", *paths)
         self.assertEqual(result.returncode, 0, result.stderr)
-        return [line.split(":")[0] for line in result.stdout.splitlines() if "  vs  " in line]
+        return result.stdout.splitlines()
+
+    def setup_keys(self, a, b):
+        return [line.split(":")[0] for line in self.diff_lines(a, b) if "  vs  " in line]
 
     def test_a_topology_neither_run_has_is_left_out(self):
         # A CPU run writes "topology": "" (no nvidia-smi); a hand-made report may have none.
@@ -206,6 +210,20 @@ class DdpBenchSetupTest(unittest.TestCase):
         gpu = copy.deepcopy(DDP_BENCH)
         gpu["environment"]["topology"] = "GPU0 X"
         self.assertIn("topology", self.setup_keys(cpu, gpu))
+
+    def test_a_topology_of_several_lines_follows_the_table(self):
+        # As `nvidia-smi topo -m` prints it: in one cell it would break the table.
+        matrix = "\tGPU0\tGPU1\nGPU0\t X \tNV18\nGPU1\tNV18\t X \n"
+        a, b = copy.deepcopy(DDP_BENCH), copy.deepcopy(DDP_BENCH)
+        a["environment"]["topology"] = b["environment"]["topology"] = matrix
+        same = self.diff_lines(a, b)
+        self.assertIn("(below)", next(line for line in same if line.startswith("topology:")))
+        at = same.index("topology (both runs):")
+        self.assertEqual(same[at + 1:at + 4], matrix.rstrip("\n").splitlines())
+        b["environment"]["topology"] = "GPU0\t X \n"
+        differ = self.diff_lines(a, b)
+        self.assertIn("topology (baseline):", differ)
+        self.assertEqual(differ[differ.index("topology (test):") + 1], "GPU0\t X ")
 
 
 if __name__ == "__main__":

@@ -215,6 +215,12 @@ class BadInputTest(ToolCase):
         self.assert_fails(["curves", path, fixture("task_steps.json")],
                           f'plot: {path}: nothing to plot: no per-step "curves.train_loss", and "epochs" is empty')
 
+    def test_step_times_of_a_run_of_warm_up_steps_only_says_so(self):
+        path = fixture("task_short.json")
+        self.assert_fails(["step_times", path],
+                          f'plot: {path}: no step was timed: its 3 step(s) were all warm-up '
+                          '("config.warmup_steps" is 5); run more steps than that')
+
     def test_eval_that_is_not_an_object(self):
         with open(fixture("task_epochs.json"), encoding="utf-8") as f:
             report = json.load(f)
