@@ -1003,8 +1003,8 @@ absl::StatusOr<RunSummary> Trainer::run() {
     RETURN_IF_ERROR(write_report());
     // The last line: what the run did and where its record is, also for a
     // run too short for a progress line (DDP votes on one every 16th step).
-    p.progress.message(absl::StrCat("done at global step ", state_.global_step(), " (", state_.epochs_size(),
-                                    " epochs complete); ", p.target->summary(), "; report ", report_path()));
+    p.progress.message(absl::StrCat("done: global step ", state_.global_step(), ", ", state_.epochs_size(), " of ",
+                                    config_.epochs(), " epochs; ", p.target->summary(), "; report ", report_path()));
   }
   p.events.reset();
 

@@ -577,7 +577,7 @@ TEST_F(TrainerTest, ALogFileHasPlainLinesOnly) {
   EXPECT_NE(text.find("epoch 4/4 done"), std::string::npos) << text;
   // The last line says what the run did and where its record is.
   const std::string last_line = text.substr(text.rfind('\n', text.size() - 2) + 1);
-  EXPECT_TRUE(absl::StartsWith(last_line, "done at global step 40 (4 epochs complete); accuracy ")) << last_line;
+  EXPECT_TRUE(absl::StartsWith(last_line, "done: global step 40, 4 of 4 epochs; accuracy ")) << last_line;
   EXPECT_NE(last_line.find("; report "), std::string::npos) << last_line;
   EXPECT_EQ(text.find('\r'), std::string::npos) << "carriage return in the log";
   EXPECT_EQ(text.find('\033'), std::string::npos) << "terminal escape in the log";
