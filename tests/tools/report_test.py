@@ -5,7 +5,8 @@ status 1, instead of a traceback or a silent "-" (true is no integer, so it
 cannot match rank 1). comm_bench reports (a task report's format with
 extra.comm_bench): algbw and busbw per dtype and size side by side, not a
 task table of "-". The ddp_bench setup leaves out a topology neither run has,
-and prints one of several lines below the table.
+and prints one of several lines below the table. Config differences name
+nested fields by their dotted names.
 (The golden tables are //tests/tasks/common:report_diff_test's.)"""
 import copy
 import json
@@ -184,6 +185,27 @@ class CommBenchTest(unittest.TestCase):
         self.assertEqual(result.stdout, "")
         self.assertEqual(result.stderr.strip(), f"report: {paths[0]} is a comm_bench report and {paths[1]} a task "
                          "report; diff compares two reports of one kind")
+
+
+class ConfigDifferencesTest(unittest.TestCase):
+    def test_nested_fields_differ_by_their_dotted_names(self):
+        a, b = copy.deepcopy(TASK), copy.deepcopy(TASK)
+        a["config"] = {"epochs": 3, "sgd": {"lr": 0.1, "momentum": 0.9}}
+        b["config"] = {"epochs": 3, "sgd": {"lr": 0.2, "momentum": 0.9}, "loss_scaler": {"initial": 65536}}
+        with tempfile.TemporaryDirectory() as d:
+            paths = []
+            for name, report in (("a.json", a), ("b.json", b)):
+                paths.append(os.path.join(d, name))
+                with open(paths[-1], "w", encoding="utf-8") as f:
+                    json.dump(report, f)
+            result = tool_module.run("report", "diff", *paths)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        lines = result.stdout.splitlines()
+        section = lines[lines.index("config differences") + 1:]
+        names = [line.split()[0] for line in section[:2]]
+        self.assertEqual(names, ["loss_scaler.initial", "sgd.lr"], result.stdout)
+        self.assertNotIn("momentum", result.stdout)
+        self.assertNotIn("epochs", "\n".join(section))
 
 
 class DdpBenchSetupTest(unittest.TestCase):
