@@ -41,16 +41,28 @@ TASK = {
 }
 
 
+def write(directory, name, report):
+    """The path of report, written as JSON to directory/name."""
+    path = os.path.join(directory, name)
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(report, f)
+    return path
+
+
+def run_diff(a, b):
+    """tools/report diff of reports a and b, each written to a file of its own:
+    (the finished process, the two files' paths, gone by then)."""
+    with tempfile.TemporaryDirectory() as d:
+        paths = [write(d, "a.json", a), write(d, "b.json", b)]
+        return tool_module.run("report", "diff", *paths), paths
+
+
 class ShapeTest(unittest.TestCase):
     def diff(self, good, bad):
         """tools/report diff of good against bad and of bad against good,
         each checked to fail the same way; (stderr, bad's path)."""
         with tempfile.TemporaryDirectory() as d:
-            paths = []
-            for name, report in (("good.json", good), ("bad.json", bad)):
-                paths.append(os.path.join(d, name))
-                with open(paths[-1], "w", encoding="utf-8") as f:
-                    json.dump(report, f)
+            paths = [write(d, "good.json", good), write(d, "bad.json", bad)]
             errors = []
             for a, b in (paths, paths[::-1]):
                 result = tool_module.run("report", "diff", a, b)
@@ -67,13 +79,9 @@ class ShapeTest(unittest.TestCase):
         return report
 
     def test_the_fixtures_diff(self):
-        with tempfile.TemporaryDirectory() as d:
-            for report in (DDP_BENCH, NEIGHBOR_BENCH, TASK, COMM_BENCH):
-                path = os.path.join(d, "r.json")
-                with open(path, "w", encoding="utf-8") as f:
-                    json.dump(report, f)
-                result = tool_module.run("report", "diff", path, path)
-                self.assertEqual(result.returncode, 0, result.stderr)
+        for report in (DDP_BENCH, NEIGHBOR_BENCH, TASK, COMM_BENCH):
+            result, _ = run_diff(report, report)
+            self.assertEqual(result.returncode, 0, result.stderr)
 
     def test_a_key_that_cannot_match_is_named(self):
         cases = [
@@ -144,16 +152,6 @@ class ShapeTest(unittest.TestCase):
 
 
 class CommBenchTest(unittest.TestCase):
-    def run_diff(self, a, b):
-        with tempfile.TemporaryDirectory() as d:
-            paths = []
-            for name, report in (("a.json", a), ("b.json", b)):
-                paths.append(os.path.join(d, name))
-                with open(paths[-1], "w", encoding="utf-8") as f:
-                    json.dump(report, f)
-            result = tool_module.run("report", "diff", *paths)
-            return result, paths
-
     def test_bandwidth_per_dtype_and_size_side_by_side(self):
         b = copy.deepcopy(COMM_BENCH)
         results = b["extra"]["comm_bench"]["results"]
@@ -161,7 +159,7 @@ class CommBenchTest(unittest.TestCase):
         del results[0]  # 4 bytes only in A
         results.append({"dtype": "f32", "elements": 10, "bytes": 40, "algbw_gbps": 0.04, "busbw_gbps": 0.04})
         b["config"]["backend"] = "nccl"
-        result, paths = self.run_diff(COMM_BENCH, b)
+        result, paths = run_diff(COMM_BENCH, b)
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertEqual(result.stderr, "")
         lines = result.stdout.splitlines()
@@ -180,7 +178,7 @@ class CommBenchTest(unittest.TestCase):
         self.assertNotIn("samples/s", result.stdout)  # no task table
 
     def test_a_comm_bench_report_is_not_diffed_against_a_task_report(self):
-        result, paths = self.run_diff(COMM_BENCH, TASK)
+        result, paths = run_diff(COMM_BENCH, TASK)
         self.assertEqual(result.returncode, 1)
         self.assertEqual(result.stdout, "")
         self.assertEqual(result.stderr.strip(), f"report: {paths[0]} is a comm_bench report and {paths[1]} a task "
@@ -192,13 +190,7 @@ class ConfigDifferencesTest(unittest.TestCase):
         a, b = copy.deepcopy(TASK), copy.deepcopy(TASK)
         a["config"] = {"epochs": 3, "sgd": {"lr": 0.1, "momentum": 0.9}}
         b["config"] = {"epochs": 3, "sgd": {"lr": 0.2, "momentum": 0.9}, "loss_scaler": {"initial": 65536}}
-        with tempfile.TemporaryDirectory() as d:
-            paths = []
-            for name, report in (("a.json", a), ("b.json", b)):
-                paths.append(os.path.join(d, name))
-                with open(paths[-1], "w", encoding="utf-8") as f:
-                    json.dump(report, f)
-            result = tool_module.run("report", "diff", *paths)
+        result, _ = run_diff(a, b)
         self.assertEqual(result.returncode, 0, result.stderr)
         lines = result.stdout.splitlines()
         section = lines[lines.index("config differences") + 1:]
@@ -210,13 +202,7 @@ class ConfigDifferencesTest(unittest.TestCase):
 
 class DdpBenchSetupTest(unittest.TestCase):
     def diff_lines(self, a, b):
-        with tempfile.TemporaryDirectory() as d:
-            paths = []
-            for name, report in (("a.json", a), ("b.json", b)):
-                paths.append(os.path.join(d, name))
-                with open(paths[-1], "w", encoding="utf-8") as f:
-                    json.dump(report, f)
-            result = tool_module.run("report", "diff", *paths)
+        result, _ = run_diff(a, b)
         self.assertEqual(result.returncode, 0, result.stderr)
         return result.stdout.splitlines()
 
