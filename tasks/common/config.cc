@@ -42,7 +42,7 @@ class ErrorList : public pb::io::ErrorCollector {
 };
 
 // Why `value` does not parse for `field`, in the user's terms: the names an
-// enum takes, the kind of literal a scalar wants; for a message or a list,
+// enum takes, the type a scalar wants; for a message or a list,
 // the text parser's errors (their columns count from the value's start).
 std::string why_not(const pb::FieldDescriptor* field, absl::string_view value, const ErrorList& errors) {
   if (field->is_repeated() || field->cpp_type() == pb::FieldDescriptor::CPPTYPE_MESSAGE ||
@@ -57,7 +57,7 @@ std::string why_not(const pb::FieldDescriptor* field, absl::string_view value, c
   if (field->cpp_type() == pb::FieldDescriptor::CPPTYPE_BOOL) {
     return absl::StrCat("'", value, "' is not true or false");
   }
-  return absl::StrCat("'", value, "' is not a number of that type");
+  return absl::StrCat("'", value, "' is not a valid ", field->type_name());  // not a number, or out of range
 }
 
 // An extension of `message`'s type named by its full name or its short name.

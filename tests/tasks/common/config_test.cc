@@ -135,9 +135,9 @@ TEST(ConfigTest, SetErrorsNameTheField) {
   // In the user's terms: what an enum takes, what kind of literal a scalar
   // wants; a message value's columns count from the value's start.
   expect_error(set_config_field(c, "epochs", "three"), absl::StatusCode::kInvalidArgument,
-               {"bad value for config field 'epochs' (int32): 'three' is not a number of that type"});
+               {"bad value for config field 'epochs' (int32): 'three' is not a valid int32"});
   expect_error(set_config_field(c, "epochs", "99999999999"), absl::StatusCode::kInvalidArgument,
-               {"'epochs'", "'99999999999' is not a number"});
+               {"'epochs'", "'99999999999' is not a valid int32"});
   expect_error(set_config_field(c, "dtype", "F64"), absl::StatusCode::kInvalidArgument,
                {"'dtype'", "'F64' is not one of F32, F16, BF16"});
   expect_error(set_config_field(c, "synthetic", "yes"), absl::StatusCode::kInvalidArgument,
