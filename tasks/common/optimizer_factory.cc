@@ -3,6 +3,7 @@
 #include "base/error.h"
 #include "optim/adam.h"
 #include "optim/sgd.h"
+#include "tasks/common/config.h"
 
 namespace ts::tasks {
 
@@ -42,6 +43,40 @@ std::unique_ptr<optim::Asgd> make_nt_asgd(const TaskConfig& config, const NamedP
   options.t0 = 0;
   options.weight_decay = config.sgd().weight_decay();
   return std::make_unique<optim::Asgd>(params, options);
+}
+
+optim::LrControlOptions lr_control_options(const TaskConfig& c, int world_size, optim::LrScaling scaling) {
+  optim::LrControlOptions o;
+  o.lr = configured_lr(c);
+  o.world_size = world_size;
+  o.scaling = scaling;
+  o.warmup_epochs = c.warmup_epochs();
+  o.warmup_per_step = c.lr_warmup_per_step();
+  o.epochs = c.epochs();
+  o.decay_factor = c.lr_decay_factor();
+  o.step_epochs = c.lr_step_epochs();
+  o.milestones.assign(c.lr_milestones().begin(), c.lr_milestones().end());
+  o.patience = c.lr_patience();
+  o.threshold = c.lr_plateau_threshold();
+  o.threshold_absolute = c.lr_plateau_threshold_absolute();
+  o.min_lr = c.lr_min();
+  switch (c.lr_schedule()) {
+    case TaskConfig::STEP:
+      o.schedule = optim::LrControlOptions::Schedule::kStep;
+      break;
+    case TaskConfig::MULTISTEP:
+      o.schedule = optim::LrControlOptions::Schedule::kMultiStep;
+      break;
+    case TaskConfig::COSINE:
+      o.schedule = optim::LrControlOptions::Schedule::kCosine;
+      break;
+    case TaskConfig::PLATEAU:
+      o.schedule = optim::LrControlOptions::Schedule::kPlateau;
+      break;
+    default:
+      o.schedule = optim::LrControlOptions::Schedule::kConstant;
+  }
+  return o;
 }
 
 }  // namespace ts::tasks

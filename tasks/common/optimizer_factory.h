@@ -1,6 +1,7 @@
 // The optimizer a task config chooses (its `optimizer` oneof: SGD or
 // Adam/AdamW; NT-ASGD's switch to ASGD), over named parameters: the model's,
-// or under mixed precision their f32 masters.
+// or under mixed precision their f32 masters; and the learning-rate control
+// (schedule, warm-up, scaling with the number of workers) it describes.
 #pragma once
 
 #include <memory>
@@ -10,6 +11,7 @@
 
 #include "autograd/variable.h"
 #include "optim/asgd.h"
+#include "optim/lr_control.h"
 #include "optim/optimizer.h"
 #include "tasks/common/config.pb.h"
 
@@ -26,5 +28,10 @@ std::unique_ptr<optim::Optimizer> make_optimizer(const TaskConfig& config, const
 // switches to: torch.optim.ASGD with t0 0, lambd 0 and the SGD settings' lr
 // and weight decay, as AWD-LSTM builds it.
 std::unique_ptr<optim::Asgd> make_nt_asgd(const TaskConfig& config, const NamedParameters& params);
+
+// The lr control for `world_size` workers: the configured per-worker lr
+// (configured_lr) scaled by `scaling` (the recipe's rule), the config's
+// warm-up and schedule.
+optim::LrControlOptions lr_control_options(const TaskConfig& config, int world_size, optim::LrScaling scaling);
 
 }  // namespace ts::tasks

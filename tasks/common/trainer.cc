@@ -7,7 +7,6 @@
 #include <utility>
 #include <vector>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "autograd/grad_mode.h"
@@ -16,13 +15,11 @@
 #include "base/files.h"
 #include "base/status_macros.h"
 #include "collectives/ddp/distributed_data_parallel.h"
-#include "data/loader/device_prefetcher.h"
-#include "data/loader/loader.h"
-#include "data/loader/sampler.h"
 #include "nn/checkpoint.h"
 #include "optim/clip.h"
 #include "optim/lr_control.h"
 #include "optim/mixed_precision.h"
+#include "tasks/common/batch_sources.h"
 #include "tasks/common/checkpoint_schedule.h"
 #include "tasks/common/config.h"
 #include "tasks/common/curve.h"
@@ -33,6 +30,7 @@
 #include "tasks/common/optimizer_factory.h"
 #include "tasks/common/precision.h"
 #include "tasks/common/progress.h"
+#include "tasks/common/rank_states.h"
 #include "tasks/common/run_state_file.h"
 #include "tasks/common/scaling.h"
 #include "tasks/common/step_clock.h"
@@ -57,173 +55,6 @@ double steady_seconds() {
 
 absl::Status with_context(const absl::Status& s, absl::string_view context) {
   return absl::Status(s.code(), absl::StrCat(context, ": ", s.message()));
-}
-
-absl::Status check_same_shape(const RunShape& saved, const RunShape& now) {
-  const auto same = [](absl::string_view field, auto then, auto here) {
-    if (then == here) return absl::OkStatus();
-    return absl::FailedPreconditionError(absl::StrCat("the checkpoint was written with ", field, " ", then,
-                                                      " and this run has ", here, "; a run resumes with the ", field,
-                                                      " it was written with"));
-  };
-  RETURN_IF_ERROR(same("world size", saved.world_size(), now.world_size()));
-  RETURN_IF_ERROR(same("batch_size", saved.batch_size(), now.batch_size()));
-  RETURN_IF_ERROR(
-      same("gradient_accumulation_steps", saved.gradient_accumulation_steps(), now.gradient_accumulation_steps()));
-  return same("seed", saved.seed(), now.seed());
-}
-
-// Training shuffles and pads every rank's shard to one length, as PyTorch's
-// DistributedSampler; evaluation reads the set in order, each sample once,
-// so that no sample counts twice in the metrics, on shards that may differ
-// by one (the ranks only meet to sum the results).
-absl::StatusOr<std::unique_ptr<data::Sampler>> make_sampler(int64_t n, const TrainerOptions& options, bool training,
-                                                            uint64_t seed) {
-  if (options.world_size > 1) {
-    if (!training && n < options.world_size) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("the evaluation set's ", n, " samples cannot give each of ", options.world_size, " ranks one"));
-    }
-    data::DistributedOptions distributed;
-    distributed.shuffle = training;
-    distributed.seed = seed;
-    if (!training) distributed.remainder = data::DistributedOptions::Remainder::kUneven;
-    return data::DistributedSampler::create(n, options.world_size, options.rank, distributed);
-  }
-  if (training) return std::unique_ptr<data::Sampler>(new data::ShuffledSampler(n, seed));
-  return std::unique_ptr<data::Sampler>(new data::SequentialSampler(n));
-}
-
-absl::StatusOr<std::shared_ptr<data::BatchSource>> make_loader(std::shared_ptr<const data::Dataset> dataset,
-                                                               const data::Transform& transform,
-                                                               const TaskConfig& config, const TrainerOptions& options,
-                                                               Device device, bool training) {
-  data::LoaderOptions loader;
-  loader.batch_size = config.batch_size();
-  loader.num_workers = config.num_workers();
-  loader.seed = config.seed();
-  loader.transform = transform;
-  // Pinned for the GPU the batches go to; on the CPU pinning buys nothing.
-  loader.pin_memory = device.is_cuda();
-  loader.pin_device = device.is_cuda() ? device.index : 0;
-  ASSIGN_OR_RETURN(std::unique_ptr<data::Sampler> sampler,
-                   make_sampler(dataset->size(), options, training, config.seed()));
-  ASSIGN_OR_RETURN(std::unique_ptr<data::DataLoader> made,
-                   data::DataLoader::create(std::move(dataset), std::move(sampler), std::move(loader)));
-  return std::shared_ptr<data::BatchSource>(std::move(made));
-}
-
-// The recipe's batch sources, or loaders over its datasets; on a GPU behind
-// a DevicePrefetcher, so that batches reach it one ahead, from the loader's
-// pinned buffers on a copy stream of their own, rather than staged through
-// pageable memory at the start of each step.
-absl::Status make_sources(const TrainingData& data, const TaskConfig& config, const TrainerOptions& options,
-                          Device device, std::shared_ptr<data::BatchSource>& train,
-                          std::shared_ptr<data::BatchSource>& eval) {
-  const bool no_datasets = data.train == nullptr && data.eval == nullptr;
-  const bool no_sources = data.train_batches == nullptr && data.eval_batches == nullptr;
-  const bool datasets = data.train != nullptr && data.eval != nullptr && no_sources;
-  const bool sources = data.train_batches != nullptr && data.eval_batches != nullptr && no_datasets;
-  if (!datasets && !sources) {
-    return absl::InvalidArgumentError(
-        "the recipe must give either both datasets (train, eval) or both batch sources (train_batches, "
-        "eval_batches)");
-  }
-  if (sources) {
-    train = data.train_batches;
-    eval = data.eval_batches;
-  } else {
-    ASSIGN_OR_RETURN(train, make_loader(data.train, data.train_transform, config, options, device, /*training=*/true));
-    ASSIGN_OR_RETURN(eval, make_loader(data.eval, data.eval_transform, config, options, device, /*training=*/false));
-  }
-  if (device.is_cuda()) {
-    ASSIGN_OR_RETURN(train, data::DevicePrefetcher::create(std::move(train), device));
-    ASSIGN_OR_RETURN(eval, data::DevicePrefetcher::create(std::move(eval), device));
-  }
-  return absl::OkStatus();
-}
-
-// The lr control the config describes, for `world_size` workers.
-optim::LrControlOptions lr_options(const TaskConfig& c, int world_size, optim::LrScaling scaling) {
-  optim::LrControlOptions o;
-  o.lr = configured_lr(c);
-  o.world_size = world_size;
-  o.scaling = scaling;
-  o.warmup_epochs = c.warmup_epochs();
-  o.warmup_per_step = c.lr_warmup_per_step();
-  o.epochs = c.epochs();
-  o.decay_factor = c.lr_decay_factor();
-  o.step_epochs = c.lr_step_epochs();
-  o.milestones.assign(c.lr_milestones().begin(), c.lr_milestones().end());
-  o.patience = c.lr_patience();
-  o.threshold = c.lr_plateau_threshold();
-  o.threshold_absolute = c.lr_plateau_threshold_absolute();
-  o.min_lr = c.lr_min();
-  switch (c.lr_schedule()) {
-    case TaskConfig::STEP:
-      o.schedule = optim::LrControlOptions::Schedule::kStep;
-      break;
-    case TaskConfig::MULTISTEP:
-      o.schedule = optim::LrControlOptions::Schedule::kMultiStep;
-      break;
-    case TaskConfig::COSINE:
-      o.schedule = optim::LrControlOptions::Schedule::kCosine;
-      break;
-    case TaskConfig::PLATEAU:
-      o.schedule = optim::LrControlOptions::Schedule::kPlateau;
-      break;
-    default:
-      o.schedule = optim::LrControlOptions::Schedule::kConstant;
-  }
-  return o;
-}
-
-// On several ranks, every rank's part of the recipe's state (each carries its
-// own AWD-LSTM states, say) as "rank<r>/<name>", gathered on every rank; all
-// ranks call it, with the same names and shapes, as they run in step.
-absl::StatusOr<nn::NamedTensors> gather_ranks_state(collectives::Communicator* comm, const nn::NamedTensors& mine) {
-  const int world = comm != nullptr ? comm->world_size() : 1;
-  nn::NamedTensors all;
-  for (const auto& [name, tensor] : mine) {
-    ASSIGN_OR_RETURN(const Tensor flat, capture([&] { return reshape(contiguous(tensor), {-1}); }));
-    Tensor gathered = flat;
-    if (world > 1) {
-      ASSIGN_OR_RETURN(gathered, capture([&] { return empty({world * flat.numel()}, {flat.dtype(), flat.device()}); }));
-      RETURN_IF_ERROR(comm->allgather(gathered, flat).synchronize());
-    }
-    RETURN_IF_ERROR(capture([&] {
-      for (int r = 0; r < world; ++r) {
-        all.emplace_back(absl::StrCat("rank", r, "/", name),
-                         reshape(gathered.slice(0, r * flat.numel(), (r + 1) * flat.numel()), tensor.shape()));
-      }
-    }));
-  }
-  return all;
-}
-
-// This rank's part of a checkpoint's recipe state (gather_ranks_state's
-// layout). Checkpoints from before it hold one rank's names unprefixed.
-absl::StatusOr<nn::NamedTensors> ranks_part(const nn::NamedTensors& saved, int rank, int world_size) {
-  if (saved.empty()) return saved;
-  const auto prefixed = [](const auto& entry) { return absl::StartsWith(entry.first, "rank"); };
-  const bool unprefixed = std::none_of(saved.begin(), saved.end(), prefixed);
-  const int64_t per_rank = unprefixed ? static_cast<int64_t>(saved.size())
-                                      : std::count_if(saved.begin(), saved.end(), [](const auto& entry) {
-                                          return absl::StartsWith(entry.first, "rank0/");
-                                        });
-  const int64_t ranks_saved = per_rank > 0 ? static_cast<int64_t>(saved.size()) / per_rank : 0;
-  if (ranks_saved != world_size || ranks_saved * per_rank != static_cast<int64_t>(saved.size())) {
-    return absl::FailedPreconditionError(absl::StrCat("the checkpoint holds the recipe state of ", ranks_saved,
-                                                      " ranks (", per_rank, " tensors each), this run has ", world_size,
-                                                      ": resume with the number of ranks that saved it"));
-  }
-  if (unprefixed) return saved;
-  const std::string prefix = absl::StrCat("rank", rank, "/");
-  nn::NamedTensors mine;
-  for (const auto& [name, tensor] : saved) {
-    if (absl::StartsWith(name, prefix)) mine.emplace_back(name.substr(prefix.size()), tensor);
-  }
-  return mine;
 }
 
 absl::StatusOr<int> count_nodes(collectives::Communicator& comm, Device device) {
@@ -372,10 +203,12 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::create(TaskConfig config, Devi
     p.precision = std::make_unique<PrecisionStep>(p.model, precision, loss_scaler_options(c));
     for (const auto& [name, param] : p.precision->optimized()) p.optimized.push_back(param);
     p.optimizer = make_optimizer(c, p.precision->optimized());
-    p.lr.emplace(lr_options(c, t->options_.world_size, recipe.lr_scaling()));
+    p.lr.emplace(lr_control_options(c, t->options_.world_size, recipe.lr_scaling()));
   }));
   const TrainingData& data = recipe.data();
-  RETURN_IF_ERROR(make_sources(data, c, t->options_, device, p.train_batches, p.eval_batches));
+  ASSIGN_OR_RETURN(BatchSources sources, make_batch_sources(data, c, t->options_.world_size, t->options_.rank, device));
+  p.train_batches = std::move(sources.train);
+  p.eval_batches = std::move(sources.eval);
   if (t->steps_per_epoch() < 1) {
     return absl::InvalidArgumentError(absl::StrCat("trainer: ", p.train_batches->num_batches(), " training batches of ",
                                                    c.batch_size(), " make no step of ", c.gradient_accumulation_steps(),
@@ -736,7 +569,7 @@ absl::Status Trainer::restore() {
     return with_context(s, absl::StrCat("restoring from ", checkpoint_path()));
   };
   if (state_.has_shape()) {
-    if (absl::Status s = check_same_shape(state_.shape(), run_shape()); !s.ok()) return in_context(s);
+    if (absl::Status s = check_resumable(state_.shape(), run_shape()); !s.ok()) return in_context(s);
   }
   const auto blob = [&](const char* key) -> absl::StatusOr<nn::NamedTensors> {
     const auto it = blobs.find(key);
