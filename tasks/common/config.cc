@@ -374,6 +374,7 @@ absl::Status validate_config(const TaskConfig& c) {
   need(c.epochs() >= 1, "epochs", c.epochs(), "must be >= 1");
   need(c.max_steps() >= 0, "max_steps", c.max_steps(), "must be >= 0; 0 means no limit");
   need(c.batch_size() >= 1, "batch_size", c.batch_size(), "must be >= 1");
+  need(!c.output_dir().empty(), "output_dir", "\"\"", "must name the folder for report.json");
   need(c.gradient_accumulation_steps() >= 1, "gradient_accumulation_steps", c.gradient_accumulation_steps(),
        "must be >= 1");
   need(std::isfinite(c.grad_clip_norm()) && c.grad_clip_norm() >= 0, "grad_clip_norm", c.grad_clip_norm(),

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "absl/flags/flag.h"
@@ -51,23 +52,53 @@ ABSL_FLAG(bool, channels_last, false,
 ABSL_FLAG(bool, deterministic, false,
           "Only cuDNN convolution algorithms that repeat bit for bit run to run (may cost speed).");
 ABSL_FLAG(std::optional<std::string>, output_dir, std::nullopt, "Folder for report.json and tensorboard/.");
-ABSL_FLAG(std::optional<std::string>, checkpoint_dir, std::nullopt, "Folder for checkpoints.");
+ABSL_FLAG(std::optional<std::string>, checkpoint_dir, std::nullopt,
+          "Folder for checkpoints; given empty (--checkpoint_dir=), none, also where the config names one.");
 ABSL_FLAG(std::optional<double>, checkpoint_interval_minutes, std::nullopt,
           "Minutes between checkpoints (also taken at epoch ends); 0: epoch ends only.");
 ABSL_FLAG(bool, resume, false, "Continue from the checkpoint in checkpoint_dir.");
 ABSL_FLAG(std::optional<std::string>, baseline_report, std::nullopt,
-          "report.json of a one-rank run of the same task: the report gets its scaling efficiency.");
+          "report.json of a one-rank run of the same task: the report gets its scaling efficiency (empty: none).");
 ABSL_FLAG(std::optional<double>, price_per_hour, std::nullopt,
           "Price of one node per hour (any currency): the report gets MLBench's price figures; 0: none.");
 
 namespace ts::tasks {
 namespace {
 
+// The arguments of the last command line parse_task_command_line read:
+// absl says what a bool flag's value is but not whether it was given, and
+// false given must override a config file's true; nor whether a string flag
+// was given empty.
+std::vector<std::string>& command_line() {
+  static auto* const args = new std::vector<std::string>();  // never destroyed
+  return *args;
+}
+
+// Whether the flag `name` is on the command line, in absl's forms (--name,
+// --name=v, and for a bool --noname; each also with one dash), up to a "--".
+bool flag_given(absl::string_view name) {
+  for (absl::string_view arg : command_line()) {
+    if (arg == "--") break;
+    if (!absl::ConsumePrefix(&arg, "--") && !absl::ConsumePrefix(&arg, "-")) continue;
+    if (!absl::ConsumePrefix(&arg, name) && !(absl::ConsumePrefix(&arg, "no") && absl::ConsumePrefix(&arg, name))) {
+      continue;
+    }
+    if (arg.empty() || arg[0] == '=') return true;
+  }
+  return false;
+}
+
 // absl already checked the flag's type; the field's own rules (enum names)
-// are checked by the same path as --set.
+// are checked by the same path as --set. absl reads an empty value as no
+// value, but a string flag given empty (--checkpoint_dir=) sets its field
+// empty: it is how a command line turns off a config's checkpoints or
+// baseline report.
 template <typename T>
 absl::Status apply(TaskConfig& config, absl::string_view name, const absl::Flag<std::optional<T>>& flag) {
-  const std::optional<T> value = absl::GetFlag(flag);
+  std::optional<T> value = absl::GetFlag(flag);
+  if constexpr (std::is_same_v<T, std::string>) {
+    if (!value && flag_given(name)) value = "";
+  }
   if (!value) return absl::OkStatus();
   absl::Status s = set_config_field(config, name, absl::UnparseFlag(*value));
   if (!s.ok()) return absl::InvalidArgumentError(absl::StrCat("--", name, ": ", s.message()));
@@ -84,30 +115,8 @@ absl::Status apply_upper_case(TaskConfig& config, absl::string_view name,
   return absl::OkStatus();
 }
 
-// The arguments of the last command line parse_task_command_line read:
-// absl says what a bool flag's value is but not whether it was given, and
-// false given must override a config file's true.
-std::vector<std::string>& command_line() {
-  static auto* const args = new std::vector<std::string>();  // never destroyed
-  return *args;
-}
-
-// Whether the bool flag `name` is on the command line, in absl's forms
-// (--name, --name=v, --noname, each also with one dash), up to a "--".
-bool bool_flag_given(absl::string_view name) {
-  for (absl::string_view arg : command_line()) {
-    if (arg == "--") break;
-    if (!absl::ConsumePrefix(&arg, "--") && !absl::ConsumePrefix(&arg, "-")) continue;
-    if (!absl::ConsumePrefix(&arg, name) && !(absl::ConsumePrefix(&arg, "no") && absl::ConsumePrefix(&arg, name))) {
-      continue;
-    }
-    if (arg.empty() || arg[0] == '=') return true;
-  }
-  return false;
-}
-
 absl::Status apply(TaskConfig& config, absl::string_view name, const absl::Flag<bool>& flag) {
-  if (!bool_flag_given(name)) return absl::OkStatus();
+  if (!flag_given(name)) return absl::OkStatus();
   return set_config_field(config, name, absl::GetFlag(flag) ? "true" : "false");
 }
 

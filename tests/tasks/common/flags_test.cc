@@ -83,6 +83,28 @@ TEST_F(FlagsTest, BoolFlagsTurnFieldsOffToo) {
   absl::SetFlag(&FLAGS_deterministic, false);
 }
 
+// absl reads an empty value as none; a string flag given empty clears what
+// the config file set (HAL's checkpoint_dir), in both of absl's forms. An
+// empty enum name or output folder is an error, not ignored.
+TEST_F(FlagsTest, StringFlagsGivenEmptyClearTheField) {
+  const std::string file = "checkpoint_dir: \"ck\"\nbaseline_report: \"one.json\"\n";
+  parse({"--checkpoint_dir=", "--baseline_report", ""});
+  ASSERT_OK_AND_ASSIGN(TaskConfig c, config_from_flags(file, "toy"));
+  EXPECT_EQ(c.checkpoint_dir(), "");
+  EXPECT_EQ(c.baseline_report(), "");
+
+  parse({});
+  ASSERT_OK_AND_ASSIGN(c, config_from_flags(file, "toy"));
+  EXPECT_EQ(c.checkpoint_dir(), "ck") << "not given: the file's";
+
+  parse({"--lr_schedule="});
+  expect_error(config_from_flags(file, "toy").status(), absl::StatusCode::kInvalidArgument,
+               {"--lr_schedule", "'' is not one of"});
+  parse({"--output_dir="});
+  expect_error(config_from_flags(file, "toy").status(), absl::StatusCode::kInvalidArgument,
+               {"output_dir = \"\"", "must name the folder"});
+}
+
 TEST_F(FlagsTest, RepeatedSetFlagsAllApplyInOrder) {
   parse({"--set=epochs=7,lr=0.5", "-set", "toy.depth=32", "--lr=0.4", "--set", "lr=0.25,batch_size=8",
          "-set=checkpoint_dir=/tmp/ck"});
