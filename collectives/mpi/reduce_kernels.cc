@@ -1,69 +1,32 @@
 #include "collectives/mpi/reduce_kernels.h"
 
-#include <algorithm>
 #include <cstdlib>
-#include <type_traits>
 
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
-
-#include "tensor/half.h"
+#include "tensor/cpu/dispatch.h"
+#include "tensor/cpu/f32_blocks.h"
 
 namespace ts::collectives::mpi {
 
 namespace {
 
-#if defined(__x86_64__)
-// f16 sums with the F16C conversion instructions, 8 elements at a time: the
-// per-element software conversion would make the reduction, not the
-// transfer, the bottleneck. Both round to nearest even, so results are the
-// same bits. Returns how many leading elements it did.
-__attribute__((target("avx,f16c"))) int64_t add_f16_vectorized(Half* dst, const Half* a, const Half* b, int64_t n) {
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    const __m256 x = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a + i)));
-    const __m256 y = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b + i)));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i),
-                     _mm256_cvtps_ph(_mm256_add_ps(x, y), _MM_FROUND_TO_NEAREST_INT));
-  }
-  return i;
-}
-
-int64_t add_f16_fast(Half* dst, const Half* a, const Half* b, int64_t n) {
-  static const bool has_f16c = __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx");
-  return has_f16c ? add_f16_vectorized(dst, a, b, n) : 0;
-}
-#else
-int64_t add_f16_fast(Half*, const Half*, const Half*, int64_t) { return 0; }
-#endif
-
-// Reduced floats are loaded as f32, combined, and rounded back.
-template <typename T>
-using Compute = std::conditional_t<std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>, float, T>;
-
+// dst[i] = f(a[i], b[i]) computed in cpu::Acc<T> (f32 for f16/bf16, rounded
+// once). 16-bit floats go through the CPU backend's f32 lanes where the CPU
+// has them: converting one element at a time in software would make the
+// reduction, not the transfer, the bottleneck. Both round to nearest even,
+// so the bits are the same either way.
 template <typename T, typename F>
 void combine(void* dst, const void* a, const void* b, int64_t n, F f) {
-  T* __restrict d = static_cast<T*>(dst);
+  T* d = static_cast<T*>(dst);  // may alias x
   const T* x = static_cast<const T*>(a);
   const T* __restrict y = static_cast<const T*>(b);
-  for (int64_t i = 0; i < n; ++i) {
-    d[i] = static_cast<T>(f(static_cast<Compute<T>>(x[i]), static_cast<Compute<T>>(y[i])));
+  if constexpr (cpu::is_16bit_float_v<T>) {
+    if (cpu::in_f32_blocks(d, n, f, x, y)) return;
   }
+  for (int64_t i = 0; i < n; ++i) d[i] = cpu::store<T>(f(cpu::load(x[i]), cpu::load(y[i])));
 }
 
 template <typename T>
 void reduce_typed(void* dst, const void* a, const void* b, int64_t n, ReduceOp op) {
-  if constexpr (std::is_same_v<T, Half>) {
-    if (op != ReduceOp::kMax) {
-      const int64_t done =
-          add_f16_fast(static_cast<Half*>(dst), static_cast<const Half*>(a), static_cast<const Half*>(b), n);
-      dst = static_cast<Half*>(dst) + done;
-      a = static_cast<const Half*>(a) + done;
-      b = static_cast<const Half*>(b) + done;
-      n -= done;
-    }
-  }
   if (op == ReduceOp::kMax) {
     // NaN wins, as in NCCL and torch.
     combine<T>(dst, a, b, n, [](auto x, auto y) { return (x != x || x > y) ? x : y; });
@@ -75,8 +38,13 @@ void reduce_typed(void* dst, const void* a, const void* b, int64_t n, ReduceOp o
 template <typename T>
 void scale_typed(void* data, int64_t n, double factor) {
   T* d = static_cast<T*>(data);
-  const Compute<T> f = static_cast<Compute<T>>(factor);
-  for (int64_t i = 0; i < n; ++i) d[i] = static_cast<T>(static_cast<Compute<T>>(d[i]) * f);
+  const cpu::Acc<T> f = static_cast<cpu::Acc<T>>(factor);
+  if constexpr (cpu::is_16bit_float_v<T>) {
+    if (cpu::in_f32_blocks(
+            d, n, [f](float x) { return x * f; }, d))
+      return;
+  }
+  for (int64_t i = 0; i < n; ++i) d[i] = cpu::store<T>(cpu::load(d[i]) * f);
 }
 
 }  // namespace

@@ -1,9 +1,12 @@
-// The MPI backend's host reduction loops: f16 sums (vectorized with F16C
-// where the CPU has it) give exactly the bits of per-element f32 math
-// rounded to f16, and f32/f64 sums those of scalar adds, at every length and
-// alignment, in place too.
+// The MPI backend's host reduction loops: f16 and bf16 sums, maxima and
+// scalings (in f32 lanes where the CPU has AVX2 and F16C, one element at a
+// time under TS_CPU_ISA=baseline: both targets run this file) give exactly
+// the bits of per-element f32 math rounded once, and f32/f64 sums those of
+// scalar adds, at every length and alignment, in place too.
 #include "collectives/mpi/reduce_kernels.h"
 
+#include <cmath>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -13,26 +16,56 @@
 namespace ts::collectives::mpi {
 namespace {
 
-TEST(ReduceKernelsTest, F16SumMatchesScalarRounding) {
+constexpr int64_t kLengths[] = {0, 1, 7, 8, 9, 31, 63, 64, 65, 1000, 4099};
+
+// Values that overflow f16 at the edges, tiny ones, and now and then a NaN
+// (max must propagate it).
+template <typename H>
+std::vector<H> random_halves(std::mt19937& rng, int64_t n) {
+  std::uniform_real_distribution<float> value(-70000, 70000);
+  std::vector<H> v(n);
+  for (auto& x : v) {
+    x = rng() % 97 == 0 ? H(std::numeric_limits<float>::quiet_NaN()) : H(value(rng) / (rng() % 2 ? 1 : 5000));
+  }
+  return v;
+}
+
+float max_with_nan(float x, float y) { return (std::isnan(x) || x > y) ? x : y; }
+
+template <typename H>
+void expect_16bit_reductions_round_f32_math(DType dtype) {
   std::mt19937 rng(7);
-  std::uniform_real_distribution<float> value(-70000, 70000);  // overflows to inf at the edges
-  for (int64_t n : {0, 1, 7, 8, 9, 31, 1000, 4099}) {
+  for (int64_t n : kLengths) {
     for (int64_t offset : {0, 1, 3}) {
-      std::vector<Half> a(n + offset), b(n + offset), out(n + offset);
-      for (auto& x : a) x = Half(value(rng) / (rng() % 2 ? 1 : 5000));
-      for (auto& x : b) x = Half(value(rng) / (rng() % 2 ? 1 : 5000));
-      reduce_into(out.data() + offset, a.data() + offset, b.data() + offset, n, DType::kF16, ReduceOp::kSum);
-      for (int64_t i = offset; i < n + offset; ++i) {
-        const Half expected(static_cast<float>(a[i]) + static_cast<float>(b[i]));
-        ASSERT_EQ(out[i].bits, expected.bits) << "n " << n << " offset " << offset << " i " << i;
+      const std::vector<H> a = random_halves<H>(rng, n + offset), b = random_halves<H>(rng, n + offset);
+      for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kMax}) {
+        std::vector<H> out(n + offset);
+        reduce_into(out.data() + offset, a.data() + offset, b.data() + offset, n, dtype, op);
+        for (int64_t i = offset; i < n + offset; ++i) {
+          const float x = static_cast<float>(a[i]), y = static_cast<float>(b[i]);
+          const H expected(op == ReduceOp::kSum ? x + y : max_with_nan(x, y));
+          ASSERT_EQ(out[i].bits, expected.bits) << dtype_name(dtype) << (op == ReduceOp::kSum ? " sum" : " max")
+                                                << " n " << n << " offset " << offset << " i " << i;
+        }
+        // In place, as the ring does it.
+        std::vector<H> in_place = a;
+        reduce_into(in_place.data() + offset, in_place.data() + offset, b.data() + offset, n, dtype, op);
+        for (int64_t i = offset; i < n + offset; ++i) ASSERT_EQ(in_place[i].bits, out[i].bits);
       }
-      // In place, as the ring does it.
-      std::vector<Half> in_place = a;
-      reduce_into(in_place.data() + offset, in_place.data() + offset, b.data() + offset, n, DType::kF16,
-                  ReduceOp::kSum);
-      for (int64_t i = offset; i < n + offset; ++i) ASSERT_EQ(in_place[i].bits, out[i].bits);
+      std::vector<H> scaled = a;
+      scale(scaled.data() + offset, n, dtype, 1.0 / 3);
+      for (int64_t i = offset; i < n + offset; ++i) {
+        ASSERT_EQ(scaled[i].bits, H(static_cast<float>(a[i]) * static_cast<float>(1.0 / 3)).bits)
+            << dtype_name(dtype) << " scale n " << n << " offset " << offset << " i " << i;
+      }
     }
   }
+}
+
+TEST(ReduceKernelsTest, F16MatchesF32MathRoundedOnce) { expect_16bit_reductions_round_f32_math<Half>(DType::kF16); }
+
+TEST(ReduceKernelsTest, BF16MatchesF32MathRoundedOnce) {
+  expect_16bit_reductions_round_f32_math<BFloat16>(DType::kBF16);
 }
 
 template <typename T>
