@@ -1,5 +1,6 @@
 #include "base/json.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -105,7 +106,7 @@ void write_double(double d, std::string& out) {
 void newline(int indent, int depth, std::string& out) {
   if (indent < 0) return;
   out += '\n';
-  out.append(static_cast<size_t>(indent * depth), ' ');
+  out.append(static_cast<size_t>(indent) * depth, ' ');
 }
 
 void write(const Json& j, int indent, int depth, std::string& out) {
@@ -243,15 +244,13 @@ class Parser {
       ++pos_;
       Json value;
       if (!parse_value(value, depth + 1)) return false;
-      bool replaced = false;
-      for (auto& [k, v] : members) {
-        if (k == key) {
-          v = std::move(value);
-          replaced = true;
-          break;
-        }
+      const auto same_key =
+          std::find_if(members.begin(), members.end(), [&key](const auto& member) { return member.first == key; });
+      if (same_key != members.end()) {
+        same_key->second = std::move(value);
+      } else {
+        members.emplace_back(std::move(key), std::move(value));
       }
-      if (!replaced) members.emplace_back(std::move(key), std::move(value));
       skip_space();
       if (pos_ < s_.size() && s_[pos_] == ',') {
         ++pos_;
@@ -375,7 +374,7 @@ class Parser {
           out += '\t';
           break;
         case 'u': {
-          uint32_t cp;
+          uint32_t cp = 0;
           if (!parse_hex4(cp)) return false;
           if (cp >= 0xDC00 && cp <= 0xDFFF) return fail("lone low surrogate in \\u escape");
           if (cp >= 0xD800 && cp <= 0xDBFF) {

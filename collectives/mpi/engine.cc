@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <thread>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -39,7 +40,7 @@ std::string seconds(absl::Duration d) { return absl::StrFormat("%.2f s", absl::T
 void OpInfo::release_tensors() {
   // Moved out and destroyed here (assigning an empty Tensor trips a false
   // -Wmaybe-uninitialized in GCC 12 through absl::InlinedVector).
-  const std::vector<Tensor> dropped_tensors = std::move(tensors);
+  const std::vector<Tensor> dropped_tensors = std::exchange(tensors, {});
   const Tensor dropped_signature = std::move(signature);
 }
 
@@ -377,10 +378,10 @@ void Engine::post_control_recv_locked() {
 }
 
 void Engine::send_control_locked(int peer, const ControlMessage& message) {
-  Outgoing o{std::make_unique<ControlMessage>(message), MPI_REQUEST_NULL};
-  if (MPI_Isend(o.message.get(), sizeof(ControlMessage), MPI_BYTE, peer, kControlTag, control_, &o.request) ==
+  Outgoing& o = outgoing_.emplace_back(Outgoing{std::make_unique<ControlMessage>(message), MPI_REQUEST_NULL});
+  if (MPI_Isend(o.message.get(), sizeof(ControlMessage), MPI_BYTE, peer, kControlTag, control_, &o.request) !=
       MPI_SUCCESS) {
-    outgoing_.push_back(std::move(o));
+    outgoing_.pop_back();
   }
 }
 

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <limits>
-#include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -72,14 +72,14 @@ struct Decompressor {
 };
 
 absl::StatusOr<Decompressor*> thread_decompressor(absl::string_view name) {
-  thread_local std::unique_ptr<Decompressor> decompressor;
-  if (decompressor == nullptr) decompressor = std::make_unique<Decompressor>();
+  thread_local std::optional<Decompressor> decompressor;
+  if (!decompressor.has_value()) decompressor.emplace();
   if (!decompressor->created) {
     const std::string message = decompressor->error.message;
     decompressor.reset();
     return absl::ResourceExhaustedError(absl::StrCat(name, ": cannot make a JPEG decompressor: ", message));
   }
-  return decompressor.get();
+  return &*decompressor;
 }
 
 // The failure of the last call on `d`, which is then ready for the next file.

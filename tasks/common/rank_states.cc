@@ -47,7 +47,10 @@ absl::Status check_resumable(const RunShape& saved, const RunShape& now) {
 absl::StatusOr<nn::NamedTensors> gather_ranks_state(collectives::Communicator* comm, const nn::NamedTensors& mine) {
   const int world = comm != nullptr ? comm->world_size() : 1;
   nn::NamedTensors all;
-  for (const auto& [name, tensor] : mine) {
+  for (const auto& entry : mine) {
+    // Not a structured binding: clang before 16 cannot capture one.
+    const std::string& name = entry.first;
+    const Tensor& tensor = entry.second;
     ASSIGN_OR_RETURN(const Tensor flat, capture([&] { return reshape(contiguous(tensor), {-1}); }));
     Tensor gathered = flat;
     if (world > 1) {

@@ -94,7 +94,8 @@ TEST_F(CudaOpsTest, ElementwiseCornersTheOpInfoTableLeavesOut) {
       check({absl::StrCat(name, " u8 ", shape_str(sa), "x", shape_str(sb)),
              {input(sa, DType::kU8, 0.5, 3),
               input(sb, DType::kU8, 0.5, 3, sb.size() >= 2 ? Layout::kTransposed : Layout::kContiguous)},
-             [op](const std::vector<Tensor>& x) { return op(x[0], x[1]); }});
+             // An init capture: clang before 16 cannot capture a structured binding.
+             [op = op](const std::vector<Tensor>& x) { return op(x[0], x[1]); }});
     }
   }
   check({"abs u8", {input({1000}, DType::kU8, 0, 100)}, [](const std::vector<Tensor>& x) { return abs(x[0]); }});
@@ -144,9 +145,9 @@ TEST_F(CudaOpsTest, ReductionsAndSoftmax) {
     const Tensor x = input({17, 33, 65}, dtype, -1, 1, Layout::kTransposed);
     for (const Shape& dims : dim_sets) {
       const std::string d = shape_str(dims);
-      check({"sum " + d, {x}, [dims](const std::vector<Tensor>& v) { return sum(v[0], dims); }, true});
+      check({"sum " + d, {x}, [dims = dims](const std::vector<Tensor>& v) { return sum(v[0], dims); }, true});
       check({"mean " + d, {x}, [dims](const std::vector<Tensor>& v) { return mean(v[0], dims, true); }, true});
-      check({"max " + d, {x}, [dims](const std::vector<Tensor>& v) { return max(v[0], dims); }});
+      check({"max " + d, {x}, [dims = dims](const std::vector<Tensor>& v) { return max(v[0], dims); }});
       check({"min " + d, {x}, [dims](const std::vector<Tensor>& v) { return min(v[0], dims); }});
       check({"var " + d, {x}, [dims](const std::vector<Tensor>& v) { return var(v[0], dims); }, true});
       check({"norm2 " + d, {x}, [dims](const std::vector<Tensor>& v) { return norm(v[0], 2, dims); }});
@@ -167,8 +168,11 @@ TEST_F(CudaOpsTest, ReductionsAndSoftmax) {
   for (const auto& [shape, dims] : std::vector<std::pair<Shape, Shape>>{
            {{(1 << 26)}, {}}, {{3, 1000003}, {1}}, {{1000003, 3}, {0}}, {{100000, 7}, {1}}, {{8, 5000, 8}, {1}}}) {
     const Tensor x = input(shape, DType::kF32, 0, 1);
-    check({"sum " + shape_str(shape), {x}, [dims](const std::vector<Tensor>& v) { return sum(v[0], dims); }, true});
-    check({"max " + shape_str(shape), {x}, [dims](const std::vector<Tensor>& v) { return max(v[0], dims); }});
+    check({"sum " + shape_str(shape),
+           {x},
+           [dims = dims](const std::vector<Tensor>& v) { return sum(v[0], dims); },
+           true});
+    check({"max " + shape_str(shape), {x}, [dims = dims](const std::vector<Tensor>& v) { return max(v[0], dims); }});
   }
   check({"sum i32", {input({1000, 33}, DType::kI32, -100, 100)}, [](const std::vector<Tensor>& v) {
            return sum(v[0], {0});

@@ -8,6 +8,7 @@
 // bits of the element-by-element loop.
 #include "tensor/cpu/half_convert.h"
 
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -37,7 +38,7 @@ TEST(HalfConvertTest, F16ToF32MatchesTheScalarConversionForEveryValue) {
     if (std::isnan(want)) {
       EXPECT_TRUE(std::isnan(out[b])) << b;
     } else {
-      EXPECT_EQ(std::memcmp(&out[b], &want, sizeof(float)), 0) << "bits " << b;
+      EXPECT_EQ(std::bit_cast<uint32_t>(out[b]), std::bit_cast<uint32_t>(want)) << "bits " << b;
     }
   }
 }

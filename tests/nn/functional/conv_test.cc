@@ -331,8 +331,11 @@ TEST_F(ConvTest, CudaMatchesCpu) {
 TEST_F(ConvTest, CudaDeterministicAlgorithmsRepeatBitForBit) {
   TS_SKIP_WITHOUT_CUDA();
   set_deterministic_algorithms(true);
-  for (const auto& [dtype, format] :
+  for (const auto& layout :
        {std::pair{DType::kF32, MemoryFormat::kContiguous}, std::pair{DType::kF16, MemoryFormat::kChannelsLast}}) {
+    // Not a structured binding: clang before 16 cannot capture one.
+    const DType dtype = layout.first;
+    const MemoryFormat format = layout.second;
     SCOPED_TRACE(absl::StrCat(dtype_name(dtype), " ", memory_format_name(format)));
     const auto on_gpu = [&](const Tensor& t) { return contiguous(to(to(t, dtype), Device::cuda(0)), format); };
     const Tensor x = on_gpu(random_tensor(rng(), {32, 64, 28, 28}, DType::kF32));
