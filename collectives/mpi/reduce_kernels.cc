@@ -40,9 +40,8 @@ void scale_typed(void* data, int64_t n, double factor) {
   T* d = static_cast<T*>(data);
   const cpu::Acc<T> f = static_cast<cpu::Acc<T>>(factor);
   if constexpr (cpu::is_16bit_float_v<T>) {
-    if (cpu::in_f32_blocks(
-            d, n, [f](float x) { return x * f; }, d))
-      return;
+    const auto times_f = [f](float x) { return x * f; };
+    if (cpu::in_f32_blocks(d, n, times_f, d)) return;
   }
   for (int64_t i = 0; i < n; ++i) d[i] = cpu::store<T>(cpu::load(d[i]) * f);
 }
