@@ -43,7 +43,8 @@ class FakeDevice final : public DeviceMemory {
     std::free(ptr);
   }
   absl::StatusOr<cudaEvent_t> record_event(cudaStream_t) override {
-    cudaEvent_t e = reinterpret_cast<cudaEvent_t>(s_->next_event++);
+    // Fake handles, numbered, never dereferenced.
+    cudaEvent_t e = reinterpret_cast<cudaEvent_t>(s_->next_event++);  // NOLINT(performance-no-int-to-ptr)
     s_->events[e] = false;
     return e;
   }
@@ -58,7 +59,7 @@ class FakeDevice final : public DeviceMemory {
   State* s_;
 };
 
-cudaStream_t stream(uintptr_t id) { return reinterpret_cast<cudaStream_t>(id); }
+cudaStream_t stream(uintptr_t id) { return reinterpret_cast<cudaStream_t>(id); }  // NOLINT(performance-no-int-to-ptr)
 
 class CachingAllocatorTest : public ::testing::Test {
  protected:
