@@ -2,7 +2,8 @@
 // linear layer, a dropout mask from the tensor generator on its input, and
 // shuffled batches): a run that crashes after a timed mid-epoch checkpoint,
 // or stops at max_steps, resumes to bit-identical parameters, losses and loss
-// curve; gradient accumulation over k micro-batches equals one batch k times
+// curve; NT-ASGD and the PLATEAU lr schedule follow the evaluated loss and
+// resume; gradient accumulation over k micro-batches equals one batch k times
 // as large; gradient clipping and the recipe's per-step lr factor shape the
 // steps; the report and TensorBoard files hold what the run did, its
 // scaling efficiency against a baseline report and its price; the log has no
@@ -328,6 +329,69 @@ TEST_F(TrainerTest, NtAsgdSwitchesWhenTheLossStopsImprovingAndResumes) {
   EXPECT_EQ(resumed->parameters(), reference->parameters());
   ASSERT_OK_AND_ASSIGN(Json resumed_report, read_report(resumed_trainer->report_path()));
   EXPECT_TRUE(resumed_report.find("run")->find("stopped_by_signal")->is_null());  // bit-identical
+}
+
+// The PLATEAU schedule (logreg's default and MLBench ResNet-20's) through the
+// trainer: each epoch's lr in the report is what ReduceLROnPlateau's rule
+// gives on the evaluated losses before it, and a run that crashes in the
+// epoch after a reduction resumes the schedule's state bit for bit.
+TEST_F(TrainerTest, PlateauLrFollowsTheEvaluatedLossAndResumes) {
+  constexpr double kLr = 0.6, kThreshold = 0.05;
+  const auto plateau_config = [&](const std::string& name) {
+    TaskConfig c = config(name);
+    c.set_epochs(8);
+    c.mutable_sgd()->set_lr(kLr);
+    c.set_lr_schedule(TaskConfig::PLATEAU);
+    c.set_lr_patience(0);
+    c.set_lr_decay_factor(0.5);
+    c.set_lr_plateau_threshold(kThreshold);
+    return c;
+  };
+  auto reference = recipe(/*dropout=*/0.5);
+  auto t = trainer(plateau_config("plateau"), *reference);
+  ASSERT_OK(t->run().status());
+  ASSERT_OK_AND_ASSIGN(Json report, read_report(t->report_path()));
+  std::vector<double> losses, lrs;
+  for (const Json& epoch : report.find("epochs")->as_array()) {
+    losses.push_back(epoch.find("eval")->find("loss")->as_double());
+    lrs.push_back(epoch.find("lr")->as_double());
+  }
+  ASSERT_EQ(lrs.size(), 8u);
+  // The rule replayed: patience 0, so every evaluation that does not beat the
+  // best by 5% halves the lr of the epochs after it.
+  double lr = kLr, best = std::numeric_limits<double>::infinity();
+  int first_reduced_epoch = 0;  // 0-based
+  for (size_t e = 0; e < lrs.size(); ++e) {
+    EXPECT_EQ(lrs[e], lr) << "epoch " << e + 1;
+    if (losses[e] < best * (1 - kThreshold)) {
+      best = losses[e];
+    } else {
+      lr *= 0.5;
+      if (first_reduced_epoch == 0) first_reduced_epoch = static_cast<int>(e) + 1;
+    }
+  }
+  ASSERT_GT(first_reduced_epoch, 0) << "the loss always improved; the test needs a run that reduces the lr";
+  ASSERT_LT(first_reduced_epoch, 8) << "the reduction must leave an epoch to crash in";
+
+  TaskConfig c = plateau_config("plateau_crash");
+  c.set_checkpoint_interval_minutes(0);  // epoch ends only
+  {
+    auto crashing = recipe(/*dropout=*/0.5);
+    crashing->fail_at_step = 10 * first_reduced_epoch + 3;  // inside the first epoch at the reduced lr
+    EXPECT_FALSE(trainer(c, *crashing)->run().ok());
+  }
+  ASSERT_OK_AND_ASSIGN(RunCheckpoint saved, load_run_state(join_path(c.checkpoint_dir(), "run_state.ckpt")));
+  EXPECT_EQ(saved.state.epoch(), first_reduced_epoch);  // saved after the evaluation that reduced the lr
+  c.set_resume(true);
+  auto resumed = recipe(/*dropout=*/0.5);
+  const auto resumed_trainer = trainer(c, *resumed);
+  ASSERT_OK(resumed_trainer->run().status());
+  EXPECT_EQ(resumed->parameters(), reference->parameters());  // bit-identical
+  ASSERT_OK_AND_ASSIGN(Json resumed_report, read_report(resumed_trainer->report_path()));
+  std::vector<double> resumed_lrs;
+  for (const Json& epoch : resumed_report.find("epochs")->as_array())
+    resumed_lrs.push_back(epoch.find("lr")->as_double());
+  EXPECT_EQ(resumed_lrs, lrs);
 }
 
 TEST_F(TrainerTest, MaxStepsStopsAndResumeFinishes) {
