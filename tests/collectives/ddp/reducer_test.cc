@@ -186,6 +186,21 @@ TEST(ReducerTest, UnpreparedBackwardCheckStopsTheBackwardWithItsError) {
   EXPECT_EQ(comm.allreduced.size(), 1u);
 }
 
+// A backward that leaves a bucket waiting (w2 unused) and a second backward
+// in the same step, as accumulation without no_sync() does: the second
+// gradient of a parameter stops the backward and says what to call.
+TEST(ReducerTest, ASecondBackwardInOneStepIsNamed) {
+  Chain chain;
+  RecordingCommunicator comm;
+  ASSERT_OK_AND_ASSIGN(auto reducer, GradientReducer::create(chain.params, &comm));
+  ASSERT_OK(reducer->prepare_for_backward());
+  chain.step({0, 1});
+  expect_throws(absl::StatusCode::kFailedPrecondition,
+                {"got a second gradient before prepare_for_backward()", "before every synchronized backward"}, [&] {
+                  chain.step({0, 1});
+                });
+}
+
 TEST(ReducerTest, FailedAllreduceStopsTheBackwardWithItsError) {
   Chain chain;
   RecordingCommunicator comm;
