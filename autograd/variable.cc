@@ -91,7 +91,6 @@ bool Variable::is_leaf() const { return impl_->grad_fn == nullptr; }
 const Tensor& Variable::grad() const { return impl_->grad; }
 void Variable::set_grad(Tensor grad) const { impl_->grad = std::move(grad); }
 const std::shared_ptr<Node>& Variable::grad_fn() const { return impl_->grad_fn; }
-int Variable::output_nr() const { return impl_->output_nr; }
 
 Variable Variable::detach() const {
   Variable out(impl_->data);

@@ -49,10 +49,8 @@ class Variable {
   void set_grad(Tensor grad) const;
   void clear_grad() const { set_grad(Tensor()); }
 
-  // The node that produced this value (null for leaves), and which of its
-  // outputs it is.
+  // The node that produced this value (null for leaves).
   const std::shared_ptr<Node>& grad_fn() const;
-  int output_nr() const;
 
   // The same value, cut from the graph.
   Variable detach() const;

@@ -31,12 +31,6 @@ MixedPrecision::MixedPrecision(std::vector<NamedParameter> params, LossScalerOpt
   }
 }
 
-std::vector<autograd::Variable> MixedPrecision::master_variables() const {
-  std::vector<autograd::Variable> out;
-  for (const auto& [name, master] : masters_) out.push_back(master);
-  return out;
-}
-
 autograd::Variable MixedPrecision::scale_loss(const autograd::Variable& loss) const { return loss * scaler_.scale(); }
 
 absl::StatusOr<bool> MixedPrecision::unscale_gradients(int64_t step, const OverflowVote& vote) {

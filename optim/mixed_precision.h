@@ -37,7 +37,6 @@ class MixedPrecision {
   // What the optimizer (and gradient clipping) works on, under the model's
   // names: the masters, f32 or f64.
   const std::vector<NamedParameter>& masters() const { return masters_; }
-  std::vector<autograd::Variable> master_variables() const;
 
   // loss * scale.
   autograd::Variable scale_loss(const autograd::Variable& loss) const;

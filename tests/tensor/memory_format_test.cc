@@ -109,6 +109,10 @@ TEST_F(MemoryFormatTest, CopiesBetweenLayoutsKeepTheValues) {
   EXPECT_EQ(to_vector<float>(half), to_vector<float>(to(x, DType::kF16)));
   EXPECT_EQ(to_vector<float>(reshape(nhwc, {2, 60})), to_vector<float>(x));
   EXPECT_TRUE(zeros_like(nhwc).is_contiguous(kChannelsLast));
+  const Tensor ones_nhwc = ones_like(half);
+  EXPECT_TRUE(ones_nhwc.is_contiguous(kChannelsLast));
+  EXPECT_EQ(ones_nhwc.dtype(), DType::kF16);
+  EXPECT_EQ(to_vector<float>(ones_nhwc), std::vector<float>(x.numel(), 1.0f));
   // 5-D volumes likewise.
   const Tensor volume = random_tensor(rng(), {2, 3, 2, 4, 5}, DType::kF64);
   EXPECT_EQ(to_vector<double>(channels_last(volume)), to_vector<double>(volume));
