@@ -132,6 +132,23 @@ TEST_F(ScaledCopyTest, ScalesIntoF32OrInPlaceAndFindsInfAndNan) {
   });
 }
 
+// Each floating dtype on the CPU: 16-bit gradients into f32, f32 and f64 in
+// place; a power-of-two factor scales exactly, so the values are exact; an
+// inf anywhere is found.
+TEST_F(ScaledCopyTest, EveryFloatDtypeUnscalesOnTheCpu) {
+  for (const DType dtype : {DType::kF16, DType::kBF16, DType::kF32, DType::kF64}) {
+    SCOPED_TRACE(dtype_name(dtype));
+    const Tensor g = to(random_tensor(rng(), {37}, DType::kF64), dtype);
+    const std::vector<double> before = to_vector<double>(g);
+    const Tensor out = is_reduced_float(dtype) ? empty({37}, {DType::kF32}) : g;
+    EXPECT_FALSE(unscale_gradients({{g, out}}, 1.0 / 1024));
+    const std::vector<double> after = to_vector<double>(out);
+    for (size_t i = 0; i < before.size(); ++i) EXPECT_EQ(after[i], before[i] / 1024) << i;
+    copy_(g.narrow(0, 30, 1), scalar_tensor(-kInf, {dtype}));
+    EXPECT_TRUE(unscale_gradients({{g, out}}, 1.0 / 1024));
+  }
+}
+
 TEST_F(ScaledCopyTest, MastersAreRoundedIntoTheModel) {
   const Tensor master = random_tensor(rng(), {9, 4}, DType::kF32);
   for (const DType dtype : {DType::kF16, DType::kBF16}) {
