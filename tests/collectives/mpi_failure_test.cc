@@ -1,8 +1,8 @@
-// Failure is an error, never a hang: a rank that arrives late or has exited
-// makes the others fail within the timeout, with a message naming the
-// collective, the missing rank and the elapsed time. The last test kills the
-// last rank, so mpi_test.sh checks only the others' results (the late rank
-// hands them its verdict on the first test).
+// Failure is an error, never a hang: a rank that arrives late, is in another
+// collective or has exited makes the others fail within the timeout, with a
+// message naming the collective, that rank and the elapsed time. The last
+// test kills the last rank, so mpi_test.sh checks only the others' results
+// (the late rank hands them its verdict on the first test).
 #include <unistd.h>
 
 #include <chrono>
@@ -71,6 +71,32 @@ TEST(MpiFailure, LateRankIsNamedAndTheOthersGiveUp) {
   ASSERT_OK(world().allreduce(late_rank_failed, ReduceOp::kSum).wait());
   EXPECT_EQ(item<int32_t>(late_rank_failed), 0)
       << "the checks on rank " << last_rank() << " failed; its log says which";
+}
+
+// Rank 0 in an allreduce while the others are in a barrier at the same
+// position (one rank took another branch): the ranks time out, and the
+// message says which collective the other side is in (it said "every rank
+// reached it" before the probe's answers were compared with the call).
+TEST(MpiFailure, RanksInAnotherCollectiveAreNamed) {
+  std::unique_ptr<mpi::MpiCommunicator> comm = short_timeout_comm();
+  const absl::Time start = absl::Now();
+  absl::Status status;
+  if (comm->rank() == 0) {
+    Tensor t = ones({5});
+    status = comm->allreduce(t, ReduceOp::kSum).wait();
+  } else {
+    status = comm->barrier().wait();
+  }
+  EXPECT_LT(absl::Now() - start, kFailWithin);
+  // The first rank to time out diagnoses; the others may hear its abort.
+  const std::string own = comm->rank() == 0 ? "allreduce(sum) #0 of f32[5]" : "barrier #0";
+  const std::string other = comm->rank() == 0 ? "is in barrier #0 of no tensor on rank 1"
+                                              : "rank 0 is in allreduce(sum) #0 of f32[5] on cpu on rank 0";
+  const bool diagnosed_here = status.code() == absl::StatusCode::kDeadlineExceeded;
+  const std::string diagnosis = diagnosed_here ? own : "";
+  expect_error(status, status.code(), {diagnosis, "timed out after", "ranks disagree on the collective"});
+  if (diagnosed_here) expect_error(status, status.code(), {other});
+  ASSERT_OK(world().barrier().wait());
 }
 
 TEST(MpiFailure, ExitedRankIsNamed) {
