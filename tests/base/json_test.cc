@@ -20,6 +20,18 @@ TEST(JsonTest, EscapesStringsAndReplacesInvalidUtf8) {
   EXPECT_EQ(Json(raw).dump(), "\"q\\\"b\\\\n\\n\\t\\u0001\\u001f \xC3\xA9\xF0\x9F\x98\x80\\ufffd\\ufffd\\ufffd\"");
 }
 
+// Three-byte sequences: the euro sign passes; an overlong form and an encoded
+// surrogate are replaced. \u escapes of three-byte code points, hex digits
+// in either case, come back as UTF-8.
+TEST(JsonTest, ThreeByteUtf8BothWays) {
+  const std::string euro = "\xE2\x82\xAC";
+  EXPECT_EQ(Json(euro + "\xE0\x80\xAF" + "\xED\xA0\x80").dump(),
+            "\"" + euro + "\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\"");
+  ASSERT_OK_AND_ASSIGN(const Json parsed, parse_json(R"(["\u20AC", "\u20ac\u0800\uFFFF"])"));
+  EXPECT_EQ(parsed.as_array()[0].as_string(), euro);
+  EXPECT_EQ(parsed.as_array()[1].as_string(), euro + "\xE0\xA0\x80" + "\xEF\xBF\xBF");
+}
+
 TEST(JsonTest, NumbersAndSpecialValues) {
   EXPECT_EQ(Json(42).dump(), "42");
   EXPECT_EQ(Json(int64_t{-9007199254740993}).dump(), "-9007199254740993");
@@ -111,6 +123,11 @@ TEST(JsonTest, ParseErrorsNameLineAndColumn) {
   EXPECT_TRUE(std::signbit(tiny.as_array()[1].as_double()));
   expect_error(parse_json(std::string(600, '[')).status(), absl::StatusCode::kInvalidArgument, {"nesting"});
   expect_error(parse_json("").status(), absl::StatusCode::kInvalidArgument, {"end of input"});
+  expect_error(parse_json(R"("\u12G4")").status(), absl::StatusCode::kInvalidArgument, {"bad hex digit"});
+  expect_error(parse_json(R"("\q")").status(), absl::StatusCode::kInvalidArgument, {"bad escape '\\q'"});
+  expect_error(parse_json(R"({"a": 1 "b": 2})").status(), absl::StatusCode::kInvalidArgument,
+               {"line 1 column 9", "expected ',' or '}'"});
+  expect_error(parse_json("-x").status(), absl::StatusCode::kInvalidArgument, {"expected a digit"});
 }
 
 }  // namespace
