@@ -114,6 +114,15 @@ std::string string_literal(absl::string_view value) {
 
 Json field_value_json(const pb::Message& m, const pb::FieldDescriptor* f, int index);
 
+// A field's value, a list for a repeated one; an unset singular field shows
+// its default.
+Json field_json(const pb::Message& m, const pb::FieldDescriptor* f) {
+  if (!f->is_repeated()) return field_value_json(m, f, -1);
+  Json list = Json::array();
+  for (int k = 0; k < m.GetReflection()->FieldSize(m, f); ++k) list.push_back(field_value_json(m, f, k));
+  return list;
+}
+
 Json message_json(const pb::Message& m) {
   Json out = Json::object();
   const pb::Descriptor* d = m.GetDescriptor();
@@ -122,26 +131,13 @@ Json message_json(const pb::Message& m) {
     const pb::FieldDescriptor* f = d->field(i);
     // Of a oneof, only the member the config chose (an SGD run has no adam).
     if (f->real_containing_oneof() != nullptr && !r->HasField(m, f)) continue;
-    if (f->is_repeated()) {
-      Json list = Json::array();
-      for (int k = 0; k < r->FieldSize(m, f); ++k) list.push_back(field_value_json(m, f, k));
-      out[f->name()] = std::move(list);
-    } else {
-      out[f->name()] = field_value_json(m, f, -1);  // unset fields show their defaults
-    }
+    out[f->name()] = field_json(m, f);
   }
   // Extensions appear only when set; they are the task's own settings.
   std::vector<const pb::FieldDescriptor*> set;
   r->ListFields(m, &set);
   for (const auto* f : set) {
-    if (!f->is_extension()) continue;
-    if (f->is_repeated()) {
-      Json list = Json::array();
-      for (int k = 0; k < r->FieldSize(m, f); ++k) list.push_back(field_value_json(m, f, k));
-      out[text_name(f)] = std::move(list);
-    } else {
-      out[text_name(f)] = field_value_json(m, f, -1);
-    }
+    if (f->is_extension()) out[text_name(f)] = field_json(m, f);
   }
   return out;
 }
