@@ -1,9 +1,12 @@
 // gradcheck of the differentiable ops in autograd/ops.h that the OpInfo table
 // (tests/op_info, which checks every elementwise op, reduction, softmax and
 // matmul) does not describe: shape ops on strided views, indexing with
-// repeated indices, casts, a negative base to an integer power, and
-// gradcheck's own verdict on a wrong backward.
+// repeated indices, casts, a negative base to an integer power, the
+// arithmetic operators with a scalar on either side, and gradcheck's own
+// verdict on a wrong backward.
+#include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "autograd/gradcheck.h"
@@ -30,6 +33,30 @@ class OpsGradcheckTest : public ts::testing::SeededTest {
 // exponent takes log(base)); an integer exponent also takes negative bases.
 TEST_F(OpsGradcheckTest, PowOfNegativeBasesToAnIntegerExponent) {
   check("pow 3", [](const Vars& v) { return pow(v[0], 3); }, {input({5})});
+}
+
+// The operators' scalar operand on the left and on the right: the values of
+// the math, and gradients only for the variable.
+TEST_F(OpsGradcheckTest, ScalarOperandsOnEitherSide) {
+  const Tensor x = input({4}, 0.5, 2);
+  const Variable v(x);
+  const std::vector<double> xs = to_vector<double>(x);
+  const std::vector<std::pair<Variable, std::function<double(double)>>> cases = {
+      {1.5 + v, [](double a) { return 1.5 + a; }}, {v + 1.5, [](double a) { return a + 1.5; }},
+      {2.0 - v, [](double a) { return 2.0 - a; }}, {v - 2.0, [](double a) { return a - 2.0; }},
+      {3.0 * v, [](double a) { return 3.0 * a; }}, {v * 3.0, [](double a) { return a * 3.0; }},
+      {3.0 / v, [](double a) { return 3.0 / a; }}, {v / 3.0, [](double a) { return a / 3.0; }},
+  };
+  for (size_t c = 0; c < cases.size(); ++c) {
+    const std::vector<double> got = to_vector<double>(cases[c].first.data());
+    for (size_t i = 0; i < xs.size(); ++i) EXPECT_EQ(got[i], cases[c].second(xs[i])) << "case " << c;
+  }
+  check("scalar + x", [](const Vars& v) { return 1.5 + v[0]; }, {x});
+  check("scalar - x", [](const Vars& v) { return 2.0 - v[0]; }, {x});
+  check("x - scalar", [](const Vars& v) { return v[0] - 2.0; }, {x});
+  check("scalar * x", [](const Vars& v) { return 3.0 * v[0]; }, {x});
+  check("scalar / x", [](const Vars& v) { return 3.0 / v[0]; }, {x});
+  check("x / scalar", [](const Vars& v) { return v[0] / 3.0; }, {x});
 }
 
 TEST_F(OpsGradcheckTest, ShapeOps) {
