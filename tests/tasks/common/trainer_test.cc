@@ -151,6 +151,19 @@ absl::StatusOr<std::vector<std::string>> event_records(const TaskConfig& c) {
   return records;
 }
 
+// Each epoch's evaluated loss and lr, from a report.
+struct EpochSeries {
+  std::vector<double> losses, lrs;
+};
+EpochSeries epoch_series(const Json& report) {
+  EpochSeries series;
+  for (const Json& epoch : report.find("epochs")->as_array()) {
+    series.losses.push_back(epoch.find("eval")->find("loss")->as_double());
+    series.lrs.push_back(epoch.find("lr")->as_double());
+  }
+  return series;
+}
+
 std::vector<double> numbers(const Json& array) {
   std::vector<double> values;
   for (const Json& v : array.as_array()) values.push_back(v.as_double());
@@ -284,11 +297,7 @@ TEST_F(TrainerTest, NtAsgdSwitchesWhenTheLossStopsImprovingAndResumes) {
   auto t = trainer(nt_config("nt_asgd"), *reference);
   ASSERT_OK(t->run().status());
   ASSERT_OK_AND_ASSIGN(Json report, read_report(t->report_path()));
-  std::vector<double> losses, lrs;
-  for (const Json& epoch : report.find("epochs")->as_array()) {
-    losses.push_back(epoch.find("eval")->find("loss")->as_double());
-    lrs.push_back(epoch.find("lr")->as_double());
-  }
+  const auto [losses, lrs] = epoch_series(report);
   // The rule, replayed on the report's losses (those up to the switch come
   // from the trained parameters).
   int64_t want = 0;
@@ -351,11 +360,7 @@ TEST_F(TrainerTest, PlateauLrFollowsTheEvaluatedLossAndResumes) {
   auto t = trainer(plateau_config("plateau"), *reference);
   ASSERT_OK(t->run().status());
   ASSERT_OK_AND_ASSIGN(Json report, read_report(t->report_path()));
-  std::vector<double> losses, lrs;
-  for (const Json& epoch : report.find("epochs")->as_array()) {
-    losses.push_back(epoch.find("eval")->find("loss")->as_double());
-    lrs.push_back(epoch.find("lr")->as_double());
-  }
+  const auto [losses, lrs] = epoch_series(report);
   ASSERT_EQ(lrs.size(), 8u);
   // The rule replayed: patience 0, so every evaluation that does not beat the
   // best by 5% halves the lr of the epochs after it.
@@ -388,10 +393,7 @@ TEST_F(TrainerTest, PlateauLrFollowsTheEvaluatedLossAndResumes) {
   ASSERT_OK(resumed_trainer->run().status());
   EXPECT_EQ(resumed->parameters(), reference->parameters());  // bit-identical
   ASSERT_OK_AND_ASSIGN(Json resumed_report, read_report(resumed_trainer->report_path()));
-  std::vector<double> resumed_lrs;
-  for (const Json& epoch : resumed_report.find("epochs")->as_array())
-    resumed_lrs.push_back(epoch.find("lr")->as_double());
-  EXPECT_EQ(resumed_lrs, lrs);
+  EXPECT_EQ(epoch_series(resumed_report).lrs, lrs);
 }
 
 TEST_F(TrainerTest, MaxStepsStopsAndResumeFinishes) {
