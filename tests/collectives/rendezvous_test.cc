@@ -1,7 +1,8 @@
 // The TCP rendezvous over loopback, one thread per rank: the broadcast
 // reaches everyone; missing ranks or a missing rank 0 are errors naming
 // them within the timeout, also when rank 0's host drops the connection's
-// packets; connections that are not ranks hold up no one; a rank 0 that
+// packets; a peer launched with another world size or a rank already taken
+// is named; connections that are not ranks hold up no one; a rank 0 that
 // cannot accept says why at once.
 #include "collectives/rendezvous.h"
 
@@ -97,6 +98,38 @@ TEST(TcpRendezvous, MissingRanksAreNamed) {
                {"127.0.0.1:", "waiting for ranks 2, 3 to connect"});
   EXPECT_LT(absl::Now() - start, timeout + kSlack);
   peer.join();
+}
+
+// Launch mistakes: one rank given another WORLD_SIZE, or two given the same
+// RANK. Rank 0 names what the peer announced and what it expects.
+TEST(TcpRendezvous, AMismatchedPeerIsNamed) {
+  struct Peer {
+    int rank, world_size;
+  };
+  struct Case {
+    int world_size;  // rank 0's
+    std::vector<Peer> peers;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {2, {{1, 3}}, "a peer announced rank 1 of 3 but rank 0 expects ranks 1..1 of 2 once each"},
+      // The second rank 1 to arrive is the one named.
+      {3, {{1, 3}, {1, 3}}, "a peer announced rank 1 of 3 but rank 0 expects ranks 1..2 of 3 once each"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.message);
+    const ReservedPort reserved;
+    const int port = reserved.port();
+    ASSERT_GT(port, 0) << "no port to reserve";
+    std::vector<std::thread> peers;
+    for (const Peer& p : c.peers) {
+      peers.emplace_back(
+          [port, p] { (void)TcpRendezvous::connect("127.0.0.1", port, p.rank, p.world_size, absl::Seconds(5)); });
+    }
+    expect_error(TcpRendezvous::connect("127.0.0.1", port, 0, c.world_size, absl::Seconds(20)).status(),
+                 absl::StatusCode::kFailedPrecondition, {"127.0.0.1:", c.message});
+    for (std::thread& t : peers) t.join();
+  }
 }
 
 // A loopback socket connected to `port`, once something listens there.
