@@ -290,14 +290,16 @@ std::string Engine::diagnose_collective_locked(const Op& op) {
   std::vector<std::string> elsewhere;
   for (int peer = 0; peer < world_size_; ++peer) {
     if (peer == rank_) continue;
+    if (!replied_[peer]) {
+      silent.push_back(peer);
+      continue;
+    }
     // A peer in the same call describes it as this rank does, but for its
     // rank; one at the same position in another collective (it took another
     // branch) says what it is in, as the reply carries it.
     const std::string same_call = describe_call(op.info.name, op.info.sequence, op.info.signature, peer, world_size_)
                                       .substr(0, sizeof(ControlMessage::text) - 1);
-    if (!replied_[peer]) {
-      silent.push_back(peer);
-    } else if (replies_[peer].first != op.info.sequence || replies_[peer].second != same_call) {
+    if (replies_[peer].first != op.info.sequence || replies_[peer].second != same_call) {
       elsewhere.push_back(replies_[peer].first < 0 ? absl::StrCat("rank ", peer, " is in no collective")
                                                    : absl::StrCat("rank ", peer, " is in ", replies_[peer].second));
     }

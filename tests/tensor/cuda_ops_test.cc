@@ -145,9 +145,9 @@ TEST_F(CudaOpsTest, ReductionsAndSoftmax) {
     const Tensor x = input({17, 33, 65}, dtype, -1, 1, Layout::kTransposed);
     for (const Shape& dims : dim_sets) {
       const std::string d = shape_str(dims);
-      check({"sum " + d, {x}, [dims = dims](const std::vector<Tensor>& v) { return sum(v[0], dims); }, true});
+      check({"sum " + d, {x}, [dims](const std::vector<Tensor>& v) { return sum(v[0], dims); }, true});
       check({"mean " + d, {x}, [dims](const std::vector<Tensor>& v) { return mean(v[0], dims, true); }, true});
-      check({"max " + d, {x}, [dims = dims](const std::vector<Tensor>& v) { return max(v[0], dims); }});
+      check({"max " + d, {x}, [dims](const std::vector<Tensor>& v) { return max(v[0], dims); }});
       check({"min " + d, {x}, [dims](const std::vector<Tensor>& v) { return min(v[0], dims); }});
       check({"var " + d, {x}, [dims](const std::vector<Tensor>& v) { return var(v[0], dims); }, true});
       check({"norm2 " + d, {x}, [dims](const std::vector<Tensor>& v) { return norm(v[0], 2, dims); }});
