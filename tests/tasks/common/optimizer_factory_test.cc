@@ -1,5 +1,5 @@
 // What a config's text chooses reaches the optimizer and the lr control:
-// every SGD and Adam field (Adam against torch.optim's worked examples, SGD
+// every SGD and Adam field (Adam on torch.optim's worked examples, SGD
 // against torch's update written out), and each lr schedule's epoch-by-epoch
 // lr. A field dropped or swapped on the way from the text proto changes the
 // steps or the lrs here.
@@ -10,9 +10,11 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "tasks/common/config.h"
 #include "tensor/ops.h"
+#include "tests/optim/torch_adam_examples.h"
 #include "tests/tensor/testing.h"
 
 namespace ts::tasks {
@@ -23,8 +25,9 @@ using ::ts::testing::expect_close;
 using ::ts::testing::Ref;
 using ::ts::testing::value_or_die;
 
-const std::vector<std::vector<double>> kGrads = {{0.5, -0.25, 1.0}, {-0.3, 0.75, 0.2}, {0.1, 0.1, -2.0}};
-const std::vector<double> kStart = {1, -2, 0.5};
+// The worked examples' start and gradients, for SGD too.
+const std::vector<std::vector<double>>& kGrads = optim::kTorchAdamGrads;
+const std::vector<double>& kStart = optim::kTorchAdamStart;
 
 TaskConfig config(const std::string& text) { return value_or_die(parse_config(text, "test config")); }
 
@@ -50,19 +53,15 @@ void expect_trajectory(const std::string& text, const std::vector<std::vector<do
   }
 }
 
+// Each of torch's worked examples, its options written as config text.
 TEST(OptimizerFactoryTest, AdamFieldsReachTheOptimizer) {
-  // torch.optim.Adam / AdamW from p = [1, -2, 0.5] with these gradients (the
-  // worked examples of tests/optim/adam_test.cc); together the two set every
-  // field away from its default.
-  expect_trajectory("adam { lr: 0.1 beta1: 0.8 beta2: 0.99 eps: 1e-3 weight_decay: 0.05 }",
-                    {{0.90018148820326682, -1.9002849002849003, 0.40009746588693956},
-                     {0.87622145175413846, -1.9398262338098058, 0.32208137051847935},
-                     {0.84294532783250786, -1.9687535403710699, 0.35838948959046413}});
-  expect_trajectory(
-      "adam { lr: 0.05 beta1: 0.5 beta2: 0.9 weight_decay: 0.2 amsgrad: true decoupled_weight_decay: true }",
-      {{0.94000000100000003, -1.9300000019999999, 0.44500000049999999},
-       {0.93469326976509881, -1.9472071535998676, 0.40838722051678944},
-       {0.91906108680509357, -1.9524001853775588, 0.43955738378343723}});
+  for (const optim::TorchAdamExample& example : optim::kTorchAdamExamples) {
+    const optim::AdamOptions& o = example.options;
+    expect_trajectory(absl::StrCat("adam { lr: ", o.lr, " beta1: ", o.beta1, " beta2: ", o.beta2, " eps: ", o.eps,
+                                   " weight_decay: ", o.weight_decay, " amsgrad: ", o.amsgrad ? "true" : "false",
+                                   " decoupled_weight_decay: ", o.decoupled_weight_decay ? "true" : "false", " }"),
+                      example.after_step);
+  }
 }
 
 // torch.optim.SGD's update (_single_tensor_sgd) in double.
