@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "tensor/cpu/isa.h"
 
 namespace ts::data::transforms {
 namespace {
@@ -108,15 +109,21 @@ void resample_row_strided(const uint8_t* row, int64_t pixel_stride, int64_t chan
 
 // acc[m] += in[m] * weight: the vertical pass's inner loop, on restrict
 // pointers so that it vectorizes (an 8-bit pointer may alias anything), and
-// built for AVX2 too, chosen at load time where the CPU has it.
-__attribute__((target_clones("avx2", "default"))) void accumulate_row(const uint8_t* __restrict in, int32_t weight,
-                                                                      int64_t n, int32_t* __restrict acc) {
-  for (int64_t m = 0; m < n; ++m) acc[m] += in[m] * weight;
+// compiled for AVX2 too, taken where the CPU has it (tensor/cpu/isa.h).
+void accumulate_row(const uint8_t* in, int32_t weight, int64_t n, int32_t* acc) {
+  cpu::run_widest(
+      [](const uint8_t* __restrict in, int32_t weight, int64_t n, int32_t* __restrict acc) TS_INLINE_INTO_CLONE {
+        for (int64_t m = 0; m < n; ++m) acc[m] += in[m] * weight;
+      },
+      in, weight, n, acc);
 }
 
-__attribute__((target_clones("avx2", "default"))) void clip_row(const int32_t* __restrict acc, int64_t n,
-                                                                uint8_t* __restrict out) {
-  for (int64_t m = 0; m < n; ++m) out[m] = clip8(acc[m]);
+void clip_row(const int32_t* acc, int64_t n, uint8_t* out) {
+  cpu::run_widest(
+      [](const int32_t* __restrict acc, int64_t n, uint8_t* __restrict out) TS_INLINE_INTO_CLONE {
+        for (int64_t m = 0; m < n; ++m) out[m] = clip8(acc[m]);
+      },
+      acc, n, out);
 }
 
 absl::Status check_box(const Box& box, int64_t height, int64_t width, const char* what) {
