@@ -15,6 +15,8 @@
 #include <utility>
 #include <vector>
 
+#include "tests/openmp_teams.h"
+
 namespace ts::cpu {
 namespace {
 
@@ -49,6 +51,7 @@ Chunks run(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>
 }
 
 TEST(ParallelFor, CoversRangeOnceInChunksOfAtLeastGrain) {
+  TS_SKIP_WIDE_OPENMP_TEAMS_UNDER_TSAN();
   ThreadCount threads(4);  // more chunks than this machine's cores, if need be
   for (const auto& [n, grain] : std::vector<Range>{
            {1, 1}, {3, 1}, {10, 3}, {1000, 1}, {1000, 7}, {1000, 300}, {1000, 600}, {1000, 2000}, {4097, 0}}) {
@@ -75,6 +78,7 @@ TEST(ParallelFor, EmptyRangeCallsNothing) {
 }
 
 TEST(ParallelFor, NestedCallsRunInlineOnTheChunksThread) {
+  TS_SKIP_WIDE_OPENMP_TEAMS_UNDER_TSAN();
   ThreadCount threads(4);
   std::vector<std::atomic<int>> hits(64 * 64);
   std::atomic<bool> inline_everywhere{true};
@@ -101,6 +105,7 @@ TEST(ParallelFor, OneThreadRunsOneChunkOnTheCaller) {
 }
 
 TEST(ParallelFor, ExceptionInAChunkReachesTheCaller) {
+  TS_SKIP_WIDE_OPENMP_TEAMS_UNDER_TSAN();
   ThreadCount threads(4);
   EXPECT_THROW(parallel_for(1000, 1,
                             [](int64_t begin, int64_t) {

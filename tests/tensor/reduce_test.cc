@@ -7,6 +7,7 @@
 #include <limits>
 #include <numeric>
 
+#include "tests/openmp_teams.h"
 #include "tests/tensor/testing.h"
 
 namespace ts {
@@ -167,6 +168,7 @@ TEST_F(ReduceTest, LongRowsAndColumnsCrossBlockBoundaries) {
 }
 
 TEST_F(ReduceTest, LongRowsSumTheSameOnAnyNumberOfThreads) {
+  TS_SKIP_WIDE_OPENMP_TEAMS_UNDER_TSAN();
   // Long rows are cut into parts at fixed boundaries whatever the thread
   // count, so an f64 reference gives the same bits on 1 thread (a loader
   // worker) and on several.
