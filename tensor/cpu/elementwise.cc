@@ -28,7 +28,10 @@ constexpr bool has_kernel() {
   return kernel_exists<Rule, T, is_float_v<T>>();
 }
 
-// A tensor-or-scalar input of element type T, read as Acc<T>.
+// A tensor-or-scalar input of element type T, read as Acc<T>. A scalar is
+// taken in Acc<T> directly, as PyTorch takes it in its op math type: an f16
+// tensor times 1e5 or 1e-5 computes with those in f32, not with inf or a
+// subnormal, and only the result is rounded.
 template <typename T>
 struct Input {
   const T* data = nullptr;
@@ -39,7 +42,7 @@ struct Input {
     Input in;
     in.scalar = x.is_scalar();
     if (in.scalar) {
-      in.value = load(x.scalar.to<T>());
+      in.value = x.scalar.to<Acc<T>>();
     } else {
       in.data = ptr<T>(x.tensor);
     }

@@ -75,11 +75,11 @@ __device__ __forceinline__ T store(V v) {
   }
 }
 
-// A scalar operand as kernels compute with it: first rounded to the element
-// type (as the CPU kernels do), then widened to Compute<T>.
+// A scalar operand as kernels compute with it: taken in Compute<T> directly
+// (f32 for f16/bf16 tensors), as the CPU kernels and PyTorch take it.
 template <typename T>
 Compute<T> scalar_value(const Scalar& s) {
-  return static_cast<Compute<T>>(s.to<HostType<T>>());
+  return s.to<Compute<T>>();
 }
 
 __host__ __device__ __forceinline__ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }

@@ -69,6 +69,27 @@ TEST_F(ElementwiseTest, FloatToIntegerGoesTowardZeroClampsAndTakesNanToZero) {
             (std::vector<int32_t>{2, -2, 300, -1, kMax32, kMin32, kMax32, kMin32, kMax32, kMin32, 0}));
 }
 
+// A scalar with a 16-bit float tensor is taken in f32, as PyTorch's op math
+// takes it, and only the result is rounded. Rounded first, 65536 and 1e5
+// were inf in f16 (x * 65536 gave inf for 0.001 and NaN for 0), 1e-5 a
+// subnormal of few bits, and 2049 was 2048.
+TEST_F(ElementwiseTest, ScalarsOf16BitOpsAreTakenInF32) {
+  for (const DType dtype : {DType::kF16, DType::kBF16}) {
+    SCOPED_TRACE(dtype_name(dtype));
+    const Tensor x = to(from_vector<float>({0.001f, 1.f, 1000.f, 0.f, 3.f}, {5}), dtype);
+    const auto in_f32 = [&](float scalar, float (*op)(float, float)) {
+      return testing::ref_round(
+          testing::ref_map(ref_of(x), [&](double v) { return static_cast<double>(op(static_cast<float>(v), scalar)); }),
+          dtype);
+    };
+    expect_equal(mul(x, 65536.0), in_f32(65536.f, [](float a, float b) { return a * b; }), "x * 65536");
+    expect_equal(div(x, 1e5), in_f32(1e5f, [](float a, float b) { return a / b; }), "x / 1e5");
+    expect_equal(mul(x, 1e-5), in_f32(1e-5f, [](float a, float b) { return a * b; }), "x * 1e-5");
+    expect_equal(add(x, 2049), in_f32(2049.f, [](float a, float b) { return a + b; }), "x + 2049");
+    expect_equal(sub(65536.0, x), in_f32(65536.f, [](float a, float b) { return b - a; }), "65536 - x");
+  }
+}
+
 TEST_F(ElementwiseTest, TypePromotion) {
   auto t = [](DType d) { return ones({2}, {d}); };
   EXPECT_EQ(add(t(DType::kI32), t(DType::kF16)).dtype(), DType::kF16);
