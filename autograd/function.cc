@@ -1,5 +1,6 @@
 #include "autograd/function.h"
 
+#include <algorithm>
 #include <memory>
 #include <utility>
 
@@ -19,7 +20,11 @@ std::vector<Variable> record(std::string name, absl::Span<const Variable> inputs
                              BackwardFn backward) {
   std::vector<Variable> results;
   results.reserve(outputs.size());
-  if (!any_requires_grad(inputs)) {
+  // Only floating outputs carry a gradient, as in PyTorch: an integer or bool
+  // result (a cast to i64, indices) is a constant to backward.
+  const bool differentiable =
+      std::any_of(outputs.begin(), outputs.end(), [](const Tensor& t) { return is_floating(t.dtype()); });
+  if (!differentiable || !any_requires_grad(inputs)) {
     for (Tensor& t : outputs) results.emplace_back(std::move(t));
     return results;
   }
@@ -34,7 +39,11 @@ std::vector<Variable> record(std::string name, absl::Span<const Variable> inputs
   auto node = std::make_shared<FunctionNode>(std::move(name), std::move(edges), std::move(input_meta),
                                              std::move(output_meta), std::move(backward));
   for (size_t i = 0; i < outputs.size(); ++i) {
-    results.push_back(Variable::from_node(std::move(outputs[i]), node, static_cast<int>(i)));
+    if (is_floating(outputs[i].dtype())) {
+      results.push_back(Variable::from_node(std::move(outputs[i]), node, static_cast<int>(i)));
+    } else {
+      results.emplace_back(std::move(outputs[i]));
+    }
   }
   return results;
 }

@@ -93,6 +93,30 @@ TEST_F(OpsGradcheckTest, CastGradientReturnsInTheInputDtype) {
   EXPECT_EQ(to_vector<float>(x.grad()), (std::vector<float>{2, 2, 2}));
 }
 
+// As in PyTorch, an integer result is a constant to backward: no gradient
+// flows through the cast back to x (it did, as if the cast were the
+// identity), and only w, which multiplies it, gets one.
+TEST_F(OpsGradcheckTest, ACastToAnIntegerEndsTheGraph) {
+  Variable x(from_vector<float>({0.3f, 1.7f}, {2}), true);
+  Variable w(from_vector<float>({5.f, 5.f}, {2}), true);
+  const Variable truncated = to(x, DType::kI64);
+  EXPECT_FALSE(truncated.requires_grad());
+  Variable s = sum(mul(to(truncated, DType::kF32), w));
+  s.backward();
+  EXPECT_FALSE(x.grad().defined());
+  EXPECT_EQ(to_vector<float>(w.grad()), (std::vector<float>{0, 1}));
+}
+
+// The mean's backward divides by the count as a scalar, taken in f32 for a
+// 16-bit gradient: rounded to f16 first, 70000 was inf and every gradient 0.
+TEST_F(OpsGradcheckTest, MeanOfMoreElementsThanF16CanCountHasAGradient) {
+  Variable x(zeros({70000}, {DType::kF16}), true);
+  mean(x).backward();
+  const double expected = static_cast<double>(static_cast<float>(Half(1.0f / 70000.0f)));
+  ASSERT_GT(expected, 0);
+  for (const float g : to_vector<float>(to(x.grad(), DType::kF32))) ASSERT_EQ(g, expected);
+}
+
 TEST_F(OpsGradcheckTest, DeviceCopyGradientReturnsToTheInputDevice) {
   TS_SKIP_WITHOUT_CUDA();
   Variable x(ones({3}), true);
