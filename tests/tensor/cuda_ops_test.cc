@@ -107,7 +107,7 @@ TEST_F(CudaOpsTest, ElementwiseCornersTheOpInfoTableLeavesOut) {
          {input({6, 1, 5}, DType::kBool), input({4, 5}, DType::kBF16), input({6, 4, 1}, DType::kF32)},
          [](const std::vector<Tensor>& x) { return where(x[0], x[1], x[2]); }});
   // Scalars taken in f32 with 16-bit tensors, as on the CPU (rounded to f16
-  // first, 65536 and 1e5 are inf).
+  // first, 65536 and 1e5 were inf).
   for (const DType dtype : {DType::kF16, DType::kBF16}) {
     check({absl::StrCat("scalars in f32 ", dtype_name(dtype)),
            {input({1000}, dtype, 0.001, 0.5)},
