@@ -6,6 +6,7 @@
 #include <initializer_list>
 
 #include "absl/strings/string_view.h"
+#include "tensor/scalar.h"
 #include "tensor/tensor.h"
 
 namespace ts {
@@ -19,5 +20,13 @@ Tensor as_index(absl::string_view op, const Tensor& index);
 // Every value of `index` (i64) in [0, size); the error names op, dim and the
 // offending value.
 void check_index_range(absl::string_view op, const Tensor& index, int64_t size, int64_t dim);
+// A value an op stores into elements of `dtype` (fill_, masked_fill, where's
+// scalar) that the type can hold, as PyTorch's checked conversion has it: a
+// finite float that would become inf (70000 into f16, 1e39 into f32), an
+// integer out of the type's range, NaN or inf into an integer type are
+// errors naming the op, the value and the type. Rounding is not an error
+// (0.1 into f16, 3.7 into i32 is 3); negative integers into u8 wrap as in C
+// (-1 is 255) down to -255, as PyTorch lets them; bool holds anything.
+void check_storable(absl::string_view op, const Scalar& value, DType dtype);
 
 }  // namespace ts

@@ -96,6 +96,7 @@ void copy_(const Tensor& dst, const Tensor& src) {
 
 void fill_(const Tensor& dst, const Scalar& value) {
   check_defined("fill_", dst);
+  check_storable("fill_", value, dst.dtype());
   if (dst.numel() > 0) backend_for(dst.device()).fill(dst, value);
 }
 

@@ -168,11 +168,15 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
 }
 Tensor where(const Tensor& cond, const Tensor& a, const Scalar& b) {
   check_same_device("where", {&cond, &a});
-  return where_op(cond, a, b, promote_with_scalar(a.dtype(), b));
+  const DType dtype = promote_with_scalar(a.dtype(), b);
+  check_storable("where", b, dtype);
+  return where_op(cond, a, b, dtype);
 }
 Tensor where(const Tensor& cond, const Scalar& a, const Tensor& b) {
   check_same_device("where", {&cond, &b});
-  return where_op(cond, a, b, promote_with_scalar(b.dtype(), a));
+  const DType dtype = promote_with_scalar(b.dtype(), a);
+  check_storable("where", a, dtype);
+  return where_op(cond, a, b, dtype);
 }
 
 Tensor masked_fill(const Tensor& x, const Tensor& mask, const Scalar& value) {
@@ -181,6 +185,7 @@ Tensor masked_fill(const Tensor& x, const Tensor& mask, const Scalar& value) {
   TS_CHECK(shape == x.shape(), "masked_fill: mask ", mask.describe(), " would broadcast ", x.describe(), " to ",
            shape_str(shape));
   // The value takes x's dtype, whatever its own kind.
+  check_storable("masked_fill", value, x.dtype());
   return where_op(mask, value, x, x.dtype());
 }
 

@@ -1,4 +1,5 @@
-// Creation ops (a float fill of an integer tensor converting as tensors do)
+// Creation ops (fills truncating toward zero, a value the type cannot hold
+// an error)
 // and the Philox generator: known-answer vectors, determinism, disjoint
 // streams per op, the moments of each distribution and a Kolmogorov-Smirnov
 // test of each against its exact CDF.
@@ -37,21 +38,69 @@ TEST(CreationTest, FullZerosOnesArange) {
   testing::expect_throws(absl::StatusCode::kInvalidArgument, {"arange"}, [&] { arange(0, 5, -1); });
 }
 
-TEST(CreationTest, AFloatFillOfAnIntegerTensorConvertsAsTensorsDo) {
-  // Toward zero, clamped to the range, NaN to 0 (tensor/float_to_int.h),
-  // the same as to(full(..., f64), integer dtype).
-  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
-  for (const double v : {2.7, -2.7, 300.0, -1.0, 3e9, -3e9, inf, -inf, nan}) {
+TEST(CreationTest, AFloatFillOfAnIntegerTensorTruncatesTowardZero) {
+  for (const double v : {2.7, -2.7, 0.5, -0.5, 255.9}) {
     SCOPED_TRACE(v);
     for (const DType dtype : {DType::kI32, DType::kI64, DType::kU8}) {
+      if (dtype == DType::kU8 && v <= -1) continue;
       SCOPED_TRACE(dtype_name(dtype));
       EXPECT_EQ(to_vector<int64_t>(to(full({1}, v, {dtype}), DType::kI64)),
-                to_vector<int64_t>(to(to(full({1}, v, {DType::kF64}), dtype), DType::kI64)));
+                std::vector<int64_t>{static_cast<int64_t>(std::trunc(v))});
     }
   }
-  EXPECT_EQ(to_vector<uint8_t>(full({1}, 300.0, {DType::kU8})), std::vector<uint8_t>{255});
-  EXPECT_EQ(Scalar(nan).to_int64(), 0);
+  EXPECT_EQ(Scalar(std::numeric_limits<double>::quiet_NaN()).to_int64(), 0);
   EXPECT_EQ(Scalar(-1e300).to_int64(), std::numeric_limits<int64_t>::lowest());
+}
+
+// A value the element type cannot hold is an error naming the op, the value
+// and the type, as PyTorch's checked conversion has it; before, 300 filled
+// a u8 tensor with 44 (or 255 as a float), 70000 an f16 one with inf.
+TEST(CreationTest, AFillThatTheTypeCannotHoldIsAnError) {
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  const std::vector<std::pair<Scalar, DType>> overflowing = {{300, DType::kU8},
+                                                             {-256, DType::kU8},
+                                                             {256.0, DType::kU8},
+                                                             {-1.0, DType::kU8},
+                                                             {int64_t{1} << 31, DType::kI32},
+                                                             {3e9, DType::kI32},
+                                                             {-3e9, DType::kI32},
+                                                             {1e19, DType::kI64},
+                                                             {nan, DType::kI32},
+                                                             {inf, DType::kI64},
+                                                             {70000.0, DType::kF16},
+                                                             {-65520.0, DType::kF16},
+                                                             {3.4e38, DType::kBF16},
+                                                             {1e39, DType::kF32},
+                                                             {int64_t{1} << 62, DType::kF16}};
+  for (const auto& [value, dtype] : overflowing) {
+    SCOPED_TRACE(absl::StrCat(value.to_string(), " into ", dtype_name(dtype)));
+    const std::vector<std::string> named = {value.to_string(), std::string(dtype_name(dtype)), "overflow"};
+    testing::expect_throws(absl::StatusCode::kInvalidArgument, {"fill_"}, [&] { full({2}, value, {dtype}); });
+    testing::expect_throws(absl::StatusCode::kInvalidArgument, named, [&] { fill_(zeros({2}, {dtype}), value); });
+    testing::expect_throws(absl::StatusCode::kInvalidArgument, {"masked_fill"},
+                           [&] { masked_fill(zeros({2}, {dtype}), full({2}, true, {DType::kBool}), value); });
+  }
+  const Tensor all = full({2}, true, {DType::kBool});
+  testing::expect_throws(absl::StatusCode::kInvalidArgument, {"where", "300", "u8"},
+                         [&] { where(all, zeros({2}, {DType::kU8}), 300); });
+  testing::expect_throws(absl::StatusCode::kInvalidArgument, {"where", "70000", "f16"},
+                         [&] { where(all, 70000.0, zeros({2}, {DType::kF16})); });
+  // A float scalar with an integer tensor makes the result f32.
+  EXPECT_EQ(where(all, zeros({2}, {DType::kU8}), -1.0).dtype(), DType::kF32);
+
+  // What the type holds, after rounding, fills: the extremes, infinities and
+  // NaN of a float type, negative integers wrapping into u8 down to -255.
+  EXPECT_EQ(to_vector<double>(to(full({1}, 65519.0, {DType::kF16}), DType::kF64)), std::vector<double>{65504});
+  EXPECT_TRUE(std::isinf(to_vector<double>(to(full({1}, -inf, {DType::kF16}), DType::kF64))[0]));
+  EXPECT_TRUE(std::isnan(to_vector<double>(to(full({1}, nan, {DType::kBF16}), DType::kF64))[0]));
+  EXPECT_EQ(to_vector<uint8_t>(full({2}, -1, {DType::kU8})), (std::vector<uint8_t>{255, 255}));
+  EXPECT_EQ(to_vector<uint8_t>(full({1}, -255, {DType::kU8})), std::vector<uint8_t>{1});
+  EXPECT_EQ(to_vector<int32_t>(full({1}, std::numeric_limits<int32_t>::lowest(), {DType::kI32})),
+            std::vector<int32_t>{std::numeric_limits<int32_t>::lowest()});
+  EXPECT_EQ(to_vector<int64_t>(full({1}, -9.2233720368547758e18, {DType::kI64})),
+            std::vector<int64_t>{std::numeric_limits<int64_t>::lowest()});
+  EXPECT_EQ(to_vector<bool>(full({1}, nan, {DType::kBool})), std::vector<bool>{true});
+  EXPECT_EQ(to_vector<double>(full({1}, 1e300, {DType::kF64})), std::vector<double>{1e300});
 }
 
 // Random123's known-answer vectors for Philox4x32-10.
