@@ -27,9 +27,6 @@ Tensor clip_grad_norm_(absl::Span<const autograd::Variable> params, double max_n
     const Tensor& grad = param.grad();
     TS_CHECK(is_floating(grad.dtype()), "clip_grad_norm_: gradient ", grad.describe(), " is not floating-point");
     grads.push_back(grad);
-    // An empty gradient adds nothing to any norm (torch's vector_norm of it
-    // is 0); reducing it would fail.
-    if (grad.numel() == 0) continue;
     const Tensor wide = is_reduced_float(grad.dtype()) ? to(grad, DType::kF32) : grad;
     norms_by_device[{grad.device().type, grad.device().index}].push_back(to(norm(wide, norm_type), DType::kF64));
   }

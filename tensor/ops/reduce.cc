@@ -94,8 +94,10 @@ Tensor reduce_op(ReduceOp op, const Tensor& x, Dims dims, bool keepdim, double p
   // wider one (integer sums read i64; real-valued results of integers, f32).
   const bool index_result = op == ReduceOp::kArgMax || op == ReduceOp::kArgMin;
   const Prepared p = arrange(to(x, index_result ? x.dtype() : out_dtype), mask);
-  TS_CHECK(p.geometry.reduced != 0 || op == ReduceOp::kSum || op == ReduceOp::kMean || op == ReduceOp::kVar, name,
-           ": cannot reduce ", x.describe(), " over a dim of size zero");
+  // Extrema have no identity; sums, means, variances and norms do (a norm's
+  // accumulator of absolute values starts at 0).
+  const bool has_identity = op != ReduceOp::kMax && op != ReduceOp::kMin && !index_result;
+  TS_CHECK(p.geometry.reduced != 0 || has_identity, name, ": cannot reduce ", x.describe(), " over a dim of size zero");
   Tensor out = empty(reduced_shape(x, mask, keepdim), {out_dtype, x.device()});
   if (out.numel() > 0) backend_for(x.device()).reduce(op, p.input, p.geometry, param, out);
   return out;

@@ -193,6 +193,14 @@ TEST_F(ReduceTest, EmptyReductions) {
   Tensor m = mean(x, {0});
   expect_close(m, Ref{{3}, {NAN, NAN, NAN}}, 0);
   testing::expect_throws(absl::StatusCode::kInvalidArgument, {"max", "size zero"}, [&] { max(x, {0}); });
+  // A norm of nothing is 0, as in PyTorch (the inf-norm too: a max of
+  // absolute values starts at 0); gradient clipping meets an empty
+  // parameter's gradient this way.
+  for (const double p : {1.0, 2.0, 3.0, static_cast<double>(INFINITY)}) {
+    SCOPED_TRACE(p);
+    expect_equal(norm(x, p, {0}), Ref{{3}, {0, 0, 0}});
+    expect_equal(norm(zeros({0}, {DType::kF16}), p), Ref{{}, {0}});
+  }
   // Reducing a dim of size 3 of an empty tensor gives an empty result.
   Tensor e = max(x, {1});
   EXPECT_EQ(e.shape(), (Shape{0}));
