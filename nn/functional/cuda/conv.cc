@@ -127,7 +127,9 @@ cudnn::Workspace largest_workspace(int device, const std::vector<size_t>& sizes)
 // workspace (PyTorch's search does the same): the search times the
 // candidates in the largest workspace the allocator can give, and a call
 // runs the fastest algorithm whose workspace it can get, keeping that one
-// for later calls.
+// for later calls. Under deterministic algorithms nothing is timed: the
+// heuristic's first deterministic candidate runs (or, on a device too full
+// for its workspace, the next one, as PyTorch's does).
 template <typename Perf, typename GetFn, typename FindFn, typename RunFn>
 void choose_and_run(int device, const CacheKey& key, const ConvDescriptors& d, const char* what, GetFn get, FindFn find,
                     RunFn run) {
@@ -141,10 +143,18 @@ void choose_and_run(int device, const CacheKey& key, const ConvDescriptors& d, c
     int returned = 0;
     get(static_cast<int>(results.size()), &returned, results.data());
     const bool deterministic = std::get<4>(key);
-    const cudnn::Workspace ws =
-        largest_workspace(device, cudnn::candidate_workspaces(results, returned, deterministic));
-    find(static_cast<int>(results.size()), &returned, results.data(), ws.get(), ws.size());
-    algorithms = cudnn::usable_algorithms(results, returned, ws.size(), deterministic, what);
+    if (deterministic) {
+      // In the heuristic's order, which is fixed for a GPU, a cuDNN version
+      // and a shape. Find's order is by time: two deterministic algorithms
+      // that round differently would swap places with timing noise from
+      // one run to the next, and the run's bits with them (PyTorch's
+      // reproducibility notes ask for benchmark=False for this reason).
+      algorithms = cudnn::usable_algorithms(results, returned, cudnn::kMaxConvWorkspace, true, what);
+    } else {
+      const cudnn::Workspace ws = largest_workspace(device, cudnn::candidate_workspaces(results, returned, false));
+      find(static_cast<int>(results.size()), &returned, results.data(), ws.get(), ws.size());
+      algorithms = cudnn::usable_algorithms(results, returned, ws.size(), false, what);
+    }
     algorithm_cache().insert(key, algorithms);
   }
   for (size_t i = 0; i < algorithms.size(); ++i) {

@@ -6,7 +6,8 @@
 // marks CUDNN_DETERMINISTIC count, as with PyTorch's
 // torch.backends.cudnn.deterministic: some fast algorithms (among them
 // backward-filter ones that split the reduction over the batch) add their
-// partial sums with atomics, so their low bits vary run to run.
+// partial sums with atomics, so their low bits vary run to run; and they
+// come in the heuristic's order, not timed (conv.cc).
 #pragma once
 
 #include <cudnn.h>
@@ -51,8 +52,8 @@ std::vector<size_t> candidate_workspaces(const std::vector<Perf>& candidates, in
   return sizes;
 }
 
-// The admissible results of a Find call whose workspace fits `workspace`,
-// in cuDNN's order (fastest first). None is an error naming the direction
+// The admissible results of a Get or Find call whose workspace fits
+// `workspace`, in cuDNN's order (the heuristic's, or fastest first). None is an error naming the direction
 // (`what`) and, when it narrowed the choice, the determinism requirement.
 template <typename Perf>
 std::vector<ConvAlgorithm> usable_algorithms(const std::vector<Perf>& results, int returned, size_t workspace,
