@@ -2,6 +2,7 @@
 
 #include <cudnn.h>
 
+#include <algorithm>
 #include <utility>
 
 #include "base/error.h"
@@ -145,6 +146,11 @@ CudnnLstmForward cudnn_lstm_forward(const CudnnLstmShape& shape, const Tensor& x
   ts::cuda::DeviceGuard guard(shape.device);  // cuDNN runs on the current device, which must be the handle's
   const int64_t steps = x.size(0), batch = x.size(1);
   if (lengths.empty()) lengths.assign(batch, to_int(steps));
+  // cuDNN reads `batch` lengths and x's width from the descriptors it is given.
+  TS_CHECK(x.dim() == 3 && x.size(2) == shape.input_size && static_cast<int64_t>(lengths.size()) == batch &&
+               std::all_of(lengths.begin(), lengths.end(), [&](int32_t n) { return n >= 1 && n <= steps; }),
+           "lstm on cuDNN: input ", x.describe(), " and ", lengths.size(), " lengths do not fit [T, B, ",
+           shape.input_size, "] with B lengths in [1, T]");
   const cudnnForwardMode_t mode = training ? CUDNN_FWD_MODE_TRAINING : CUDNN_FWD_MODE_INFERENCE;
   const Call call(shape, steps, batch, lengths, mode);
   check_weight_space(call, shape, weight_space);
@@ -176,7 +182,11 @@ CudnnLstmGradients cudnn_lstm_backward(const CudnnLstmShape& shape, const Tensor
   const Call call(shape, steps, batch, forward.lengths, CUDNN_FWD_MODE_TRAINING);
   const TensorOptions like{shape.dtype, x.device()};
   CudnnLstmGradients g;
-  g.x = empty(x.shape(), like);
+  // cuDNN's documentation promises the padding fill for outputs of the
+  // forward; whether dx past a sequence's length is written, it does not
+  // say, and nothing else would zero it.
+  const bool padded = std::any_of(forward.lengths.begin(), forward.lengths.end(), [&](int32_t n) { return n < steps; });
+  g.x = padded ? zeros(x.shape(), like) : empty(x.shape(), like);
   g.h0 = empty(h0.shape(), like);
   g.c0 = empty(c0.shape(), like);
   // cuDNN reads a null dhy or dcy as zeros; dy it always reads.
