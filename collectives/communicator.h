@@ -3,7 +3,8 @@
 // through a Work handle. Backends: MPI for CPU tensors (collectives/mpi), NCCL
 // for CUDA tensors (collectives/nccl). Every operation has a deadline: a peer
 // that died or never arrives turns into an error naming the collective, the
-// ranks involved and the elapsed time, never a hang.
+// elapsed time and, over MPI, the ranks that did not arrive (NCCL's watchdog
+// sees only its own rank's operations), never a hang.
 #pragma once
 
 #include <cstdint>

@@ -1,8 +1,15 @@
 // The end every binary under tasks/ shares: a run that fails, by a Status or
 // by an Error (or other exception) thrown from model code, ends with one line
-// "<name>: <message>" on stderr and exit status 1; MPI is finalized either way
-// (mpirun counts a rank that exits without MPI_Finalize as a crash). An error
+// "<name>: <message>" on stderr, printed at once, and exit status 1. An error
 // every rank shares is printed by rank 0 alone (said_by_rank_0).
+//
+// MPI is finalized when the run succeeded or every rank ends with the error
+// (said_by_rank_0, shared_by_all_ranks). An error of this rank alone (its
+// data, its model code, a peer that timed out) leaves without MPI_Finalize:
+// the other ranks may be waiting for this one in a collective, and Open MPI's
+// MPI_Finalize is a fence, so the rank would wait there until their
+// collective timeout (10 minutes by default) ended them. mpirun takes an exit
+// without it for a failure and stops the job at once.
 #pragma once
 
 #include <functional>
@@ -19,5 +26,10 @@ int run_to_exit_code(absl::string_view name, const std::function<absl::Status()>
 // that all ranks share and rank 0 prints: run_to_exit_code exits 1 for it
 // without a line, so that N ranks do not print the same one N times.
 absl::Status said_by_rank_0(bool leader, absl::Status status);
+
+// `status`, marked as an error every rank ends with at this point (each
+// prints its own line: the rank at fault its cause, the others whose it
+// was), so that MPI is finalized.
+absl::Status shared_by_all_ranks(absl::Status status);
 
 }  // namespace ts::tasks

@@ -148,12 +148,13 @@ absl::Status Trainer::agree(absl::Status mine, absl::string_view stage) {
   if (options_.comm == nullptr) return mine;
   absl::StatusOr<std::vector<double>> failed =
       collectives::allgather_values(*options_.comm, device_, {mine.ok() ? 0.0 : 1.0});
-  if (!mine.ok()) return mine;
+  // Once the vote is in, every rank ends with the error at this point.
+  if (!mine.ok()) return failed.ok() ? shared_by_all_ranks(std::move(mine)) : mine;
   RETURN_IF_ERROR(failed.status());
   for (size_t rank = 0; rank < failed->size(); ++rank) {
     if ((*failed)[rank] != 0) {
-      return absl::AbortedError(
-          absl::StrCat("rank ", rank, " failed ", stage, " (its own error says why); every rank stops with it"));
+      return shared_by_all_ranks(absl::AbortedError(
+          absl::StrCat("rank ", rank, " failed ", stage, " (its own error says why); every rank stops with it")));
     }
   }
   return absl::OkStatus();
