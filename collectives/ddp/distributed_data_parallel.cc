@@ -152,16 +152,18 @@ DistributedDataParallel::DistributedDataParallel(std::shared_ptr<nn::Module> mod
 }
 
 absl::Status DistributedDataParallel::begin_step() {
-  if (options_.broadcast_buffers && comm_->world_size() > 1) {
+  if (buffers_apart_ && options_.broadcast_buffers && comm_->world_size() > 1) {
     std::vector<Tensor> buffers;
     for (const auto& [name, t] : module_->named_buffers()) buffers.push_back(t);
     RETURN_IF_ERROR(broadcast_timer_.begin());
     RETURN_IF_ERROR(broadcast_from_rank0(*comm_, buffers, options_.broadcast_bucket_bytes));
     RETURN_IF_ERROR(broadcast_timer_.end());
   }
-  if (autograd::grad_enabled() && module_->is_training()) {
+  const bool synchronized = autograd::grad_enabled() && reducer_->sync_enabled();
+  if (synchronized && module_->is_training()) {
     RETURN_IF_ERROR(reducer_->prepare_for_backward());
   }
+  buffers_apart_ = synchronized;
   return absl::OkStatus();
 }
 

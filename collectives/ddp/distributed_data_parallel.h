@@ -1,7 +1,8 @@
 // DistributedDataParallel: one model replica per rank, kept identical. At
 // construction the ranks check they hold the same model and take rank 0's
 // parameters and buffers; begin_step(), before each forward, takes rank 0's
-// buffers (broadcast_buffers, e.g. BatchNorm running statistics); each
+// buffers (broadcast_buffers, e.g. BatchNorm running statistics) when a
+// synchronized forward may have moved them apart; each
 // backward averages the gradients across ranks in buckets overlapped with
 // backward (see reducer.h). Semantics follow
 // torch.nn.parallel.DistributedDataParallel, except that the wrapper does not
@@ -35,10 +36,14 @@ class DistributedDataParallel {
   static absl::StatusOr<std::unique_ptr<DistributedDataParallel>> create(std::shared_ptr<nn::Module> module,
                                                                          Communicator* comm, DdpOptions options = {});
 
-  // Call before each training forward of the module (PyTorch's DDP forward
-  // prologue): takes rank 0's buffers (when broadcast_buffers) and, when grad
-  // mode is on and the module is training, arms gradient averaging for the
-  // backward that follows. Fails if the previous backward left parameters
+  // Call before each forward of the module, evaluation ones included
+  // (PyTorch's DDP forward prologue): takes rank 0's buffers (when
+  // broadcast_buffers) if this is the first forward since a synchronized one
+  // (grad mode on, outside no_sync()), as PyTorch's require_forward_param_sync
+  // has it: the first micro-step of an accumulation and the first evaluation
+  // forward after training take them, the later ones run on what they have.
+  // When grad mode is on, outside no_sync(), and the module is training, it
+  // arms gradient averaging for the backward that follows. Fails if the previous backward left parameters
   // without a gradient, naming them. A backward in training mode that no
   // begin_step() armed throws a ts::Error (kFailedPrecondition) rather than
   // leave the ranks' gradients apart (under no_sync() there is nothing to
@@ -76,6 +81,9 @@ class DistributedDataParallel {
   DdpOptions options_;
   std::unique_ptr<GradientReducer> reducer_;
   CommWaitTimer broadcast_timer_;
+  // Whether the last forward was a synchronized one, whose buffer updates
+  // differ by rank (true at the start, as PyTorch's flag starts).
+  bool buffers_apart_ = true;
 };
 
 }  // namespace ts::collectives::ddp

@@ -241,8 +241,10 @@ absl::Status Trainer::train_step(int64_t& samples, Tensor& loss) {
   for (int micro = 0; micro < micro_steps; ++micro) {
     ASSIGN_OR_RETURN(std::optional<data::Batch> batch, p.train_batches->next());
     if (!batch) return absl::InternalError("the training loader ran out of batches within an epoch");
-    if (p.ddp != nullptr) RETURN_IF_ERROR(p.ddp->begin_step());
-    const auto forward_backward = [&] {
+    const auto forward_backward = [&]() -> absl::Status {
+      // Within no_sync()'s scope for the micro-steps that accumulate, as
+      // PyTorch's forward runs inside it: those take no buffers from rank 0.
+      if (p.ddp != nullptr) RETURN_IF_ERROR(p.ddp->begin_step());
       return capture([&] {
         const std::vector<Tensor> fields = fields_on(*batch, device_, p.precision->precision());
         const autograd::Variable micro_loss = recipe_.loss(fields);
@@ -361,6 +363,10 @@ absl::StatusOr<Metrics> Trainer::evaluate(int epoch) {
   std::map<std::string, Tensor> sums;
   autograd::NoGradGuard no_grad;
   p.model->eval();
+  // Every rank evaluates the model rank 0 holds, running statistics
+  // included, as PyTorch's DDP forward takes them at the first evaluation
+  // forward: each rank's had moved by its own batches since the last step's.
+  if (p.ddp != nullptr) RETURN_IF_ERROR(p.ddp->begin_step());
   // An averaged run evaluates its averages (as AWD-LSTM swaps them in); the
   // trained parameters come back after.
   std::vector<std::pair<Tensor, Tensor>> swapped;  // (parameter, its trained values)

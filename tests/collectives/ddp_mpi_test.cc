@@ -5,6 +5,7 @@
 // accumulation, and with broadcast_buffers on and off; buckets planned again
 // in rank 0's order of gradients; a training backward that no begin_step()
 // armed throws instead of leaving the ranks apart.
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <memory>
@@ -270,6 +271,56 @@ void expect_rank_zeros_buffers(int64_t bucket_bytes) {
     }
     EXPECT_GT(largest_difference, 1e-3) << "rank " << r;
   }
+}
+
+// Whether every rank holds rank 0's first running mean.
+bool running_means_agree(nn::Module& model) {
+  Communicator& comm = mpitest::world();
+  const Tensor mine = to(model.named_buffers().front().second, DType::kF64);
+  const Tensor all = empty({comm.world_size() * mine.numel()}, {DType::kF64});
+  EXPECT_OK(comm.allgather(all, mine).wait());
+  const std::vector<double> v = to_vector<double>(all);
+  const int64_t n = mine.numel();
+  for (int r = 1; r < comm.world_size(); ++r) {
+    if (!std::equal(v.begin() + r * n, v.begin() + (r + 1) * n, v.begin())) return false;
+  }
+  return true;
+}
+
+// begin_step() takes rank 0's buffers only at the first forward since a
+// synchronized one, as PyTorch's require_forward_param_sync has it: the
+// micro-steps of an accumulation after its first, and the synchronized
+// micro-step that ends it, run on the buffers they have; the first
+// evaluation forward after training takes them again.
+TEST(DdpTest, BuffersAreTakenAtTheFirstForwardAfterASynchronizedOne) {
+  Communicator& comm = mpitest::world();
+  std::shared_ptr<nn::Sequential> model = conv_bn_net();
+  auto ddp = value_or_die(DistributedDataParallel::create(model, &comm));
+  Generator g(mpitest::job_seed() + 200 + comm.rank());
+  // Rank r's data is shifted by r: its batch statistics differ.
+  const auto train_on_own_batch = [&] {
+    backward_on(*model, {randn({2, 2, 5, 5}, {}, &g) + comm.rank(), zeros({2}, {DType::kI64})});
+  };
+  ASSERT_OK(ddp->begin_step());
+  train_on_own_batch();  // synchronized
+  ASSERT_FALSE(running_means_agree(*model));
+  {
+    auto local_only = ddp->no_sync();
+    ASSERT_OK(ddp->begin_step());
+    EXPECT_TRUE(running_means_agree(*model)) << "the first micro-step takes rank 0's";
+    train_on_own_batch();
+    ASSERT_OK(ddp->begin_step());
+    EXPECT_FALSE(running_means_agree(*model)) << "a later micro-step keeps its own";
+    train_on_own_batch();
+  }
+  ASSERT_OK(ddp->begin_step());
+  EXPECT_FALSE(running_means_agree(*model)) << "so does the synchronized micro-step that ends the accumulation";
+  train_on_own_batch();
+  EXPECT_EQ(ddp->reducer().stats().steps, 2);
+  model->eval();
+  autograd::NoGradGuard no_grad;
+  ASSERT_OK(ddp->begin_step());
+  EXPECT_TRUE(running_means_agree(*model)) << "the evaluation takes rank 0's";
 }
 
 // With the default bucket all four f32 statistics travel in one broadcast

@@ -3,8 +3,9 @@
 // end every step with the same parameters, bit for bit. Under mixed precision
 // this needs the f32 masters to be taken after that broadcast: masters taken
 // from a rank's own first weights would round it back onto its own path
-// after the first step. An evaluation set that does not divide among the
-// ranks counts each sample once.
+// after the first step. Evaluation runs rank 0's model, running statistics
+// included, and an evaluation set that does not divide among the ranks
+// counts each sample once.
 #include <array>
 #include <cmath>
 #include <functional>
@@ -143,10 +144,13 @@ TEST_P(TrainerAcrossRanks, RanksStartingApartTrainFromRankZerosWeights) {
   }
 }
 
-// An evaluation set that does not divide among the ranks: each sample counts
+// Evaluation runs rank 0's model on every rank, batch norm's running
+// statistics included (as PyTorch's DDP takes them at the first evaluation
+// forward): each rank's had moved by its own shard's last batch. And an
+// evaluation set that does not divide among the ranks counts each sample
 // once, so the metrics are those of the whole set on one process (padded
 // shards would count a sample twice).
-TEST(TrainerAcrossRanksTest, EvaluationCountsEachSampleOnce) {
+TEST(TrainerAcrossRanksTest, EvaluationRunsRankZerosModelAndCountsEachSampleOnce) {
   collectives::Communicator& world = collectives::mpitest::world();
   const TaskConfig config = one_epoch("uneven_eval");
   const int64_t n = 64 * world.world_size() + 1;
@@ -154,14 +158,19 @@ TEST(TrainerAcrossRanksTest, EvaluationCountsEachSampleOnce) {
   const auto images = std::make_shared<RandomImages>(n);
   TrainingData data{images, images, nullptr, nullptr, "random images"};
   manual_seed(7);
-  // No batch norm: its running statistics differ between the ranks after
-  // the last step (DDP takes rank 0's at the start of the next), while the
-  // parameters are the same on every rank.
-  const auto model =
-      std::make_shared<nn::Sequential>(std::make_shared<nn::Flatten>(), std::make_shared<nn::Linear>(8 * 8, kClasses));
+  const auto model = small_cnn();
   ClassificationRecipe recipe(std::move(data), nn::Handle(model), cross_entropy_objective());
   const RunSummary done = run_on_every_rank(config, recipe);
 
+  for (const auto& [name, buffer] : model->named_buffers()) {
+    const std::vector<double> mine = to_vector<double>(to(buffer, DType::kF64));
+    const std::vector<double> all = value_or_die(collectives::allgather_values(world, Device::cpu(), mine));
+    for (int r = 1; r < world.world_size(); ++r) {
+      EXPECT_EQ(std::vector<double>(all.begin() + r * mine.size(), all.begin() + (r + 1) * mine.size()),
+                std::vector<double>(all.begin(), all.begin() + mine.size()))
+          << "rank " << r << "'s " << name << " at the evaluation";
+    }
+  }
   autograd::NoGradGuard no_grad;
   model->eval();
   const Tensor predicted = argmax(model->forward(autograd::Variable(images->images())).data(), 1);
