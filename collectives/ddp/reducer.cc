@@ -191,8 +191,15 @@ absl::Status GradientReducer::launch_ready_buckets() {
 
 absl::Status GradientReducer::finish() {
   RETURN_IF_ERROR(wait_timer_.begin());
-  for (Bucket& bucket : buckets_) RETURN_IF_ERROR(bucket.work->wait());
+  absl::Status waited = absl::OkStatus();
+  for (Bucket& bucket : buckets_) {
+    waited = bucket.work->wait();
+    if (!waited.ok()) break;
+  }
+  // Ended either way: a begin() without its end() would fail every later
+  // reading of the total (the report's), hiding the wait's own error.
   RETURN_IF_ERROR(wait_timer_.end());
+  RETURN_IF_ERROR(waited);
   for (size_t b = 0; b < buckets_.size(); ++b) {
     Bucket& bucket = buckets_[b];
     if (!bucket.wire.shares_storage_with(bucket.flat)) copy_(bucket.flat, bucket.wire);
