@@ -47,7 +47,9 @@ class AccumulateGrad final : public Node {
 
   std::vector<Tensor> apply(std::vector<Tensor> grad_outputs) override {
     std::shared_ptr<Variable::Impl> leaf = leaf_.lock();
-    if (leaf == nullptr) return {};
+    // A leaf frozen between its forward and this backward takes nothing and
+    // runs no hook, as in PyTorch: an optimizer would otherwise step it.
+    if (leaf == nullptr || !leaf->requires_grad) return {};
     Tensor& incoming = grad_outputs[0];
     if (leaf->grad.defined()) {
       leaf->grad = leaf->grad + incoming;

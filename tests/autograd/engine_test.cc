@@ -146,6 +146,20 @@ TEST(EngineTest, RemovedHookDoesNotFire) {
   EXPECT_EQ(calls, 0);
 }
 
+// A leaf frozen after its forward gets no gradient and runs no hook, as in
+// PyTorch; the other leaves' gradients are unchanged.
+TEST(EngineTest, ALeafFrozenBeforeBackwardGetsNoGradient) {
+  Variable frozen = leaf({3}, {1}), w = leaf({2}, {1});
+  int calls = 0;
+  frozen.add_grad_ready_hook([&calls](const Variable&) { ++calls; });
+  Variable s = sum(mul(frozen, w));
+  frozen.set_requires_grad(false);
+  s.backward();
+  EXPECT_FALSE(frozen.grad().defined());
+  EXPECT_EQ(calls, 0);
+  EXPECT_EQ(w.grad().data<float>()[0], 3.0f);
+}
+
 TEST(EngineTest, HookErrorStopsBackward) {
   Variable x = leaf({1}, {1});
   x.add_grad_ready_hook([](const Variable&) { throw_error(absl::StatusCode::kUnavailable, "peer 1 is gone"); });
