@@ -819,9 +819,12 @@ absl::StatusOr<RunSummary> Trainer::run() {
     RETURN_IF_ERROR(absorb());
     if (state_.step_in_epoch() < steps) break;  // max_steps stopped it mid-epoch
 
-    const bool last = epoch + 1 == config_.epochs() || out_of_steps();
-    RETURN_IF_ERROR(agree(finish_epoch(last || (epoch + 1) % config_.eval_every_epochs() == 0),
-                          absl::StrCat("finishing epoch ", epoch + 1)));
+    // On the schedule only: max_steps ending an epoch off it evaluates no
+    // more than a stop mid-epoch does, since the evaluation would feed the lr
+    // schedule, NT-ASGD and the targets, and a resumed run would then differ
+    // from one that was never stopped.
+    const bool scheduled = epoch + 1 == config_.epochs() || (epoch + 1) % config_.eval_every_epochs() == 0;
+    RETURN_IF_ERROR(agree(finish_epoch(scheduled), absl::StrCat("finishing epoch ", epoch + 1)));
     state_.set_epoch(epoch + 1);
     state_.set_step_in_epoch(0);
     if (checkpoints) {

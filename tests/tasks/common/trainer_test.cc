@@ -418,6 +418,40 @@ TEST_F(TrainerTest, MaxStepsStopsAndResumeFinishes) {
   EXPECT_TRUE(resumed_report.find("run")->find("stopped_by_signal")->is_null());
 }
 
+// max_steps that ends an epoch off the evaluation schedule does not
+// evaluate there: the evaluation would move the PLATEAU schedule (and
+// NT-ASGD, and the targets), and the resumed run would part from the
+// uninterrupted one.
+TEST_F(TrainerTest, MaxStepsAtAnEpochEndOffTheEvaluationScheduleResumesBitExactly) {
+  const auto every_other_epoch = [&](const std::string& name) {
+    TaskConfig c = config(name);
+    c.set_epochs(8);
+    c.set_eval_every_epochs(2);
+    c.mutable_sgd()->set_lr(0.6);
+    c.set_lr_schedule(TaskConfig::PLATEAU);
+    c.set_lr_patience(0);
+    c.set_lr_decay_factor(0.5);
+    c.set_checkpoint_interval_minutes(0);  // epoch ends and the stop only
+    return c;
+  };
+  auto reference = recipe(/*dropout=*/0.5);
+  ASSERT_OK(trainer(every_other_epoch("off_schedule_reference"), *reference)->run().status());
+  TaskConfig c = every_other_epoch("off_schedule");
+  c.set_max_steps(kPoints / kBatch);  // the end of epoch 1, which is not evaluated
+  {
+    auto first = recipe(/*dropout=*/0.5);
+    const auto t = trainer(c, *first);
+    ASSERT_OK_AND_ASSIGN(RunSummary s, t->run());
+    EXPECT_EQ(s.epochs_completed, 1);
+    EXPECT_TRUE(s.last_metrics.empty()) << "epoch 1 is off the schedule";
+  }
+  c.set_max_steps(0);
+  c.set_resume(true);
+  auto resumed = recipe(/*dropout=*/0.5);
+  ASSERT_OK(trainer(c, *resumed)->run().status());
+  EXPECT_EQ(resumed->parameters(), reference->parameters());
+}
+
 // A stop signal (SIGTERM from a scheduler) after step 13: the run saves a
 // checkpoint and its report and says how to resume; the resumed run ends
 // with the uninterrupted run's parameters.
