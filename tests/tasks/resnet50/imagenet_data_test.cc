@@ -94,6 +94,15 @@ TEST(ImageNetDataTest, SkippedCorruptFilesAreCountedForTheReport) {
   EXPECT_EQ(data.data.statistics().find("corrupt_files_skipped")->as_int(), 0);
   expect_image(*data.data.train, 0, 24);  // the next image that decodes
   EXPECT_EQ(data.data.statistics().find("corrupt_files_skipped")->as_int(), 1);
+
+  // A corrupt validation image stays an error naming it: the image served in
+  // its place would count twice in the accuracy, the corrupt one never.
+  const std::string val_victim = data.val_folder->path(3);
+  ASSERT_OK_AND_ASSIGN(const std::string val_bytes, read_file(val_victim));
+  ASSERT_OK(write_file_atomically(val_victim, val_bytes.substr(0, val_bytes.size() / 2)));
+  ASSERT_OK_AND_ASSIGN(const ImageNetData again, open_imagenet_data(c));
+  expect_error(again.data.eval->get(3).status(), absl::StatusCode::kDataLoss, {val_victim});
+  EXPECT_EQ(again.data.statistics().find("corrupt_files_skipped")->as_int(), 0);
 }
 
 TEST(ImageNetDataTest, SyntheticImagesHaveTheDatasetsShapes) {
