@@ -1,12 +1,17 @@
 """tools/gpu_test's checks that need no GPU and no bundle, on a copy of the
 script in an empty repository: GPU_TEST_JOBS must be a whole number >= 1
-(it divides the cores), and `profile` names a kernel tracer library that is
-missing or that ldd cannot read instead of passing it as loadable."""
+(it divides the cores); `profile` names a kernel tracer library that is
+missing or that ldd cannot read instead of passing it as loadable; a bundle
+carried again replaces the one unpacked before (a warm machine keeps it);
+`preflight` says what the machine is and counts the bundled files that
+cannot load."""
 import os
 import pathlib
 import shutil
 import subprocess
+import tarfile
 import tempfile
+import time
 import unittest
 
 from tests.tools import tool_module
@@ -18,10 +23,13 @@ class GpuTestTest(unittest.TestCase):
         self.repo = pathlib.Path(self.tmp.name, "repo")
         (self.repo / "tools").mkdir(parents=True)
         shutil.copy(tool_module.tool_path("gpu_test"), self.repo / "tools" / "gpu_test")
-        # An unpacked bundle without binaries: `profile` does not unpack it again.
-        (self.repo / ".gpu-run" / "unpacked" / "bin").mkdir(parents=True)
-        (self.repo / ".gpu-run" / "unpacked" / "lib").mkdir()
-        self.tracer = self.repo / ".gpu-run" / "unpacked" / "lib" / "libkernel_trace.so"
+        # An unpacked bundle without binaries, stamped as unpacked: with no
+        # newer archive the verbs do not unpack it again.
+        self.unpacked = self.repo / ".gpu-run" / "unpacked"
+        (self.unpacked / "bin").mkdir(parents=True)
+        (self.unpacked / "lib").mkdir()
+        (self.unpacked / ".unpacked").touch()
+        self.tracer = self.unpacked / "lib" / "libkernel_trace.so"
 
     def tearDown(self):
         self.tmp.cleanup()
@@ -49,6 +57,38 @@ class GpuTestTest(unittest.TestCase):
         result = self.run_tool("profile", "cpu")
         self.assertEqual(result.returncode, 1)
         self.assertIn(f"tools/gpu_test: ldd {self.tracer} failed: ", result.stderr)
+
+    def test_a_bundle_carried_again_replaces_the_unpacked_one(self):
+        (self.unpacked / "bin" / "test.old").write_text("old\n")
+        staged = pathlib.Path(self.tmp.name, "stage")
+        (staged / "bin").mkdir(parents=True)
+        (staged / "lib").mkdir()
+        (staged / "bin" / "test.new").write_text("new\n")
+        (self.repo / ".gpu").mkdir()
+        archive = self.repo / ".gpu" / "bundle.tar.xz"
+        with tarfile.open(archive, "w:xz") as tar:
+            tar.add(staged / "bin", "bin")
+            tar.add(staged / "lib", "lib")
+        # Unpacked before this archive was carried.
+        stamp = self.unpacked / ".unpacked"
+        os.utime(stamp, (time.time() - 100, time.time() - 100))
+        os.utime(archive, (time.time() - 50, time.time() - 50))
+        result = self.run_tool("preflight", PATH=self.path_without_nvidia_smi())
+        self.assertTrue((self.unpacked / "bin" / "test.new").exists(), result.stderr)
+        self.assertFalse((self.unpacked / "bin" / "test.old").exists())
+        # Not a shared object: counted as one that cannot load, named.
+        device = (self.repo / ".gpu-run" / "out" / "device.txt").read_text()
+        self.assertIn("no nvidia-smi: no GPU here", device)
+        self.assertIn("bundled files that cannot load: 1", device)
+        self.assertIn("test.new", device)
+        self.assertEqual(result.returncode, 1)
+        # Unpacked now and stamped: the same archive is not unpacked again.
+        (self.unpacked / "bin" / "test.extra").write_text("kept\n")
+        self.run_tool("preflight", PATH=self.path_without_nvidia_smi())
+        self.assertTrue((self.unpacked / "bin" / "test.extra").exists())
+
+    def path_without_nvidia_smi(self):
+        return ":".join(d for d in os.environ["PATH"].split(":") if not pathlib.Path(d, "nvidia-smi").exists())
 
 
 if __name__ == "__main__":
