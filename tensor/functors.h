@@ -138,7 +138,7 @@ struct Square {
   }
 };
 // NaN propagates, as in PyTorch. The gradient is PyTorch's threshold_backward
-// on the output: g where y > 0.
+// on the output: 0 where y <= 0, else g (a NaN output passes g on).
 struct Relu {
   static constexpr GradReads kGradReads = kReadsOutput;
   template <class T>
@@ -147,7 +147,7 @@ struct Relu {
   }
   template <class T>
   TS_HOST_DEVICE T grad(T g, T, T y) const {
-    return y > T(0) ? g : T(0);
+    return y <= T(0) ? T(0) : g;
   }
 };
 struct Reciprocal {
@@ -333,7 +333,10 @@ struct Floor {
   static constexpr GradReads kGradReads = kReadsNothing;
   template <class T>
   TS_HOST_DEVICE T operator()(T x) const {
-    return fm::floor(x);
+    if constexpr (std::is_integral_v<T>)
+      return x;  // exact, in the integer's own type
+    else
+      return fm::floor(x);
   }
   template <class T>
   TS_HOST_DEVICE T grad(T, T, T) const {
@@ -344,7 +347,10 @@ struct Ceil {
   static constexpr GradReads kGradReads = kReadsNothing;
   template <class T>
   TS_HOST_DEVICE T operator()(T x) const {
-    return fm::ceil(x);
+    if constexpr (std::is_integral_v<T>)
+      return x;  // exact, in the integer's own type
+    else
+      return fm::ceil(x);
   }
   template <class T>
   TS_HOST_DEVICE T grad(T, T, T) const {
@@ -355,7 +361,10 @@ struct Round {  // half to even
   static constexpr GradReads kGradReads = kReadsNothing;
   template <class T>
   TS_HOST_DEVICE T operator()(T x) const {
-    return fm::rint(x);
+    if constexpr (std::is_integral_v<T>)
+      return x;  // exact, in the integer's own type
+    else
+      return fm::rint(x);
   }
   template <class T>
   TS_HOST_DEVICE T grad(T, T, T) const {
@@ -685,7 +694,11 @@ struct VarReducer {
   }
   TS_HOST_DEVICE A finalize(Acc a) const {
     const A dof = a.count - correction;
-    return dof > A(0) ? a.m2 / dof : A(NAN);
+    // An infinite element makes the variance NaN, as in PyTorch; Welford's
+    // mean is then inf or NaN, but m2 could be inf, depending on where the
+    // infinity came in the combining order.
+    const bool finite_mean = a.mean - a.mean == A(0);
+    return dof > A(0) && finite_mean ? a.m2 / dof : A(NAN);
   }
 };
 

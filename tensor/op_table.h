@@ -42,9 +42,9 @@
   X(softplus, Softplus, kFloating)       \
   X(gelu, Gelu, kFloating)               \
   X(erf, Erf, kFloating)                 \
-  X(floor, Floor, kFloating)             \
-  X(ceil, Ceil, kFloating)               \
-  X(round, Round, kFloating)             \
+  X(floor, Floor, kNumeric)              \
+  X(ceil, Ceil, kNumeric)                \
+  X(round, Round, kNumeric)              \
   X(logical_not, LogicalNot, kPredicate) \
   X(isnan, IsNan, kPredicate)
 

@@ -10,10 +10,17 @@
 namespace ts {
 namespace {
 
-// An operand converted to `dtype` and broadcast to `shape`.
-Operand prepare(const Operand& x, DType dtype, Dims shape) {
-  if (x.is_scalar()) return x;
-  return to(x.tensor, dtype).expand(shape);
+// An operand converted to `dtype` and broadcast to `shape`. A scalar stays
+// as it is (arithmetic takes it in f32 and rounds only the result, as
+// PyTorch's op math does), except that a comparison sees it as an f16 or
+// bf16 tensor holds it, as PyTorch's comparisons do: f16 0.1 == 0.1 is true,
+// and 0.0999755859 == 0.1 in f32 was not.
+Operand prepare(const Operand& x, DType dtype, Dims shape, DTypeRule rule = DTypeRule::kNumeric) {
+  if (!x.is_scalar()) return to(x.tensor, dtype).expand(shape);
+  if (rule != DTypeRule::kPredicate || !is_reduced_float(dtype)) return x;
+  const double held =
+      dtype == DType::kF16 ? static_cast<float>(x.scalar.to<Half>()) : static_cast<float>(x.scalar.to<BFloat16>());
+  return Scalar(held);
 }
 
 // The dtype an op with `rule` computes in, from its operands' promoted dtype.
@@ -95,7 +102,7 @@ Tensor binary(BinaryOp op, const Operand& a, const Operand& b) {
   const Shape shape = broadcast_shapes(name, shape_of(a), shape_of(b));
   Tensor out = empty(shape, {result_dtype(rule, compute), device, result_format(shape, {&a, &b})});
   if (out.numel() > 0) {
-    backend_for(device).binary(op, prepare(a, compute, shape), prepare(b, compute, shape), out);
+    backend_for(device).binary(op, prepare(a, compute, shape, rule), prepare(b, compute, shape, rule), out);
   }
   return out;
 }

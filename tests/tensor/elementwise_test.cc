@@ -90,6 +90,60 @@ TEST_F(ElementwiseTest, ScalarsOf16BitOpsAreTakenInF32) {
   }
 }
 
+// A comparison sees a scalar as the tensor's dtype holds it, as PyTorch's
+// do: f16 0.1 == 0.1 (both 0.0999755859); taken in f32 the scalar was not
+// equal to its own rounding, and lt, le, gt, ge flipped with it.
+TEST_F(ElementwiseTest, ComparisonsOf16BitTensorsRoundTheScalarToTheirDtype) {
+  for (const DType dtype : {DType::kF16, DType::kBF16}) {
+    SCOPED_TRACE(dtype_name(dtype));
+    const Tensor x = to(from_vector<double>({0.1, 0.2, 0.3, 1.0 / 3, 2.5}, {5}), dtype);
+    for (const double s : {0.1, 0.2, 0.3, 1.0 / 3}) {
+      SCOPED_TRACE(s);
+      const double held = testing::ref_round(Ref{{}, {s}}, dtype).v[0];
+      const auto ref = [&](bool (*op)(double, double)) {
+        return testing::ref_map(ref_of(x), [&](double v) { return op(v, held) ? 1.0 : 0.0; });
+      };
+      expect_equal(eq(x, s), ref([](double a, double b) { return a == b; }), "x == s");
+      expect_equal(lt(x, s), ref([](double a, double b) { return a < b; }), "x < s");
+      expect_equal(ge(x, s), ref([](double a, double b) { return a >= b; }), "x >= s");
+      expect_equal(le(s, x), ref([](double a, double b) { return b <= a; }), "s <= x");
+    }
+  }
+  // f32 and f64 hold the scalar as it is.
+  EXPECT_TRUE(item<bool>(eq(full({}, 0.1, {DType::kF32}), 0.1)));
+  EXPECT_FALSE(item<bool>(eq(full({}, 0.1, {DType::kF32}), full({}, 0.1, {DType::kF64}))));
+}
+
+// floor, ceil and round of an integer tensor are the tensor itself, in its
+// own dtype, as in PyTorch; they went through f32, which rounds past 2^24.
+TEST_F(ElementwiseTest, FloorCeilRoundKeepIntegers) {
+  const std::vector<int64_t> values = {16777217, 123456789, -7, 0, int64_t{1} << 53 | 1};
+  for (const DType dtype : {DType::kI64, DType::kI32, DType::kU8}) {
+    SCOPED_TRACE(dtype_name(dtype));
+    const Tensor x = dtype == DType::kI64   ? from_vector<int64_t>(values, {5})
+                     : dtype == DType::kI32 ? from_vector<int32_t>({16777217, -123456789, 7}, {3})
+                                            : from_vector<uint8_t>({0, 7, 255}, {3});
+    for (Tensor (*op)(const Tensor&) : {&floor, &ceil, &round}) {
+      const Tensor y = op(x);
+      EXPECT_EQ(y.dtype(), dtype);
+      EXPECT_EQ(to_vector<int64_t>(to(y, DType::kI64)), to_vector<int64_t>(to(x, DType::kI64)));
+    }
+  }
+  testing::expect_throws(absl::StatusCode::kInvalidArgument, {"floor", "bool"},
+                         [] { floor(ones({2}, {DType::kBool})); });
+}
+
+// ReLU's gradient is PyTorch's threshold_backward: 0 where the output is
+// <= 0, the incoming gradient elsewhere, a NaN output included (0 before).
+TEST_F(ElementwiseTest, ReluGradientPassesThroughANanOutput) {
+  for (const DType dtype : {DType::kF32, DType::kF64, DType::kF16, DType::kBF16}) {
+    SCOPED_TRACE(dtype_name(dtype));
+    const Tensor x = to(from_vector<double>({NAN, -1, 0, 2}, {4}), dtype);
+    const Tensor g = to(from_vector<double>({5, 5, 5, 5}, {4}), dtype);
+    expect_equal(unary_grad(UnaryOp::kRelu, g, x, relu(x)), Ref{{4}, {5, 0, 0, 5}});
+  }
+}
+
 TEST_F(ElementwiseTest, TypePromotion) {
   auto t = [](DType d) { return ones({2}, {d}); };
   EXPECT_EQ(add(t(DType::kI32), t(DType::kF16)).dtype(), DType::kF16);

@@ -206,6 +206,28 @@ TEST_F(ReduceTest, EmptyReductions) {
   EXPECT_EQ(e.shape(), (Shape{0}));
 }
 
+// The variance of values holding an infinity is NaN, as in PyTorch,
+// wherever the infinity sits: Welford's running moments gave inf when it
+// came last in the combining order, NaN otherwise.
+TEST_F(ReduceTest, VarianceWithAnInfinityIsNan) {
+  for (const int64_t n : {2, 3, 8, 9, 17, 40000}) {
+    for (const int64_t at : {int64_t{0}, n / 2, n - 1}) {
+      for (const double inf : {INFINITY, -INFINITY}) {
+        SCOPED_TRACE(::testing::Message() << "n " << n << ", inf at " << at << ", " << inf);
+        std::vector<double> v(n);
+        for (int64_t i = 0; i < n; ++i) v[i] = static_cast<double>(i % 7);
+        v[at] = inf;
+        const Tensor row = from_vector<double>(v, {n});
+        EXPECT_TRUE(std::isnan(item<double>(var(row)))) << "a row";
+        // The same values down a column of [n, 3] (the column path).
+        const Tensor columns = contiguous(row.unsqueeze(1).expand({n, 3}));
+        for (const double c : to_vector<double>(var(columns, {0}))) EXPECT_TRUE(std::isnan(c)) << "a column";
+        for (const double c : to_vector<double>(var(to(columns, DType::kF32), {0}))) EXPECT_TRUE(std::isnan(c));
+      }
+    }
+  }
+}
+
 TEST_F(ReduceTest, ScalarTensorReducesToItself) {
   Tensor x = full({}, 2.5);
   Tensor s = sum(x);
