@@ -683,7 +683,10 @@ struct VarReducer {
   using Acc = WelfordState<A>;
   A correction = A(1);
   TS_HOST_DEVICE Acc identity() const { return {A(0), A(0), A(0)}; }
-  TS_HOST_DEVICE Acc transform(A x, int64_t) const { return {x, A(0), A(1)}; }
+  // m2 starts at x - x: NaN for an infinite (or NaN) element, which makes
+  // the variance NaN wherever it sits, as in PyTorch (Welford's moments gave
+  // inf when the infinity came last in the combining order).
+  TS_HOST_DEVICE Acc transform(A x, int64_t) const { return {x, x - x, A(1)}; }
   TS_HOST_DEVICE Acc combine(Acc a, Acc b) const {
     if (a.count == A(0)) return b;
     if (b.count == A(0)) return a;
@@ -694,11 +697,7 @@ struct VarReducer {
   }
   TS_HOST_DEVICE A finalize(Acc a) const {
     const A dof = a.count - correction;
-    // An infinite element makes the variance NaN, as in PyTorch; Welford's
-    // mean is then inf or NaN, but m2 could be inf, depending on where the
-    // infinity came in the combining order.
-    const bool finite_mean = a.mean - a.mean == A(0);
-    return dof > A(0) && finite_mean ? a.m2 / dof : A(NAN);
+    return dof > A(0) ? a.m2 / dof : A(NAN);
   }
 };
 

@@ -157,8 +157,9 @@ absl::Status DistributedDataParallel::begin_step() {
     for (const auto& [name, t] : module_->named_buffers()) buffers.push_back(t);
     RETURN_IF_ERROR(broadcast_timer_.begin());
     const absl::Status broadcast = broadcast_from_rank0(*comm_, buffers, options_.broadcast_bucket_bytes);
-    RETURN_IF_ERROR(broadcast_timer_.end());  // either way, as the reducer's waits
+    const absl::Status ended = broadcast_timer_.end();  // either way, as the reducer's waits
     RETURN_IF_ERROR(broadcast);
+    RETURN_IF_ERROR(ended);
   }
   const bool synchronized = autograd::grad_enabled() && reducer_->sync_enabled();
   if (synchronized && module_->is_training()) {

@@ -197,9 +197,11 @@ absl::Status GradientReducer::finish() {
     if (!waited.ok()) break;
   }
   // Ended either way: a begin() without its end() would fail every later
-  // reading of the total (the report's), hiding the wait's own error.
-  RETURN_IF_ERROR(wait_timer_.end());
+  // reading of the total (the report's), hiding the wait's own error,
+  // which comes first.
+  const absl::Status ended = wait_timer_.end();
   RETURN_IF_ERROR(waited);
+  RETURN_IF_ERROR(ended);
   for (size_t b = 0; b < buckets_.size(); ++b) {
     Bucket& bucket = buckets_[b];
     if (!bucket.wire.shares_storage_with(bucket.flat)) copy_(bucket.flat, bucket.wire);

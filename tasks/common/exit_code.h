@@ -9,7 +9,12 @@
 // the other ranks may be waiting for this one in a collective, and Open MPI's
 // MPI_Finalize is a fence, so the rank would wait there until their
 // collective timeout (10 minutes by default) ended them. mpirun takes an exit
-// without it for a failure and stops the job at once.
+// without it for a failure and stops the job at once. An error every rank
+// meets alike outside a vote (a wrong --data_path while the recipe is made)
+// leaves the same way, each rank with its line: no vote there, since a
+// recipe may run collectives of its own (logreg's rank 0 writes the default
+// data while the others wait), which a rank that failed before them would
+// not join.
 #pragma once
 
 #include <functional>

@@ -359,14 +359,16 @@ absl::Status Trainer::show_progress(int64_t steps) {
 
 absl::StatusOr<Metrics> Trainer::evaluate(int epoch) {
   Parts& p = *parts_;
-  RETURN_IF_ERROR(p.eval_batches->start_epoch(epoch));
-  std::map<std::string, Tensor> sums;
   autograd::NoGradGuard no_grad;
   p.model->eval();
   // Every rank evaluates the model rank 0 holds, running statistics
   // included, as PyTorch's DDP forward takes them at the first evaluation
   // forward: each rank's had moved by its own batches since the last step's.
+  // First, before anything that can fail on one rank only: that rank would
+  // go on to the vote below while the others waited in this broadcast.
   if (p.ddp != nullptr) RETURN_IF_ERROR(p.ddp->begin_step());
+  RETURN_IF_ERROR(p.eval_batches->start_epoch(epoch));
+  std::map<std::string, Tensor> sums;
   // An averaged run evaluates its averages (as AWD-LSTM swaps them in); the
   // trained parameters come back after.
   std::vector<std::pair<Tensor, Tensor>> swapped;  // (parameter, its trained values)

@@ -160,7 +160,9 @@ void choose_and_run(int device, const CacheKey& key, const ConvDescriptors& d, c
   for (size_t i = 0; i < algorithms.size(); ++i) {
     std::optional<cudnn::Workspace> ws = workspace_if_room(device, algorithms[i].workspace);
     if (!ws) continue;
-    if (i > 0) algorithm_cache().insert(key, Algorithms(algorithms.begin() + i, algorithms.end()));
+    // Kept for later calls, except under deterministic algorithms, where a
+    // moment of a full device must not change the run's bits for good.
+    if (i > 0 && !std::get<4>(key)) algorithm_cache().insert(key, Algorithms(algorithms.begin() + i, algorithms.end()));
     TS_CUDA_CHECK(cudnnSetConvolutionMathType(d.conv.get(), algorithms[i].math));
     run(algorithms[i].algo, ws->get(), ws->size());
     return;
