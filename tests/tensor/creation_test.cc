@@ -72,7 +72,10 @@ TEST(CreationTest, AFillThatTheTypeCannotHoldIsAnError) {
                                                              {3.4e38, DType::kBF16},
                                                              {1e39, DType::kF32},
                                                              {int64_t{1} << 62, DType::kF16}};
-  for (const auto& [value, dtype] : overflowing) {
+  for (const auto& entry : overflowing) {
+    // Not a structured binding: clang before 16 cannot capture one.
+    const Scalar& value = entry.first;
+    const DType dtype = entry.second;
     SCOPED_TRACE(absl::StrCat(value.to_string(), " into ", dtype_name(dtype)));
     const std::vector<std::string> named = {value.to_string(), std::string(dtype_name(dtype)), "overflow"};
     testing::expect_throws(absl::StatusCode::kInvalidArgument, {"fill_"}, [&] { full({2}, value, {dtype}); });
