@@ -43,11 +43,11 @@ class DistributedDataParallel {
   // has it: the first micro-step of an accumulation and the first evaluation
   // forward after training take them, the later ones run on what they have.
   // When grad mode is on, outside no_sync(), and the module is training, it
-  // arms gradient averaging for the backward that follows. Fails if the previous backward left parameters
-  // without a gradient, naming them. A backward in training mode that no
-  // begin_step() armed throws a ts::Error (kFailedPrecondition) rather than
-  // leave the ranks' gradients apart (under no_sync() there is nothing to
-  // average and none is needed).
+  // arms gradient averaging for the backward that follows. Fails if the
+  // previous backward left parameters without a gradient, naming them. A
+  // backward in training mode that no begin_step() armed throws a ts::Error
+  // (kFailedPrecondition) rather than leave the ranks' gradients apart
+  // (under no_sync() there is nothing to average and none is needed).
   absl::Status begin_step();
 
   // Within its scope backward only accumulates gradients locally; the first
