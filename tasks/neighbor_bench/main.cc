@@ -306,8 +306,22 @@ Json numbers_json(const std::vector<double>& v) {
   return j;
 }
 
-// The total img/s of a one-rank neighbor_bench report.
-absl::StatusOr<double> baseline_throughput(const std::string& path) {
+// The settings a one-rank baseline must share with the run it scales: those
+// that change the work of one batch on one device.
+constexpr const char* kBaselineSettings[] = {"model", "batch_size", "image_size",   "num_classes",
+                                             "dtype", "tf32",       "channels_last"};
+
+// The device kind of a config's "device" ("cuda:3" -> "cuda"): the index is
+// the rank's own GPU and may differ.
+std::string device_kind(const Json* device) {
+  if (device == nullptr || !device->is_string()) return "";
+  const std::string& name = device->as_string();
+  return name.substr(0, name.find(':'));
+}
+
+// The total img/s of a one-rank neighbor_bench report run with this run's
+// settings (`config`, as this run's report will hold it).
+absl::StatusOr<double> baseline_throughput(const std::string& path, const Json& config) {
   const auto bad = [&](absl::string_view why) {
     return absl::InvalidArgumentError(absl::StrCat("--baseline=", path, ": ", why));
   };
@@ -323,6 +337,19 @@ absl::StatusOr<double> baseline_throughput(const std::string& path) {
   if (world == nullptr || world->type() != Json::Type::kInt || world->as_int() != 1) {
     return bad("not a one-rank report (its config.world_size is not 1)");
   }
+  for (const char* key : kBaselineSettings) {
+    const Json* theirs = report["config"].find(key);
+    const Json& ours = *config.find(key);
+    if (theirs == nullptr || *theirs != ours) {
+      return bad(absl::StrCat("its config.", key, " is ", theirs == nullptr ? "missing" : theirs->dump(-1),
+                              ", this run's is ", ours.dump(-1),
+                              "; scaling efficiency needs a baseline of the same work"));
+    }
+  }
+  if (device_kind(report["config"].find("device")) != device_kind(config.find("device"))) {
+    return bad(absl::StrCat("it ran on ", report["config"]["device"].dump(-1), ", this run on ",
+                            config.find("device")->dump(-1)));
+  }
   const Json* total = report["total"].find("mean");
   if (total == nullptr || (total->type() != Json::Type::kDouble && total->type() != Json::Type::kInt) ||
       !(total->as_double() > 0)) {
@@ -335,14 +362,19 @@ absl::Status run() {
   ASSIGN_OR_RETURN(const BenchOptions o, options_from_flags());
   ASSIGN_OR_RETURN(const collectives::LaunchEnvironment launch, collectives::discover_environment());
   ASSIGN_OR_RETURN(const Device device, select_device(absl::GetFlag(FLAGS_device), launch.local_rank));
-  std::optional<double> baseline;
-  if (const std::string path = absl::GetFlag(FLAGS_baseline); !path.empty()) {
-    ASSIGN_OR_RETURN(baseline, baseline_throughput(path));
-  }
   ASSIGN_OR_RETURN(const collectives::CommunicatorOptions comm_options,
                    collectives::CommunicatorOptions::from_flags_and_env());
   ASSIGN_OR_RETURN(const std::unique_ptr<Communicator> world, collectives::connect_world(launch, device, comm_options));
   const bool leader = world->rank() == 0;
+  Json config = options_json(o);
+  config["world_size"] = world->world_size();
+  config["device"] = device.to_string();
+  // Only rank 0 reports, so only it reads the baseline: the file may exist on
+  // the launching machine alone.
+  std::optional<double> baseline;
+  if (const std::string path = absl::GetFlag(FLAGS_baseline); leader && !path.empty()) {
+    ASSIGN_OR_RETURN(baseline, baseline_throughput(path, config));
+  }
   const char* unit = device.is_cuda() ? "GPU" : "CPU";
   const auto log = [&](const std::string& line) {
     if (!leader) return;
@@ -364,7 +396,7 @@ absl::Status run() {
     return capture([&] {
       Tensor loss;
       for (int i = 0; i < count; ++i) loss = bench->step(batch++);
-      to(loss, Device::cpu());  // waits for the device
+      if (count > 0) to(loss, Device::cpu());  // waits for the device
     });
   };
   RETURN_IF_ERROR(run_batches(o.num_warmup_batches));
@@ -418,9 +450,6 @@ absl::Status run() {
   Json env = describe_environment(device).to_json();
   env["backend"] = world->backend_name();
   report["environment"] = std::move(env);
-  Json config = options_json(o);
-  config["world_size"] = world->world_size();
-  config["device"] = device.to_string();
   report["config"] = std::move(config);
   Json iterations = Json::object();
   Json rows = Json::array();

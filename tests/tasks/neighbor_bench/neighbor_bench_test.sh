@@ -4,7 +4,8 @@
 # distributed optimizer, a dynamic topology and bf16 mixed precision in
 # channels-last; the JSON report holds
 # together; a one-rank report as --baseline gives the scaling efficiency;
-# bad flags and a bad baseline end with one line and exit status 1.
+# bad flags and a bad baseline (another kind of report, more ranks, other
+# settings) end with one line and exit status 1; no warm-up is allowed.
 #   neighbor_bench_test.sh NEIGHBOR_BENCH
 set -uo pipefail
 bench=$(realpath "$1")
@@ -108,6 +109,12 @@ check_error "dynamic.log: JSON parse error at line 1" --baseline=dynamic.log
 echo '{"format": "trainstack.report.v1"}' >task_report.json
 check_error "task_report.json: not a neighbor_bench report" --baseline=task_report.json
 check_error "not a one-rank report" --baseline=dynamic.json
+check_error "one.json: its config.batch_size is 2, this run's is 4" --baseline=one.json --batch_size=4
+check_error "one.json: its config.dtype is \"f32\", this run's is \"bf16\"" --baseline=one.json --dtype=bf16
+
+echo "== no warm-up batches"
+"$bench" "${tiny[@]}" --num_warmup_batches=0 >nowarmup.log 2>&1 || fail "--num_warmup_batches=0 exited with $?"
+grep -q "^Total img/sec on 1 CPU(s): " nowarmup.log || { cat nowarmup.log; fail "--num_warmup_batches=0: no total line"; }
 
 [ "$failed" = 0 ] && echo PASS
 exit "$failed"
