@@ -80,7 +80,42 @@ absl::StatusOr<std::vector<double>> slowest(Communicator& comm, const Device& de
 
 double bus_factor(int p) { return 2.0 * (p - 1) / p; }
 
+// The flags, checked before any rank connects: a run that cannot time
+// anything fails with the flag's name rather than writing a table of NaN.
+struct Options {
+  std::vector<DType> dtypes;
+  std::vector<int64_t> sizes;  // elements, ascending
+  int repeats = 0;
+  int warmup = 0;
+};
+
+absl::StatusOr<Options> options_from_flags() {
+  Options o;
+  o.repeats = absl::GetFlag(FLAGS_repeats);
+  o.warmup = absl::GetFlag(FLAGS_warmup);
+  if (o.repeats < 1) return absl::InvalidArgumentError(absl::StrCat("--repeats=", o.repeats, ": must be >= 1"));
+  if (o.warmup < 0) return absl::InvalidArgumentError(absl::StrCat("--warmup=", o.warmup, ": must be >= 0"));
+  for (absl::string_view name : absl::StrSplit(absl::GetFlag(FLAGS_dtypes), ',', absl::SkipEmpty())) {
+    absl::StatusOr<DType> dtype = parse_dtype(name);
+    if (!dtype.ok()) return absl::InvalidArgumentError(absl::StrCat("--dtypes: ", dtype.status().message()));
+    o.dtypes.push_back(*dtype);
+  }
+  if (o.dtypes.empty()) return absl::InvalidArgumentError("--dtypes: names no dtype");
+  const int64_t min_size = absl::GetFlag(FLAGS_min_size);
+  const int64_t max_size = absl::GetFlag(FLAGS_max_size);
+  for (int64_t n : logspace_sizes(max_size)) {
+    if (n >= min_size) o.sizes.push_back(n);
+  }
+  if (o.sizes.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("--min_size=", min_size, " --max_size=", max_size,
+                                                   ": no size of the series (1 to 1e8 elements, "
+                                                   "np.logspace(0, 8, 80)) lies between them"));
+  }
+  return o;
+}
+
 absl::Status run() {
+  ASSIGN_OR_RETURN(const Options o, options_from_flags());
   ASSIGN_OR_RETURN(collectives::CommunicatorOptions options, collectives::CommunicatorOptions::from_flags_and_env());
   ASSIGN_OR_RETURN(const collectives::LaunchEnvironment env, collectives::discover_environment());
   // "cuda" is the local rank's GPU, as for the tasks.
@@ -105,8 +140,8 @@ absl::Status run() {
   Json config = Json::object();
   config["max_size"] = absl::GetFlag(FLAGS_max_size);
   config["min_size"] = absl::GetFlag(FLAGS_min_size);
-  config["repeats"] = absl::GetFlag(FLAGS_repeats);
-  config["warmup"] = absl::GetFlag(FLAGS_warmup);
+  config["repeats"] = o.repeats;
+  config["warmup"] = o.warmup;
   config["dtypes"] = absl::GetFlag(FLAGS_dtypes);
   config["device"] = device.to_string();
   config["backend"] = comm.backend_name();
@@ -121,10 +156,8 @@ absl::Status run() {
     std::printf("%5s %10s %12s %11s %11s %10s %10s %11s %10s %7s\n", "dtype", "elements", "bytes", "median_us",
                 "p95_us", "algbw_GB/s", "busbw_GB/s", "mpi_med_us", "mpi_busbw", "ratio");
   }
-  for (absl::string_view name : absl::StrSplit(absl::GetFlag(FLAGS_dtypes), ',', absl::SkipEmpty())) {
-    ASSIGN_OR_RETURN(DType dtype, parse_dtype(name));
-    for (int64_t n : logspace_sizes(absl::GetFlag(FLAGS_max_size))) {
-      if (n < absl::GetFlag(FLAGS_min_size)) continue;
+  for (const DType dtype : o.dtypes) {
+    for (const int64_t n : o.sizes) {
       Tensor x = ones({n}, {dtype, device});
       MPI_Datatype mpi_type = dtype == DType::kF32 ? MPI_FLOAT : dtype == DType::kF64 ? MPI_DOUBLE : MPI_UINT16_T;
       MPI_Op mpi_op = dtype == DType::kF16 ? half_op : MPI_SUM;
@@ -137,7 +170,7 @@ absl::Status run() {
             MPI_Allreduce(MPI_IN_PLACE, x.raw_data(), static_cast<int>(n), mpi_type, mpi_op, mpi_comm->mpi_comm()),
             "MPI_Allreduce");
       };
-      for (int i = 0; i < absl::GetFlag(FLAGS_warmup); ++i) {
+      for (int i = 0; i < o.warmup; ++i) {
         RETURN_IF_ERROR(ours());
         if (baseline_ok) RETURN_IF_ERROR(direct());
       }
@@ -146,7 +179,7 @@ absl::Status run() {
       // Each call starts from ones: summed in place again and again, f16
       // would reach inf after 16 calls on 2 ranks, and f32 after 128.
       auto refill = [&]() -> absl::Status { return capture([&] { fill_(x, 1); }); };
-      for (int i = 0; i < absl::GetFlag(FLAGS_repeats); ++i) {
+      for (int i = 0; i < o.repeats; ++i) {
         // Alternating keeps both under the same machine noise.
         RETURN_IF_ERROR(refill());
         RETURN_IF_ERROR(comm.barrier().synchronize());
