@@ -341,10 +341,20 @@ LstmOutput LSTM::forward(const Variable& x, const LstmState& initial, const Tens
     start = {Variable(zeros(state_shape, like)), Variable(zeros(state_shape, like))};
   }
   TS_CHECK(start.h.defined() && start.c.defined() && start.h.shape() == state_shape && start.c.shape() == state_shape &&
-               start.h.dtype() == x.dtype() && start.c.dtype() == x.dtype(),
+               start.h.dtype() == x.dtype() && start.c.dtype() == x.dtype() && start.h.device() == x.device() &&
+               start.c.device() == x.device(),
            "LSTM: the initial state must be h and c of ", dtype_name(x.dtype()), "[", states, ", ", batch, ", ", hidden,
-           "], got h ", start.h.defined() ? start.h.data().describe() : "undefined", " and c ",
-           start.c.defined() ? start.c.data().describe() : "undefined");
+           "] on ", x.device().to_string(), ", got h ", start.h.defined() ? start.h.data().describe() : "undefined",
+           " and c ", start.c.defined() ? start.c.data().describe() : "undefined");
+  // The kernels (oneDNN's above all) read the weights as the input's type on
+  // its device: a module left in another dtype or on another device would
+  // be misread, not converted.
+  for (const auto& named : named_parameters()) {
+    const Variable& p = named.second;
+    TS_CHECK(p.dtype() == x.dtype() && p.device() == x.device(), "LSTM: parameter ", named.first, " is ",
+             p.data().describe(), " and the input ", x.data().describe(),
+             "; cast or move the module or the input so that they match");
+  }
   const std::vector<int64_t> length_of =
       lengths.defined() ? checked_lengths(lengths, steps, batch) : std::vector<int64_t>();
   const bool on_cudnn = runs_on_cudnn(x);

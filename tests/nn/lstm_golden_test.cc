@@ -160,6 +160,18 @@ TEST_F(LstmGoldenTest, BadInputsAreErrors) {
   expect_throws(absl::StatusCode::kInvalidArgument, {"LSTM", "initial state", "f32[1, 2, 4]", "f32[1, 3, 4]"}, [&] {
     lstm.forward(Variable(zeros({5, 2, 3})), {Variable(zeros({1, 3, 4})), Variable(zeros({1, 3, 4}))});
   });
+  // Weights of another dtype than the input (PyTorch: "input dtype does not
+  // match weight dtype"): oneDNN would read f64 or f16 bytes as f32.
+  for (const DType dtype : {DType::kF64, DType::kF16, DType::kBF16}) {
+    LSTM other(3, 4);
+    other.to(dtype);
+    expect_throws(absl::StatusCode::kInvalidArgument,
+                  {absl::StrCat("LSTM: parameter weight_ih_l0 is ", dtype_name(dtype), "[16, 3] on cpu"),
+                   "input f32[5, 2, 3] on cpu"},
+                  [&] {
+                    other.forward(Variable(zeros({5, 2, 3})));
+                  });
+  }
   expect_throws(absl::StatusCode::kInvalidArgument, {"LSTM", "length 6 of sequence 1", "[1, 5]"}, [&] {
     lstm.forward(Variable(zeros({5, 2, 3})), {}, from_vector<int64_t>(std::vector<int64_t>{5, 6}, {2}));
   });
