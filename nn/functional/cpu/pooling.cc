@@ -25,8 +25,10 @@ void for_each_plane(const Pool2dGeometry& g, PlaneFn fn) {
   });
 }
 
-// The flat index (row * w + col) of the window's largest element; a NaN
-// wins at once, as in PyTorch, so a NaN input gives a NaN output.
+// The flat index (row * w + col) of the window's largest element, the
+// first of equals; a NaN wins, the last one, as in PyTorch's kernels (no
+// value compares greater than a NaN, and each NaN takes the place), so a NaN
+// input gives a NaN output and its gradient goes where PyTorch sends it.
 template <typename T>
 int64_t window_argmax(const Pool2dGeometry& g, const PoolWindow& win, const T* x, const PoolPlane& in) {
   int64_t best_at = win.h0 * g.w + win.w0;
@@ -34,8 +36,7 @@ int64_t window_argmax(const Pool2dGeometry& g, const PoolWindow& win, const T* x
   for (int64_t ih = win.h0; ih < win.h1; ++ih) {
     for (int64_t iw = win.w0; iw < win.w1; ++iw) {
       const T v = x[in.at(ih * g.w + iw)];
-      if (std::isnan(v)) return ih * g.w + iw;
-      if (v > best) {
+      if (v > best || std::isnan(v)) {
         best = v;
         best_at = ih * g.w + iw;
       }
@@ -119,7 +120,7 @@ void avg_backward(const Pool2dGeometry& g, const T* grad_out, T* grad_x) {
 
 // Channels-last max pooling, every channel of a pixel a vector lane so the
 // reads are contiguous: the window is scanned in window_argmax's order and
-// each channel ends at the index it gives (the first NaN, else the first
+// each channel ends at the index it gives (the last NaN, else the first
 // largest value). The forward is threaded over output rows; the backward
 // over images, each task owning an image's gradient, which it sums into in
 // output order as the row-major path does.
@@ -129,7 +130,6 @@ void max_forward_channels_last(const Pool2dGeometry& g, const T* x, T* out, int3
   cpu::parallel_for(g.planes / c * g.out_h, 1, [&](int64_t begin, int64_t end) {
     std::vector<T> best(c);
     std::vector<int32_t> at(c);
-    std::vector<char> found_nan(c);
     for (int64_t row = begin; row < end; ++row) {
       const int64_t image = row / g.out_h, oh = row % g.out_h;
       const T* in = x + image * g.h * g.w * c;
@@ -137,17 +137,14 @@ void max_forward_channels_last(const Pool2dGeometry& g, const T* x, T* out, int3
         const PoolWindow win = pool_window(g, oh, ow);
         std::fill(best.begin(), best.end(), -std::numeric_limits<T>::infinity());
         std::fill(at.begin(), at.end(), static_cast<int32_t>(win.h0 * g.w + win.w0));
-        std::fill(found_nan.begin(), found_nan.end(), 0);
         for (int64_t ih = win.h0; ih < win.h1; ++ih) {
           for (int64_t iw = win.w0; iw < win.w1; ++iw) {
             const int32_t pixel = static_cast<int32_t>(ih * g.w + iw);
             const T* v = in + pixel * c;
             for (int64_t ch = 0; ch < c; ++ch) {
-              const bool nan = std::isnan(v[ch]);
-              if (!found_nan[ch] && (v[ch] > best[ch] || nan)) {
+              if (v[ch] > best[ch] || std::isnan(v[ch])) {
                 best[ch] = v[ch];
                 at[ch] = pixel;
-                found_nan[ch] = nan;
               }
             }
           }

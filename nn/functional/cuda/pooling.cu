@@ -57,17 +57,12 @@ __global__ void max_forward(Pool2dGeometry g, PoolDividers by, const T* x, T* ou
     const PoolPlane in = pool_plane(g, by.channels, at.plane, g.h, g.w);
     int64_t best_at = win.h0 * g.w + win.w0;
     Acc<T> best = -INFINITY;
-    bool found_nan = false;
-    for (int64_t ih = win.h0; ih < win.h1 && !found_nan; ++ih) {
+    for (int64_t ih = win.h0; ih < win.h1; ++ih) {
       for (int64_t iw = win.w0; iw < win.w1; ++iw) {
         const Acc<T> v = load(x[in.at(ih * g.w + iw)]);
-        if (v > best || ::isnan(v)) {  // NaN wins, as on the CPU
+        if (v > best || ::isnan(v)) {  // the last NaN wins, as on the CPU
           best = v;
           best_at = ih * g.w + iw;
-          if (::isnan(v)) {
-            found_nan = true;
-            break;
-          }
         }
       }
     }

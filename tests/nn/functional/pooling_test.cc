@@ -245,8 +245,24 @@ TEST_P(PoolingCpuPathTest, MaxPropagatesNan) {
   EXPECT_TRUE(std::isnan(item<float>(y.data())));
 }
 
+// A window's gradient goes to its last NaN, as PyTorch's kernels send it
+// (CPU and CUDA, either layout: `val > maxval || isnan(val)`, no early exit).
+TEST_P(PoolingCpuPathTest, MaxGradientGoesToTheLastNan) {
+  const Tensor x = from_vector<float>({1, NAN, 3, NAN,  //
+                                       NAN, 2, NAN, 0},
+                                      {1, 2, 1, 4});
+  const Pool2dOptions o{.kernel = {1, 4}, .stride = {1, 4}};
+  const nn::testing::LayerFn fn = [o](const std::vector<Variable>& v) { return max_pool2d(v[0], o); };
+  const Tensor grad = from_vector<float>({1, 1}, {1, 2, 1, 1});
+  for (const MemoryFormat format : {MemoryFormat::kContiguous, MemoryFormat::kChannelsLast}) {
+    SCOPED_TRACE(memory_format_name(format));
+    const std::vector<Tensor> got = nn::testing::forward_backward(fn, {x}, grad, Device::cpu(), format);
+    ts::testing::expect_equal(got[1], Ref{{1, 2, 1, 4}, {0, 0, 0, 1, 0, 0, 1, 0}});
+  }
+}
+
 // Channels-last max pooling picks what row-major picks, channel by channel:
-// the first of tied maxima, the first NaN (and a NaN after a larger value),
+// the first of tied maxima, the last NaN (and a NaN after a larger value),
 // -inf windows, overlapping windows whose gradients add up.
 TEST_P(PoolingCpuPathTest, ChannelsLastMaxPicksAsRowMajor) {
   const float inf = std::numeric_limits<float>::infinity();
