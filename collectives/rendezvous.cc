@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <cstddef>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -31,8 +32,14 @@ struct Hello {
   int32_t world_size;
 };
 
-int remaining_ms(absl::Time deadline) {
-  return static_cast<int>(std::max<int64_t>(0, absl::ToInt64Milliseconds(deadline - absl::Now())));
+// Milliseconds left before the deadline as poll() takes them: -1 (no end)
+// for an infinite deadline (TS_COLLECTIVES_TIMEOUT=inf), else clamped to
+// [0, INT_MAX]; a plain cast turned the infinity, and anything past 24
+// days, into a negative count.
+int poll_ms(absl::Time deadline) {
+  if (deadline == absl::InfiniteFuture()) return -1;
+  return static_cast<int>(
+      std::clamp<int64_t>(absl::ToInt64Milliseconds(deadline - absl::Now()), 0, std::numeric_limits<int>::max()));
 }
 
 // Moves exactly `n` bytes through a nonblocking socket before the deadline.
@@ -40,7 +47,7 @@ absl::Status transfer(int fd, void* data, size_t n, bool send, absl::Time deadli
   char* p = static_cast<char*>(data);
   while (n > 0) {
     pollfd pfd{fd, static_cast<short>(send ? POLLOUT : POLLIN), 0};
-    const int ready = ::poll(&pfd, 1, remaining_ms(deadline));
+    const int ready = ::poll(&pfd, 1, poll_ms(deadline));
     if (ready == 0) return absl::DeadlineExceededError(absl::StrCat(what, ": timed out"));
     if (ready < 0 && errno != EINTR) return absl::UnavailableError(absl::StrCat(what, ": ", std::strerror(errno)));
     if (ready <= 0) continue;
@@ -88,7 +95,7 @@ absl::StatusOr<int> connect_before(const sockaddr_in& address, absl::Time deadli
       pollfd pfd{fd, POLLOUT, 0};
       int ready;
       do {
-        ready = ::poll(&pfd, 1, remaining_ms(deadline));
+        ready = ::poll(&pfd, 1, poll_ms(deadline));
       } while (ready < 0 && errno == EINTR);
       if (ready == 0) {
         error = ETIMEDOUT;
@@ -178,7 +185,7 @@ absl::StatusOr<std::unique_ptr<TcpRendezvous>> TcpRendezvous::connect(const std:
     while (joined < world_size) {
       std::vector<pollfd> polled = {{listener, POLLIN, 0}};
       for (const Newcomer& n : newcomers) polled.push_back({n.fd, POLLIN, 0});
-      const int ready = ::poll(polled.data(), polled.size(), remaining_ms(deadline));
+      const int ready = ::poll(polled.data(), polled.size(), poll_ms(deadline));
       if (ready < 0 && errno != EINTR) {
         const std::string error = std::strerror(errno);
         close_unjoined();
@@ -266,7 +273,9 @@ absl::StatusOr<std::unique_ptr<TcpRendezvous>> TcpRendezvous::connect(const std:
                                                       where, " within ", absl::FormatDuration(timeout),
                                                       " (last error: ", fd.status().message(), ")"));
     }
-    ::usleep(static_cast<useconds_t>(std::min(50, remaining_ms(deadline)) * 1000));
+    // Rank 0 is not listening yet: try again in 50 ms (or at the deadline).
+    const int pause_ms = poll_ms(deadline) < 0 ? 50 : std::min(50, poll_ms(deadline));
+    ::usleep(static_cast<useconds_t>(pause_ms) * 1000);
   }
 }
 

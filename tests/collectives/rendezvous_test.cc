@@ -1,5 +1,5 @@
 // The TCP rendezvous over loopback, one thread per rank: the broadcast
-// reaches everyone; missing ranks or a missing rank 0 are errors naming
+// reaches everyone, also with no timeout; missing ranks or a missing rank 0 are errors naming
 // them within the timeout, also when rank 0's host drops the connection's
 // packets; a peer launched with another world size or a rank already taken
 // is named; connections that are not ranks hold up no one; a rank 0 that
@@ -84,6 +84,23 @@ TEST(TcpRendezvous, BroadcastReachesEveryRank) {
     ASSERT_OK(got[r].status());
     EXPECT_EQ(*got[r], std::string("unique id\0bytes", 15)) << "rank " << r;
   }
+}
+
+// TS_COLLECTIVES_TIMEOUT=inf: a rank that finds rank 0 not listening yet
+// tries again 50 ms later (the infinite deadline, cast to an int of
+// milliseconds, once made that pause 71 minutes).
+TEST(TcpRendezvous, AnInfiniteTimeoutStillRetriesSoon) {
+  const ReservedPort reserved;
+  const int port = reserved.port();
+  ASSERT_GT(port, 0) << "no port to reserve";
+  absl::StatusOr<std::unique_ptr<TcpRendezvous>> rank1;
+  const absl::Time start = absl::Now();
+  std::thread peer([&] { rank1 = TcpRendezvous::connect("127.0.0.1", port, 1, 2, absl::InfiniteDuration()); });
+  absl::SleepFor(absl::Milliseconds(300));  // rank 1's first connection is refused
+  ASSERT_OK(TcpRendezvous::connect("127.0.0.1", port, 0, 2, absl::InfiniteDuration()).status());
+  peer.join();
+  ASSERT_OK(rank1.status());
+  EXPECT_LT(absl::Now() - start, kSlack);
 }
 
 TEST(TcpRendezvous, MissingRanksAreNamed) {
