@@ -164,6 +164,17 @@ absl::Status Engine::wait(const std::shared_ptr<Op>& op) {
   return op->status;
 }
 
+void Engine::drain() {
+  for (int polls = 0;; ++polls) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (active_.empty()) return;
+      progress_locked();
+    }
+    if (oversubscribed_ && polls > kSpinPolls) std::this_thread::yield();
+  }
+}
+
 bool Engine::poll(const std::shared_ptr<Op>& op) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!op->finished) progress_locked();

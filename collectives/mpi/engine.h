@@ -79,6 +79,13 @@ class Engine : public std::enable_shared_from_this<Engine> {
   // polled (by any Work's wait() or is_completed()).
   Work start(OpInfo info, std::vector<Round> rounds);
 
+  // Progresses every started operation to its end (done, failed, or timed
+  // out at its deadline). The communicator calls it before it goes: MPI
+  // would write into the freed buffers of an operation still in flight (its
+  // Work dropped after an error, say), and its later rounds would go to
+  // freed communicators.
+  void drain();
+
   absl::Duration timeout() const { return timeout_; }
   // Why the communicator was aborted, OK until it is.
   absl::Status health();

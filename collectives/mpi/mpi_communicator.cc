@@ -128,6 +128,7 @@ MpiCommunicator::MpiCommunicator(CommunicatorOptions options, MPI_Comm collectiv
     : options_(options), collective_comm_(collective), p2p_comm_(p2p), rank_(rank), world_size_(world_size) {}
 
 MpiCommunicator::~MpiCommunicator() {
+  if (engine_ != nullptr) engine_->drain();
   engine_.reset();
   // After a failure MPI_Comm_free could wait on requests that never end.
   if (has_failed()) return;

@@ -233,6 +233,23 @@ TEST(MpiCollectives, AnInfiniteTimeoutIsNoDeadline) {
   unsetenv("TS_COLLECTIVES_TIMEOUT");
 }
 
+// A communicator destroyed on one rank while its allreduce is still in
+// flight there (the Work dropped, as an error path does) finishes it first:
+// MPI wrote into the freed buffers before, and the process crashed in
+// MPI_Finalize. The other ranks, waiting on the same allreduce, get the sum.
+TEST(MpiCollectives, ACommunicatorDestroyedWithWorkInFlightFinishesIt) {
+  std::unique_ptr<mpi::MpiCommunicator> comm = value_or_die(mpi::MpiCommunicator::create({}));
+  Tensor t = ones({4 << 20});
+  if (world().rank() == 0) {
+    { const Work dropped = comm->allreduce(t, ReduceOp::kSum); }
+    comm.reset();
+  } else {
+    ASSERT_OK(comm->allreduce(t, ReduceOp::kSum).wait());
+  }
+  EXPECT_EQ(item<double>(min(t)), world().world_size());
+  EXPECT_EQ(item<double>(max(t)), world().world_size());
+}
+
 // The host-value helpers the tasks agree through: every rank's values in rank
 // order, and the root's one value on every rank (integers past 2^31 exact).
 TEST(MpiCollectives, HostValuesGatheredAndBroadcast) {
