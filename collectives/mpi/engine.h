@@ -42,6 +42,10 @@ struct Round {
   // every earlier operation has posted all of its own. Point-to-point rounds
   // (matched by tag) are posted as soon as they can be.
   bool posts_mpi_collective = false;
+  // Per posted request, point-to-point rounds only: the bytes a receive
+  // must get (-1 for a send). A shorter message completes a receive without
+  // error in MPI; the engine fails the operation instead, naming the label.
+  std::vector<int64_t> received_bytes;
 };
 
 struct OpInfo {

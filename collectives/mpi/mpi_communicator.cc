@@ -1,5 +1,6 @@
 #include "collectives/mpi/mpi_communicator.h"
 
+#include <algorithm>
 #include <cstring>
 #include <numeric>
 #include <thread>
@@ -244,10 +245,15 @@ Work MpiCommunicator::exchange(absl::Span<const PeerTransfer> transfers) {
     }
     return absl::OkStatus();
   };
-  // One label per request post_bytes makes (none for empty tensors).
+  // One label and size per request post_bytes makes (messages of at most
+  // 1 GiB; none for empty tensors).
   for (size_t i = 0; i < copy.size(); ++i) {
-    const int64_t messages = (nbytes(copy[i].tensor) + (int64_t{1} << 30) - 1) >> 30;
-    for (int64_t m = 0; m < messages; ++m) round.labels.push_back(parts[i]);
+    const int64_t bytes = nbytes(copy[i].tensor);
+    const bool send = copy[i].kind == PeerTransfer::Kind::kSend;
+    for (int64_t at = 0; at < bytes; at += int64_t{1} << 30) {
+      round.labels.push_back(parts[i]);
+      round.received_bytes.push_back(send ? -1 : std::min(int64_t{1} << 30, bytes - at));
+    }
   }
   std::vector<Round> rounds;
   rounds.push_back(std::move(round));

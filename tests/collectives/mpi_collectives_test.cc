@@ -312,6 +312,14 @@ TEST(MpiCollectives, SendRecvAroundTheRing) {
     ASSERT_OK(world().recv(y, 0).wait());
     expect_equal(y, ref_of(x), "recv from rank 0");
   }
+  // A message shorter than the receiving tensor is an error naming the
+  // transfer, not a receive that leaves the tail as it was.
+  if (world().rank() == 0) ASSERT_OK(world().send(x, 1).wait());
+  if (world().rank() == 1) {
+    Tensor longer = zeros({5}, {DType::kF64});
+    expect_error(world().recv(longer, 0).wait(), absl::StatusCode::kInvalidArgument,
+                 {"recv f64[5] on cpu from rank 0 got 24 bytes where 40 were expected"});
+  }
 }
 
 TEST(MpiCollectives, AsyncHandlesCompleteInAnyOrder) {
