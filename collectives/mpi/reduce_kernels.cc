@@ -1,6 +1,8 @@
 #include "collectives/mpi/reduce_kernels.h"
 
+#include <cmath>
 #include <cstdlib>
+#include <type_traits>
 
 #include "tensor/cpu/dispatch.h"
 #include "tensor/cpu/f32_blocks.h"
@@ -25,13 +27,38 @@ void combine(void* dst, const void* a, const void* b, int64_t n, F f) {
   for (int64_t i = 0; i < n; ++i) d[i] = cpu::store<T>(f(cpu::load(x[i]), cpu::load(y[i])));
 }
 
+// The larger of x and y. NaN wins, as in NCCL and torch. Of +0 and -0, +0
+// wins whichever comes first, so that max(x, y) and max(y, x) have the same
+// bits: recursive doubling combines the two halves in opposite orders on
+// the two ranks of a pair, which must end bitwise alike.
+template <typename V>
+V max_of(V x, V y) {
+  if (x != x) return x;
+  if (y != y) return y;
+  if constexpr (std::is_floating_point_v<V>) {
+    if (x == y) return std::signbit(x) ? y : x;
+  }
+  return x > y ? x : y;
+}
+
+// x + y; integers wrap around in two's complement, as in NCCL (the sum is
+// formed unsigned: a signed overflow is undefined behaviour).
+template <typename V>
+V sum_of(V x, V y) {
+  if constexpr (std::is_integral_v<V>) {
+    using U = std::make_unsigned_t<V>;
+    return static_cast<V>(static_cast<U>(x) + static_cast<U>(y));
+  } else {
+    return x + y;
+  }
+}
+
 template <typename T>
 void reduce_typed(void* dst, const void* a, const void* b, int64_t n, ReduceOp op) {
   if (op == ReduceOp::kMax) {
-    // NaN wins, as in NCCL and torch.
-    combine<T>(dst, a, b, n, [](auto x, auto y) { return (x != x || x > y) ? x : y; });
+    combine<T>(dst, a, b, n, [](auto x, auto y) { return max_of(x, y); });
   } else {
-    combine<T>(dst, a, b, n, [](auto x, auto y) { return x + y; });
+    combine<T>(dst, a, b, n, [](auto x, auto y) { return sum_of(x, y); });
   }
 }
 

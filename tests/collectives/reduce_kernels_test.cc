@@ -2,7 +2,8 @@
 // scalings (in f32 lanes where the CPU has AVX2 and F16C, one element at a
 // time under TS_CPU_ISA=baseline: both targets run this file) give exactly
 // the bits of per-element f32 math rounded once, and f32/f64 sums those of
-// scalar adds, at every length and alignment, in place too.
+// scalar adds, at every length and alignment, in place too; max is the same
+// both ways round for signed zeros, and integer sums wrap around.
 #include "collectives/mpi/reduce_kernels.h"
 
 #include <cmath>
@@ -91,6 +92,43 @@ void expect_sums_match_scalar_adds(DType dtype) {
 TEST(ReduceKernelsTest, F32AndF64SumsMatchScalarAdds) {
   expect_sums_match_scalar_adds<float>(DType::kF32);
   expect_sums_match_scalar_adds<double>(DType::kF64);
+}
+
+// max(+0, -0) and max(-0, +0) are both +0, in every float type: recursive
+// doubling combines a pair's values in opposite orders on its two ranks.
+template <typename T>
+void expect_max_of_signed_zeros_is_positive_zero(DType dtype) {
+  const T zeros[] = {T(0.0f), T(-0.0f)};
+  for (int first = 0; first < 2; ++first) {
+    T out{};
+    reduce_into(&out, &zeros[first], &zeros[1 - first], 1, dtype, ReduceOp::kMax);
+    EXPECT_FALSE(std::signbit(static_cast<float>(out))) << dtype_name(dtype) << ", +0 first: " << (first == 0);
+  }
+}
+
+TEST(ReduceKernelsTest, MaxOfSignedZerosIsTheSameBothWays) {
+  expect_max_of_signed_zeros_is_positive_zero<float>(DType::kF32);
+  expect_max_of_signed_zeros_is_positive_zero<double>(DType::kF64);
+  expect_max_of_signed_zeros_is_positive_zero<Half>(DType::kF16);
+  expect_max_of_signed_zeros_is_positive_zero<BFloat16>(DType::kBF16);
+}
+
+// Integer sums wrap around in two's complement, as NCCL's do (and without
+// the undefined behaviour of a signed overflow, which the sanitizer build
+// stops at).
+TEST(ReduceKernelsTest, IntegerSumsWrapAround) {
+  const int32_t a32 = std::numeric_limits<int32_t>::max();
+  int32_t out32 = 0;
+  reduce_into(&out32, &a32, &a32, 1, DType::kI32, ReduceOp::kSum);
+  EXPECT_EQ(out32, -2);
+  const int64_t a64 = std::numeric_limits<int64_t>::min();
+  int64_t out64 = 1;
+  reduce_into(&out64, &a64, &a64, 1, DType::kI64, ReduceOp::kSum);
+  EXPECT_EQ(out64, 0);
+  const uint8_t a8 = 200;
+  uint8_t out8 = 0;
+  reduce_into(&out8, &a8, &a8, 1, DType::kU8, ReduceOp::kSum);
+  EXPECT_EQ(out8, 144);
 }
 
 }  // namespace
