@@ -72,7 +72,9 @@ absl::StatusOr<int> machine_index(Communicator& world, const Device& device) {
 
 absl::StatusOr<Tensor> hierarchical_neighbor_allreduce(MachineComms& comms, const Tensor& x,
                                                        const Topology& machine_topology) {
-  const Tensor local = clone(x);
+  // A row-major copy to average in place (a clone keeps x's layout, and the
+  // allreduce takes row-major tensors only: channels-last ones were refused).
+  const Tensor local = x.is_contiguous() ? clone(x) : contiguous(x);
   RETURN_IF_ERROR(comms.local->allreduce(local, ReduceOp::kAvg).wait());
   return neighbor_allreduce(*comms.cross, local, machine_topology);
 }

@@ -100,6 +100,13 @@ TEST(HierarchicalNeighborAllreduce, AveragesMachinesThenMixesThem) {
     for (int i = 0; i < 99; ++i) expected.v[i] += w * r.v[i];
   }
   expect_close(out, expected, 1e-12, 1.0, "hierarchical");
+  // A channels-last input (an activation-shaped tensor) mixes as its
+  // row-major twin does.
+  const Tensor image = input_of(world().rank(), 24, DType::kF64, 4).view({2, 3, 2, 2});
+  ASSERT_OK_AND_ASSIGN(Tensor row_major, hierarchical_neighbor_allreduce(comms, image, machine_graph));
+  ASSERT_OK_AND_ASSIGN(Tensor channels_last, hierarchical_neighbor_allreduce(
+                                                 comms, contiguous(image, MemoryFormat::kChannelsLast), machine_graph));
+  expect_close(channels_last, ref_of(row_major), 0, 0, "hierarchical, channels-last");
   ASSERT_OK_AND_ASSIGN(int machine, machine_index(world(), Device::cpu()));
   EXPECT_EQ(machine, 0);  // every rank runs on this machine
 }
