@@ -119,8 +119,14 @@ absl::string_view source_name(LaunchEnvironment::Source source) {
 absl::StatusOr<LaunchEnvironment> discover_environment(const EnvLookup& getenv) {
   using Source = LaunchEnvironment::Source;
   Source source = Source::kSingleProcess;
+  // torchrun marks its workers with TORCHELASTIC_RUN_ID: started by srun,
+  // they carry the srun task's Slurm variables too, and its rank is not
+  // theirs.
+  const bool torchrun = getenv("TORCHELASTIC_RUN_ID").has_value() && (getenv("RANK") || getenv("WORLD_SIZE"));
   if (getenv("OMPI_COMM_WORLD_RANK")) {
     source = Source::kOpenMpi;
+  } else if (torchrun) {
+    source = Source::kPlain;
   } else if (getenv("SLURM_PROCID") && getenv("SLURM_NTASKS")) {
     source = Source::kSlurm;
   } else if (getenv("RANK") || getenv("WORLD_SIZE")) {

@@ -1,7 +1,9 @@
 // Where this process sits in a job: rank, world size, local rank and size,
 // and the rendezvous address, discovered from the launcher's environment
 // variables: Open MPI's, then Slurm's, then the plain RANK/WORLD_SIZE family
-// that torchrun uses; none of them means a single process.
+// that torchrun uses (before Slurm's when torchrun set them, as under
+// `srun torchrun`: each worker inherits the srun task's SLURM_PROCID); none
+// of them means a single process.
 #pragma once
 
 #include <functional>

@@ -1,6 +1,6 @@
 // Rank discovery from fake environments: Open MPI's variables win over
-// Slurm's, Slurm's over the plain RANK family; bad values are errors naming
-// the variable.
+// Slurm's, Slurm's over the plain RANK family unless torchrun set it; bad
+// values are errors naming the variable.
 #include "collectives/environment.h"
 
 #include <map>
@@ -87,6 +87,28 @@ TEST(Environment, PlainVariables) {
   ASSERT_OK_AND_ASSIGN(env, discover_environment(fake({{"RANK", "1"}, {"WORLD_SIZE", "2"}})));
   EXPECT_EQ(env.local_rank, 1);
   EXPECT_EQ(env.local_size, 2);
+}
+
+// `srun --ntasks-per-node=1 torchrun --nproc_per_node=8`: every worker
+// inherits the srun task's SLURM_PROCID, and torchrun's own variables are
+// the worker's place.
+TEST(Environment, TorchrunUnderSrunWinsOverSlurm) {
+  const std::map<std::string, std::string> vars = {
+      {"SLURM_PROCID", "1"},        {"SLURM_NTASKS", "2"},        {"SLURM_LOCALID", "0"},
+      {"SLURM_NODELIST", "n[1-2]"}, {"TORCHELASTIC_RUN_ID", "7"}, {"RANK", "13"},
+      {"WORLD_SIZE", "16"},         {"LOCAL_RANK", "5"},          {"LOCAL_WORLD_SIZE", "8"}};
+  ASSERT_OK_AND_ASSIGN(LaunchEnvironment env, discover_environment(fake(vars)));
+  EXPECT_EQ(env.source, LaunchEnvironment::Source::kPlain);
+  EXPECT_EQ(env.rank, 13);
+  EXPECT_EQ(env.world_size, 16);
+  EXPECT_EQ(env.local_rank, 5);
+  EXPECT_EQ(env.local_size, 8);
+  // Without torchrun's mark, a stray RANK does not override srun's place.
+  std::map<std::string, std::string> srun = vars;
+  srun.erase("TORCHELASTIC_RUN_ID");
+  ASSERT_OK_AND_ASSIGN(env, discover_environment(fake(srun)));
+  EXPECT_EQ(env.source, LaunchEnvironment::Source::kSlurm);
+  EXPECT_EQ(env.rank, 1);
 }
 
 TEST(Environment, BadValuesNameTheVariable) {
