@@ -164,15 +164,26 @@ absl::Status Engine::wait(const std::shared_ptr<Op>& op) {
   return op->status;
 }
 
-void Engine::drain() {
+void Engine::progress_until(const std::function<bool()>& done_locked) {
   for (int polls = 0;; ++polls) {
     {
       std::lock_guard<std::mutex> lock(mu_);
-      if (active_.empty()) return;
+      if (done_locked()) return;
       progress_locked();
     }
     if (oversubscribed_ && polls > kSpinPolls) std::this_thread::yield();
   }
+}
+
+void Engine::drain() {
+  progress_until([this] { return active_.empty(); });
+}
+
+void Engine::post_pending_collective_calls() {
+  progress_until([this] {
+    return std::none_of(active_.begin(), active_.end(),
+                        [](const std::shared_ptr<Op>& op) { return !op->finished && op->collective_calls_left(); });
+  });
 }
 
 bool Engine::poll(const std::shared_ptr<Op>& op) {

@@ -89,6 +89,11 @@ class Engine : public std::enable_shared_from_this<Engine> {
   // Work dropped after an error, say), and its later rounds would go to
   // freed communicators.
   void drain();
+  // Progresses the started operations until none has an MPI collective call
+  // left to post (or they failed): a blocking collective on the same MPI
+  // communicator (MPI_Comm_split) must come after every such call on every
+  // rank. Point-to-point operations may stay in flight.
+  void post_pending_collective_calls();
 
   absl::Duration timeout() const { return timeout_; }
   // Why the communicator was aborted, OK until it is.
@@ -102,6 +107,8 @@ class Engine : public std::enable_shared_from_this<Engine> {
   Engine(MPI_Comm control, int rank, int world_size, absl::Duration timeout, bool oversubscribed);
   absl::Status wait(const std::shared_ptr<Op>& op);
   bool poll(const std::shared_ptr<Op>& op);  // true once op finished
+  // Progresses the operations until `done_locked()` holds.
+  void progress_until(const std::function<bool()>& done_locked);
   void progress_locked();
   // One op's share of progress_locked.
   void progress_op_locked(Op& op, bool housekeeping, bool collectives_blocked);

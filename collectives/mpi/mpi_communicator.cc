@@ -287,6 +287,11 @@ absl::StatusOr<std::unique_ptr<Communicator>> MpiCommunicator::split(int color, 
   std::vector<int> all(world_size_);
   for (int r = 0; r < world_size_; ++r) all[r] = colors.data<int32_t>()[2 * r];
   RETURN_IF_ERROR(check_split_colors(all));
+  // The allgather is point-to-point: an earlier broadcast of several rounds
+  // may not have posted all its MPI_Ibcast calls yet, and MPI_Comm_split
+  // before them on one rank and after them on another hangs both.
+  engine_->post_pending_collective_calls();
+  RETURN_IF_ERROR(engine_->health());
   MPI_Comm out;
   RETURN_IF_ERROR(check(MPI_Comm_split(collective_comm_, color, key, &out), "MPI_Comm_split"));
   ASSIGN_OR_RETURN(std::unique_ptr<MpiCommunicator> comm, create_from(out, options_));

@@ -378,6 +378,23 @@ TEST(MpiCollectives, SplitByParity) {
   EXPECT_EQ(item<int64_t>(t.select(0, 2)), expected);
 }
 
+// A split while a broadcast of two rounds (past 1 GiB, MPI's int count) is
+// in flight: MPI_Comm_split waits until the broadcast's second MPI_Ibcast is
+// posted on every rank. Called before it on one rank and after it on
+// another, it hung both.
+TEST(MpiCollectives, SplitAfterABroadcastOfSeveralRounds) {
+  constexpr int64_t kBytes = (int64_t{1} << 30) + 4096;
+  Tensor big = full({kBytes}, Scalar(world().rank() == 0 ? 7 : 0), {DType::kU8});
+  Work broadcast = world().broadcast(big, 0);
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Communicator> half, world().split(world().rank() % 2, world().rank()));
+  ASSERT_OK(broadcast.wait());
+  EXPECT_EQ(big.data<uint8_t>()[0], 7);
+  EXPECT_EQ(big.data<uint8_t>()[kBytes - 1], 7);
+  Tensor t = ones({2});
+  ASSERT_OK(half->allreduce(t, ReduceOp::kSum).wait());
+  EXPECT_EQ(item<double>(min(t)), half->world_size());
+}
+
 // A negative color on the last rank fails the split on every rank at once,
 // naming it; before, that rank failed alone and the others waited out the
 // timeout in the split.
