@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "base/error.h"
 
 namespace ts::optim {
@@ -32,6 +33,10 @@ LrControl::LrControl(const LrControlOptions& o) {
       schedule_ = multi_step_lr(lr, o.milestones, o.decay_factor);
       break;
     case Schedule::kCosine:
+      TS_CHECK(warmup < o.epochs, "lr_schedule COSINE: its warm-up of ", warmup, " epochs",
+               o.warmup_epochs == 0 ? absl::StrCat(" (warmup_epochs 0: MLBench's for ", o.world_size, " workers)")
+                                    : std::string(" (warmup_epochs)"),
+               " leaves no epoch to decay over in a run of ", o.epochs, " (epochs)");
       schedule_ = cosine_lr(lr, warmup, o.epochs, o.min_lr);
       break;
     default:

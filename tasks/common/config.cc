@@ -410,6 +410,12 @@ absl::Status validate_config(const TaskConfig& c) {
        c.lr_plateau_threshold(), "must be finite and >= 0");
   need(!(c.lr_warmup_per_step() && c.lr_schedule() == TaskConfig::PLATEAU), "lr_warmup_per_step", "true",
        "does not go with lr_schedule PLATEAU (its warm-up is MLBench's, once per epoch)");
+  // The plateau schedule steps on each evaluation's loss: evaluated every
+  // N epochs, its warm-up and patience would count evaluations, not epochs.
+  need(c.eval_every_epochs() == 1 || c.lr_schedule() != TaskConfig::PLATEAU, "eval_every_epochs", c.eval_every_epochs(),
+       "must be 1 with lr_schedule PLATEAU, which steps on every epoch's validation loss");
+  need(c.lr_decay_factor() < 1 || c.lr_schedule() != TaskConfig::PLATEAU, "lr_decay_factor", c.lr_decay_factor(),
+       "must be below 1 with lr_schedule PLATEAU (1 would never reduce)");
   need(c.lr_milestones_size() > 0 || c.lr_schedule() != TaskConfig::MULTISTEP, "lr_milestones", "[]",
        "MULTISTEP needs at least one");
   need(c.lr_milestones_size() == 0 || c.lr_milestones(0) >= 1, "lr_milestones", absl::StrJoin(c.lr_milestones(), ","),

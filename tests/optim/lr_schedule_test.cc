@@ -200,6 +200,19 @@ TEST(LrScheduleTest, PerStepWarmupRisesWithinTheEpoch) {
   expect_throws(absl::StatusCode::kInvalidArgument, {"plateau", "per step"}, [&] { LrControl unused(plateau); });
 }
 
+// A cosine whose warm-up (MLBench's default at 16 workers: 4 epochs) fills
+// the run is an error naming the fields, not cosine_lr's bare arguments.
+TEST(LrScheduleTest, CosineWithNoEpochLeftAfterTheWarmupNamesTheFields) {
+  const LrControlOptions o{.lr = 0.1, .world_size = 16, .epochs = 4, .schedule = LrControlOptions::Schedule::kCosine};
+  expect_throws(absl::StatusCode::kInvalidArgument,
+                {"lr_schedule COSINE: its warm-up of 4 epochs (warmup_epochs 0: MLBench's for 16 workers) leaves no "
+                 "epoch to decay over in a run of 4 (epochs)"},
+                [&] { LrControl unused(o); });
+  LrControlOptions longer = o;
+  longer.epochs = 5;
+  EXPECT_NEAR(LrControl(longer).lr(4, 0), 1.6, kEps);  // warmed up to 16 x 0.1, the cosine starts
+}
+
 TEST(PlateauTest, StateRoundTripContinuesIdentically) {
   const PlateauOptions options{.factor = 0.5, .patience = 1, .cooldown = 1};
   const PlateauWarmup warmup{.epochs = 2, .start_lr = 0.1};

@@ -306,9 +306,19 @@ TEST(ConfigTest, SettingsThatWouldDoNothingAreErrors) {
   c.set_lr_schedule(TaskConfig::PLATEAU);
   c.set_lr_warmup_per_step(true);
   c.set_lr_plateau_threshold(-1);
+  c.set_eval_every_epochs(2);
+  c.set_lr_decay_factor(1);
   expect_error(validate_config(c), absl::StatusCode::kInvalidArgument,
                {"lr_plateau_threshold = -1 (must be finite and >= 0)",
-                "lr_warmup_per_step = true (does not go with lr_schedule PLATEAU"});
+                "lr_warmup_per_step = true (does not go with lr_schedule PLATEAU",
+                "eval_every_epochs = 2 (must be 1 with lr_schedule PLATEAU",
+                "lr_decay_factor = 1 (must be below 1 with lr_schedule PLATEAU"});
+  // The other schedules evaluate when they like, and a factor of 1 is a
+  // constant rate.
+  c.set_lr_schedule(TaskConfig::STEP);
+  c.set_lr_warmup_per_step(false);
+  c.set_lr_plateau_threshold(0);
+  EXPECT_OK(validate_config(c));
 }
 
 TEST(ConfigTest, JsonHasEveryFieldAndSetExtensions) {
