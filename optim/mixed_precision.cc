@@ -23,6 +23,10 @@ MixedPrecision::MixedPrecision(std::vector<NamedParameter> params, LossScalerOpt
              "\" is a parameter listed before under another name");
     Pair pair{param, param, Tensor()};
     if (is_reduced_float(param.dtype())) {
+      // copy_masters writes the f32 masters back with one flat pass.
+      TS_CHECK(param.data().is_contiguous(), "MixedPrecision: parameter \"", name, "\" is ", param.data().describe(),
+               " in a layout that is not row-major contiguous; its f32 master is copied back into it as one flat "
+               "array");
       pair.master = autograd::Variable(to(param.data(), DType::kF32), /*requires_grad=*/true);
       pair.master_grad = empty(param.shape(), {DType::kF32, param.device()});
     }

@@ -287,6 +287,16 @@ TEST(MixedPrecisionTest, AParameterListedTwiceIsAnError) {
   });
 }
 
+// An f16 parameter that is not row-major (a transposed view) is named when
+// the masters are made, not after the first step by copy_masters' index.
+TEST(MixedPrecisionTest, AParameterNotRowMajorIsNamed) {
+  const Variable w(ones({2, 3}, {DType::kF16}).transpose(0, 1), true);
+  expect_throws(absl::StatusCode::kInvalidArgument,
+                {"MixedPrecision: parameter \"w\" is f16[3, 2] on cpu", "not row-major contiguous"}, [&] {
+                  MixedPrecision mp({{"w", w}}, LossScalerOptions{});
+                });
+}
+
 TEST_F(MasterWeightsTest, AnInfSkipsTheStepAndChangesNothingButTheScale) {
   Run r = fresh();
   ASSERT_TRUE(step(r, 0));  // momentum buffers exist from here
