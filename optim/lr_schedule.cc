@@ -238,8 +238,13 @@ absl::Status ReduceLrOnPlateau::load_state(const NamedTensors& state) {
     return absl::InvalidArgumentError(
         absl::StrCat("ReduceLrOnPlateau.load_state: entry \"lr\" must be finite and >= 0, got ", lr));
   }
-  if (epochs < 0 || num_bad_epochs < 0 || cooldown_counter < 0) {
-    return absl::InvalidArgumentError("ReduceLrOnPlateau.load_state: negative counter in the state");
+  for (const auto& [entry, value] : {std::pair<const char*, int64_t>{"epochs", epochs},
+                                     {"num_bad_epochs", num_bad_epochs},
+                                     {"cooldown_counter", cooldown_counter}}) {
+    if (value < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("ReduceLrOnPlateau.load_state: entry \"", entry, "\" must be >= 0, got ", value));
+    }
   }
   lr_ = lr;
   best_ = best;

@@ -233,6 +233,12 @@ TEST(PlateauTest, StateRoundTripContinuesIdentically) {
   }
   NamedTensors missing(saved.begin() + 1, saved.end());
   expect_error(resumed.load_state(missing), absl::StatusCode::kNotFound, {"ReduceLrOnPlateau.load_state", "\"lr\""});
+  NamedTensors negative = saved;
+  for (auto& entry : negative) {
+    if (entry.first == "num_bad_epochs") entry.second = full(entry.second.shape(), Scalar(-3.0), {DType::kI64});
+  }
+  expect_error(resumed.load_state(negative), absl::StatusCode::kInvalidArgument,
+               {"ReduceLrOnPlateau.load_state: entry \"num_bad_epochs\" must be >= 0, got -3"});
 }
 
 TEST(PlateauTest, InvalidOptionsAreErrors) {
