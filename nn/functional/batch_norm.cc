@@ -33,9 +33,10 @@ void check_inputs(const Tensor& x, const Tensor& running_mean, const Tensor& run
   if (bias.defined()) check_channel_vector("batch_norm", "bias", bias, x);
   TS_CHECK(eps > 0 && momentum >= 0 && momentum <= 1, "batch_norm: eps ", eps, " must be positive and momentum ",
            momentum, " in [0, 1]");
+  // Before the division below: with no channels (C = 0) it would divide by 0.
+  TS_CHECK(x.numel() != 0, "batch_norm: empty input ", x.describe());
   TS_CHECK(!training || x.numel() / x.size(1) >= 2,
            "batch_norm: training needs more than one value per channel, got input ", x.describe());
-  TS_CHECK(x.numel() != 0, "batch_norm: empty input ", x.describe());
 }
 
 // What the training kernels compute in: compute_dtype's, but bf16 in f32 on

@@ -297,6 +297,10 @@ TEST_F(BatchNormTest, BadInputsAreErrors) {
                 [&] { batch_norm(Variable(ones({3})), c3, c3, Variable(), Variable(), true); });
   expect_throws(kInvalid, {"batch_norm", "eps"},
                 [&] { batch_norm(Variable(x), c3, c3, Variable(), Variable(), true, 0.1, 0); });
+  // No channels: an error, not a division by zero.
+  expect_throws(kInvalid, {"batch_norm: empty input f32[2, 0, 4]"}, [&] {
+    batch_norm(Variable(zeros({2, 0, 4})), Tensor(), Tensor(), Variable(), Variable(), true);
+  });
 }
 
 TEST_F(BatchNormTest, TrainingWithoutRunningStats) {
