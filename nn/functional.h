@@ -69,7 +69,7 @@ autograd::Variable batch_norm_relu(const autograd::Variable& x, const autograd::
 
 struct Pool2dOptions {
   std::array<int64_t, 2> kernel = {2, 2};
-  std::array<int64_t, 2> stride = {2, 2};
+  std::array<int64_t, 2> stride = {0, 0};  // {0, 0}: the kernel's, as PyTorch's stride=None
   std::array<int64_t, 2> padding = {0, 0};
   bool ceil_mode = false;
   bool count_include_pad = true;  // avg_pool2d only

@@ -37,16 +37,17 @@ int64_t pooled_size(int64_t in, int64_t k, int64_t s, int64_t p, bool ceil_mode)
 Pool2dGeometry pool_geometry(absl::string_view op, const autograd::Variable& x, const Pool2dOptions& o) {
   check_input(op, x);
   const int64_t h = x.size(-2), w = x.size(-1);
-  const std::string config = absl::StrCat("kernel [", o.kernel[0], ", ", o.kernel[1], "], stride [", o.stride[0], ", ",
-                                          o.stride[1], "], padding [", o.padding[0], ", ", o.padding[1], "]");
+  const std::array<int64_t, 2> stride = o.stride == std::array<int64_t, 2>{0, 0} ? o.kernel : o.stride;
+  const std::string config = absl::StrCat("kernel [", o.kernel[0], ", ", o.kernel[1], "], stride [", stride[0], ", ",
+                                          stride[1], "], padding [", o.padding[0], ", ", o.padding[1], "]");
   for (int i = 0; i < 2; ++i) {
-    TS_CHECK(o.kernel[i] >= 1 && o.stride[i] >= 1 && o.padding[i] >= 0 && 2 * o.padding[i] <= o.kernel[i], op, ": ",
+    TS_CHECK(o.kernel[i] >= 1 && stride[i] >= 1 && o.padding[i] >= 0 && 2 * o.padding[i] <= o.kernel[i], op, ": ",
              config, ": kernel and stride must be positive, padding at most half the kernel");
   }
   Pool2dGeometry g;
   g.planes = x.numel() / (h * w), g.channels = x.size(-3), g.h = h, g.w = w;
   g.kh = o.kernel[0], g.kw = o.kernel[1];
-  g.stride_h = o.stride[0], g.stride_w = o.stride[1];
+  g.stride_h = stride[0], g.stride_w = stride[1];
   g.pad_h = o.padding[0], g.pad_w = o.padding[1];
   g.count_include_pad = o.count_include_pad;
   g.adaptive = false;

@@ -305,6 +305,16 @@ TEST_F(PoolingTest, Gradcheck) {
   }
 }
 
+// No stride given: the kernel's, as PyTorch's stride=None (a 3x3 window
+// over 6x6 gives 2x2, not the 2x2 of stride 2).
+TEST_F(PoolingTest, StrideDefaultsToTheKernel) {
+  const Variable x(random_tensor(rng(), {1, 2, 6, 6}, DType::kF32));
+  EXPECT_EQ(max_pool2d(x, {.kernel = {3, 3}}).shape(), (Shape{1, 2, 2, 2}));
+  EXPECT_EQ(avg_pool2d(x, {.kernel = {3, 2}}).shape(), (Shape{1, 2, 2, 3}));
+  ts::testing::expect_equal(max_pool2d(x, {.kernel = {3, 3}}).data(),
+                            ts::testing::ref_of(max_pool2d(x, {.kernel = {3, 3}, .stride = {3, 3}}).data()));
+}
+
 TEST_F(PoolingTest, BadInputsAreErrors) {
   using ts::testing::expect_throws;
   const auto kInvalid = absl::StatusCode::kInvalidArgument;
