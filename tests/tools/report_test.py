@@ -4,7 +4,8 @@ percentile, a throughput): one line naming the file and the field, exit
 status 1, instead of a traceback or a silent "-" (true is no integer, so it
 cannot match rank 1). comm_bench reports (a task report's format with
 extra.comm_bench): algbw and busbw per dtype and size side by side, not a
-task table of "-". The ddp_bench setup leaves out a topology neither run has,
+task table of "-". ddp_bench rows pair by world size whatever their
+bucket labels (runs of other ranks per machine), as diff.py's do. The ddp_bench setup leaves out a topology neither run has,
 and prints one of several lines below the table. Config differences name
 nested fields by their dotted names.
 (The golden tables are //tests/tasks/common:report_diff_test's.)"""
@@ -82,6 +83,17 @@ class ShapeTest(unittest.TestCase):
         for report in (DDP_BENCH, NEIGHBOR_BENCH, TASK, COMM_BENCH):
             result, _ = run_diff(report, report)
             self.assertEqual(result.returncode, 0, result.stderr)
+
+    def test_a_file_that_is_not_text_is_named(self):
+        with tempfile.TemporaryDirectory() as d:
+            good = write(d, "good.json", TASK)
+            binary = os.path.join(d, "events.out.tfevents")  # a TensorBoard file, say
+            with open(binary, "wb") as f:
+                f.write(b"\xff\xfe\x00\x01 not text")
+            for a, b in ((good, binary), (binary, good)):
+                result = tool_module.run("report", "diff", a, b)
+                self.assertEqual(result.returncode, 1, result.stderr)
+                self.assertEqual(result.stderr, f"report: {binary} is not JSON: not UTF-8 text (byte 0)\n")
 
     def test_a_key_that_cannot_match_is_named(self):
         cases = [
@@ -232,6 +244,23 @@ class DdpBenchSetupTest(unittest.TestCase):
         differ = self.diff_lines(a, b)
         self.assertIn("topology (baseline):", differ)
         self.assertEqual(differ[differ.index("topology (test):") + 1], "GPU0\t X ")
+
+
+class DdpBenchRowsTest(unittest.TestCase):
+    def test_ddp_rows_pair_by_world_size_whatever_their_labels(self):
+        def rows(per_machine, seconds):
+            return [{"label": f"1M/{per_machine}G" if n <= per_machine else f"1M/{per_machine}G+{per_machine}G",
+                     "ddp": True, "world_size": n, "sec_per_iter": {"p75": seconds * n, "p95": seconds * n},
+                     "examples_per_s": {"p75": 32 / (seconds * n), "p95": 32 / (seconds * n)}} for n in (8, 16)]
+
+        a, b = copy.deepcopy(DDP_BENCH), copy.deepcopy(DDP_BENCH)
+        a["benchmarks"][0]["rows"], b["benchmarks"][0]["rows"] = rows(8, 1.0), rows(4, 0.5)
+        result, _ = run_diff(a, b)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertNotIn("only in", result.stdout)
+        self.assertIn("1M/8G vs 1M/4G+4G, 8 ranks:", result.stdout)
+        self.assertIn("1M/8G+8G vs 1M/4G+4G, 16 ranks:", result.stdout)
+        self.assertIn("+50.0%", result.stdout)
 
 
 if __name__ == "__main__":
