@@ -241,7 +241,11 @@ class CompareTest(unittest.TestCase):
             wrong = os.path.join(d, "task_report.json")
             with open(wrong, "w", encoding="utf-8") as f:
                 json.dump({"format": "trainstack.report.v1"}, f)
-            for path, fragment in ((missing, "cannot read"), (wrong, "not a microbench report")):
+            binary = os.path.join(d, "events.out.tfevents")  # a TensorBoard file, say
+            with open(binary, "wb") as f:
+                f.write(b"\xff\xfe\x00\x01 not text")
+            for path, fragment in ((missing, "cannot read"), (wrong, "not a microbench report"),
+                                   (binary, "not UTF-8 text")):
                 result = run_tool("compare", os.path.join(HERE, "base.json"), path)
                 self.assertEqual(result.returncode, 1)
                 self.assertEqual(result.stdout, "")
@@ -499,8 +503,12 @@ class RatiosTest(unittest.TestCase):
             for path, content in contents.items():
                 with open(path, "w", encoding="utf-8") as f:
                     json.dump(content, f)
+            binary = os.path.join(d, "events.out.tfevents")
+            with open(binary, "wb") as f:
+                f.write(b"\xff\xfe\x00\x01 not text")
             cases = ((missing, "cannot read"), (report, "not a microbench ratios file"),
-                     (no_runs, "must be a non-empty list"), (bad_median, "must be a non-empty list"))
+                     (no_runs, "must be a non-empty list"), (bad_median, "must be a non-empty list"),
+                     (binary, "not UTF-8 text"))
             for path, fragment in cases:
                 for baseline, saved in ((path, self.NEW), (self.BASELINE, path)):
                     result = run_ratios(baseline, saved)
