@@ -126,6 +126,19 @@ class RenderTest(ToolCase):
         self.assert_renders(["bandwidth", fixture("comm_bench_mpi.json"), fixture("comm_bench_nccl.json"), "--size",
                              "1000x600"], ["allreduce_bandwidth"], size=(1000, 600))
 
+    def test_bandwidth_of_one_rank_says_it_has_no_bus_bandwidth(self):
+        with open(fixture("comm_bench_mpi.json"), encoding="utf-8") as f:
+            report = json.load(f)
+        report["config"]["world_size"] = 1
+        for row in report["extra"]["comm_bench"]["results"]:
+            row["busbw_gbps"] = row["mpi_busbw_gbps"] = 0.0
+        path = self.write("one_rank.json", report)
+        result = self.run_tool("bandwidth", path, "--out", self.out)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual(result.stderr.splitlines(),
+                         ["plot: note: one_rank: one rank, no bus bandwidth (algbw x 2(n-1)/n is 0) to draw"])
+        self.assertGreater(os.path.getsize(os.path.join(self.out, "allreduce_bandwidth.png")), 1000)
+
     def test_ddp_scaling(self):
         self.assert_renders(["scaling", fixture("ddp_bench.json")],
                             ["ddp_scaling_resnet50", "ddp_scaling_resnext50_32x4d"])
