@@ -4,7 +4,8 @@
 // carried LSTM states travel in the checkpoint: without them the resumed
 // window would start from zeros); evaluation reports perplexity as the
 // exponential of the per-token loss, throughput counts tokens, and each
-// step's lr follows its window's length; on a GPU (its BPTT windows reach it
+// step's lr follows its window's length; AR and TAR read the last output on
+// either side of its dropout; on a GPU (its BPTT windows reach it
 // through the trainer's device prefetcher) it trains as on the CPU.
 #include <cmath>
 #include <functional>
@@ -19,6 +20,8 @@
 #include "data/readers/lm_text.h"
 #include "data/synthetic/tokens.h"
 #include "gtest/gtest.h"
+#include "nn/losses.h"
+#include "nn/models/awd_lstm.h"
 #include "tasks/common/trainer.h"
 #include "tasks/lstm_lm/language_model.h"
 #include "tasks/lstm_lm/lm_data.h"
@@ -213,6 +216,62 @@ TEST(LanguageModelTest, AWindowAtColumnZeroStartsFromZeroStates) {
   const double restarted = to_vector<double>(to(carried->evaluate(batch_at(0)).at("nll"), DType::kF64))[0];
   EXPECT_EQ(restarted, first);
   EXPECT_NE(continued, first) << "a window inside the epoch must see the carried states";
+}
+
+// The loss is AWD-LSTM's: cross entropy + AR on the last LSTM's output
+// after its locked dropout + TAR on it before (awd-lstm-lm's main.py:
+// outputs[-1] and raw_outputs[-1]). With only that dropout on, the mask is
+// one per sequence and feature ([1, B, F], the same at every step), and the
+// raw outputs are what eval mode gives. (The golden tests run with the
+// dropouts off, where dropped and raw are one tensor and a swap of the two
+// regularizers' inputs could not show.)
+TEST(LanguageModelTest, TheRegularizersReadTheLastOutputOnEitherSideOfItsDropout) {
+  const TaskConfig c = config("regularizers");
+  ASSERT_OK_AND_ASSIGN(LmData data, open_lm_data(c, 0, 1));
+  nn::models::AwdLstmOptions only_output_dropout;
+  only_output_dropout.embedding_size = 6;
+  only_output_dropout.hidden_size = 10;
+  only_output_dropout.num_layers = 2;
+  only_output_dropout.dropout = 0.5;
+  only_output_dropout.dropout_h = only_output_dropout.dropout_i = only_output_dropout.dropout_e =
+      only_output_dropout.weight_drop = 0;
+  manual_seed(3);
+  const auto model = std::make_shared<nn::models::AwdLstm>(data.vocabulary, only_output_dropout);
+  LanguageModelRecipe r(std::move(data.data), model, {.bptt = 8, .ar_alpha = 2, .tar_beta = 1});
+  Generator g(12);
+  const Tensor tokens = to(uniform({9, 4}, 0, kVocabulary, {}, &g), DType::kI64);
+  const Tensor input = tokens.narrow(0, 0, 8), target = tokens.narrow(0, 1, 8);
+  const Tensor batch[] = {input, target, scalar_tensor(0, {DType::kI64})};
+
+  manual_seed(21);
+  const nn::models::AwdLstmOutput out = model->forward(input);
+  manual_seed(21);  // the same masks again
+  const double loss = to_vector<double>(to(r.loss(batch).data(), DType::kF64))[0];
+  const Tensor dropped = to(out.dropped_output.data(), DType::kF64);
+  const Tensor raw = to(out.raw_outputs.back().data(), DType::kF64);
+  const Tensor change = raw.narrow(0, 1, 7) - raw.narrow(0, 0, 7);
+  const double ce = to_vector<double>(to(nn::cross_entropy(out.logits, reshape(target, {-1})).data(), DType::kF64))[0];
+  const double ar = 2 * item<double>(mean(dropped * dropped));
+  const double tar = 1 * item<double>(mean(change * change));
+  EXPECT_NEAR(loss, ce + ar + tar, 1e-5 * (ce + ar + tar));
+
+  // dropped = raw * mask[b, f] / (1 - p), the mask the same at every step.
+  const std::vector<double> d = to_vector<double>(dropped), h = to_vector<double>(raw);
+  const int64_t steps = 8, features = raw.size(1) * raw.size(2);
+  int zeros = 0;
+  for (int64_t j = 0; j < features; ++j) {
+    const bool kept = d[j] != 0;
+    zeros += !kept;
+    for (int64_t t = 0; t < steps; ++t) {
+      const int64_t at = t * features + j;
+      ASSERT_NEAR(d[at], kept ? 2 * h[at] : 0, 1e-6) << "step " << t << ", batch and feature " << j;
+    }
+  }
+  EXPECT_GT(zeros, 0);
+  EXPECT_LT(zeros, features);
+  // The raw outputs carry no dropout: eval mode gives the same.
+  model->eval();
+  ts::testing::expect_equal(model->forward(input).raw_outputs.back().data(), ts::testing::ref_of(raw));
 }
 
 TEST(LanguageModelTest, CudaTrainsAsTheCpu) {
