@@ -297,7 +297,8 @@ TEST(AdamTest, InvalidOptionsAndGradientsAreErrors) {
 }
 
 // The fused kernel rounds as the CPU loop does: the same steps on CUDA, in
-// one launch or one per tensor, give the CPU's parameters bit for bit.
+// one launch or one per tensor, give the CPU's parameters and state bit for
+// bit.
 TEST_F(AdamReferenceTest, CudaMatchesTheCpuLoopBitForBit) {
   TS_SKIP_WITHOUT_CUDA();
   for (DType dtype : {DType::kF32, DType::kF64, DType::kF16, DType::kBF16}) {
@@ -324,6 +325,14 @@ TEST_F(AdamReferenceTest, CudaMatchesTheCpuLoopBitForBit) {
         }
         for (size_t i = 0; i < shapes.size(); ++i) {
           EXPECT_EQ(values(to(cuda[i].data(), Device::cpu())), values(cpu[i].data())) << "param " << i;
+        }
+        // The moments (and amsgrad's maximum) too: a resumed run steps on
+        // from them.
+        const NamedTensors cpu_state = on_cpu.state(), cuda_state = on_cuda.state();
+        ASSERT_EQ(cuda_state.size(), cpu_state.size());
+        for (size_t k = 0; k < cpu_state.size(); ++k) {
+          EXPECT_EQ(cuda_state[k].first, cpu_state[k].first);
+          EXPECT_EQ(values(to(cuda_state[k].second, Device::cpu())), values(cpu_state[k].second)) << cpu_state[k].first;
         }
       }
     }
