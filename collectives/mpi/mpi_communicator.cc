@@ -149,9 +149,11 @@ Work MpiCommunicator::start_collective(std::string op, const Tensor& signature_t
 
 Work MpiCommunicator::allreduce(const Tensor& tensor, ReduceOp op) {
   std::string name = absl::StrCat("allreduce(", reduce_op_name(op), ")");
+  // Each call takes its place in the order first, refused or not: a call
+  // refused on one rank only must not pair the others' next call with this.
+  const int64_t sequence = sequence_++;
   if (absl::Status s = check_tensor(name, tensor, Device::cpu()); !s.ok()) return Work::failed(s);
   if (absl::Status s = check_reduce_dtype(name, tensor, op); !s.ok()) return Work::failed(s);
-  const int64_t sequence = sequence_++;
   const RingBuffer buffer{collective_comm_, tag_for(sequence), rank_,         world_size_,
                           bytes_of(tensor), tensor.numel(),    tensor.dtype()};
   std::vector<Round> rounds;
@@ -171,9 +173,9 @@ Work MpiCommunicator::allreduce(const Tensor& tensor, ReduceOp op) {
 
 Work MpiCommunicator::broadcast(const Tensor& tensor, int root) {
   std::string name = absl::StrCat("broadcast(root ", root, ")");
+  const int64_t sequence = sequence_++;  // its place, refused or not (see allreduce)
   if (absl::Status s = check_tensor(name, tensor, Device::cpu()); !s.ok()) return Work::failed(s);
   if (absl::Status s = check_peer(name, root, world_size_, "root"); !s.ok()) return Work::failed(s);
-  const int64_t sequence = sequence_++;
   std::vector<Round> rounds;
   if (world_size_ > 1) segmented_broadcast(collective_comm_, bytes_of(tensor), nbytes(tensor), root, rounds);
   return start_collective(std::move(name), tensor, sequence, std::move(rounds));
@@ -181,11 +183,11 @@ Work MpiCommunicator::broadcast(const Tensor& tensor, int root) {
 
 Work MpiCommunicator::allgather(const Tensor& output, const Tensor& input) {
   constexpr absl::string_view kName = "allgather";
+  const int64_t sequence = sequence_++;  // its place, refused or not (see allreduce)
   for (const Tensor* t : {&output, &input}) {
     if (absl::Status s = check_tensor(kName, *t, Device::cpu()); !s.ok()) return Work::failed(s);
   }
   if (absl::Status s = check_gathered(kName, output, input, world_size_); !s.ok()) return Work::failed(s);
-  const int64_t sequence = sequence_++;
   char* slot = bytes_of(output) + rank_ * nbytes(input);
   if (nbytes(input) > 0 && slot != bytes_of(input)) std::memmove(slot, bytes_of(input), nbytes(input));
   std::vector<Round> rounds;
@@ -197,12 +199,12 @@ Work MpiCommunicator::allgather(const Tensor& output, const Tensor& input) {
 
 Work MpiCommunicator::reduce_scatter(const Tensor& output, const Tensor& input, ReduceOp op) {
   std::string name = absl::StrCat("reduce_scatter(", reduce_op_name(op), ")");
+  const int64_t sequence = sequence_++;  // its place, refused or not (see allreduce)
   for (const Tensor* t : {&output, &input}) {
     if (absl::Status s = check_tensor(name, *t, Device::cpu()); !s.ok()) return Work::failed(s);
   }
   if (absl::Status s = check_reduce_dtype(name, input, op); !s.ok()) return Work::failed(s);
   if (absl::Status s = check_gathered(name, input, output, world_size_); !s.ok()) return Work::failed(s);
-  const int64_t sequence = sequence_++;
   // The ring reduces in place; a scratch copy keeps `input` unchanged.
   auto scratch = std::make_shared<std::vector<char>>(bytes_of(input), bytes_of(input) + nbytes(input));
   const RingBuffer buffer{collective_comm_, tag_for(sequence), rank_,        world_size_,

@@ -1,5 +1,6 @@
 // Failure is an error, never a hang: a rank that arrives late, is in another
-// collective or has exited makes the others fail within the timeout, with a
+// collective (or a call ahead, its last one refused) or has exited makes the
+// others fail within the timeout, with a
 // message naming the collective, that rank and the elapsed time. The last
 // test kills the last rank, so mpi_test.sh checks only the others' results
 // (the late rank hands them its verdict on the first test).
@@ -94,6 +95,31 @@ TEST(MpiFailure, RanksInAnotherCollectiveAreNamed) {
                                               : "rank 0 is in allreduce(sum) #0 of f32[5] on cpu on rank 0";
   expect_error(status, status.code(), {"timed out after", "ranks disagree on the collective"});
   if (status.code() == absl::StatusCode::kDeadlineExceeded) expect_error(status, status.code(), {own, other});
+  ASSERT_OK(world().barrier().wait());
+}
+
+// A call refused on one rank only (an average of integers, say) still takes
+// its place in the order: the others' allreduce times out naming the rank
+// that is one call ahead. Before, it took that rank's next allreduce as its
+// pair and summed two different calls without a word.
+TEST(MpiFailure, ACallRefusedOnOneRankStillTakesItsPlace) {
+  std::unique_ptr<mpi::MpiCommunicator> comm = short_timeout_comm();
+  Tensor floats = ones({5});
+  absl::Status first;
+  if (comm->rank() == last_rank()) {
+    Tensor ints = ones({5}, {DType::kI32});
+    first = comm->allreduce(ints, ReduceOp::kAvg).wait();
+    EXPECT_EQ(first.code(), absl::StatusCode::kInvalidArgument) << first;
+  } else {
+    first = comm->allreduce(floats, ReduceOp::kSum).wait();
+  }
+  const absl::Status second = comm->allreduce(floats, ReduceOp::kSum).wait();
+  EXPECT_FALSE(first.ok());
+  EXPECT_FALSE(second.ok());
+  if (comm->rank() != last_rank() && first.code() == absl::StatusCode::kDeadlineExceeded) {
+    expect_error(first, first.code(),
+                 {"allreduce(sum) #0 of f32[5]", absl::StrCat("rank ", last_rank(), " is in allreduce(sum) #1")});
+  }
   ASSERT_OK(world().barrier().wait());
 }
 
