@@ -419,18 +419,15 @@ TEST_F(TrainerTest, MaxStepsStopsAndResumeFinishes) {
 }
 
 // max_steps that ends an epoch off the evaluation schedule does not
-// evaluate there: the evaluation would move the PLATEAU schedule (and
-// NT-ASGD, and the targets), and the resumed run would part from the
-// uninterrupted one.
+// evaluate there: the evaluation would move NT-ASGD (and the targets), and
+// the resumed run would part from the uninterrupted one.
 TEST_F(TrainerTest, MaxStepsAtAnEpochEndOffTheEvaluationScheduleResumesBitExactly) {
   const auto every_other_epoch = [&](const std::string& name) {
     TaskConfig c = config(name);
     c.set_epochs(8);
     c.set_eval_every_epochs(2);
     c.mutable_sgd()->set_lr(0.6);
-    c.set_lr_schedule(TaskConfig::PLATEAU);
-    c.set_lr_patience(0);
-    c.set_lr_decay_factor(0.5);
+    c.mutable_sgd()->set_nt_asgd_nonmono(1);
     c.set_checkpoint_interval_minutes(0);  // epoch ends and the stop only
     return c;
   };
