@@ -1,11 +1,32 @@
 #include "tasks/common/time_to_target.h"
 
 #include <cmath>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
 namespace ts::tasks {
+
+TimeToTarget::TimeToTarget(std::string metric, double target, bool minimize, TargetState* state)
+    : metric_(std::move(metric)), target_(target), minimize_(minimize), state_(state) {
+  if (state_->metric().empty()) {
+    state_->set_metric(metric_);
+    state_->set_target(target_);
+    state_->set_minimize(minimize_);
+  }
+}
+
+absl::Status check_same_target(const TargetState& saved, absl::string_view which, absl::string_view metric,
+                               double target, bool minimize) {
+  if (saved.metric().empty()) return absl::OkStatus();  // written before the marks
+  if (saved.metric() == metric && saved.target() == target && saved.minimize() == minimize) return absl::OkStatus();
+  const auto goal = [](absl::string_view m, double t, bool min) { return absl::StrCat(m, min ? " <= " : " >= ", t); };
+  return absl::FailedPreconditionError(absl::StrCat(
+      "the checkpoint times ", goal(saved.metric(), saved.target(), saved.minimize()), " and this run's ", which,
+      " is ", goal(metric, target, minimize),
+      "; a run resumes with the targets it was written with (its time to the old one would stand for the new)"));
+}
 
 bool TimeToTarget::observe(double value, const RunTime& at) {
   // A NaN evaluation is never the best, and never hides a later one.

@@ -6,6 +6,8 @@
 
 #include <string>
 
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "base/json.h"
 #include "tasks/common/run_state.pb.h"
 
@@ -21,9 +23,9 @@ struct RunTime {
 
 class TimeToTarget {
  public:
-  // `state` must outlive it.
-  TimeToTarget(std::string metric, double target, bool minimize, TargetState* state)
-      : metric_(std::move(metric)), target_(target), minimize_(minimize), state_(state) {}
+  // `state` must outlive it; a new state (no metric yet) is marked with this
+  // target.
+  TimeToTarget(std::string metric, double target, bool minimize, TargetState* state);
 
   // One evaluation's value, at `at`. Returns true when this evaluation first
   // reaches the target.
@@ -44,5 +46,13 @@ class TimeToTarget {
   bool minimize_;
   TargetState* state_;
 };
+
+// OK when `saved` (restored from a checkpoint) times `metric` against
+// `target` in the same direction, or predates the marks; otherwise an error
+// naming both, with `which` ("target_metric", "more_targets[1]") saying
+// which of the config's targets it is. A state of another target would
+// carry that target's "reached" into this run.
+absl::Status check_same_target(const TargetState& saved, absl::string_view which, absl::string_view metric,
+                               double target, bool minimize);
 
 }  // namespace ts::tasks

@@ -580,6 +580,24 @@ absl::Status Trainer::restore() {
   if (state_.has_shape()) {
     if (absl::Status s = check_resumable(state_.shape(), run_shape()); !s.ok()) return in_context(s);
   }
+  if (absl::Status s = check_same_target(state_.target(), "target_metric", config_.target_metric(),
+                                         config_.target_value(), config_.target_minimize());
+      !s.ok()) {
+    return in_context(s);
+  }
+  if (state_.more_targets_size() > 0 && state_.more_targets_size() != config_.more_targets_size()) {
+    return in_context(absl::FailedPreconditionError(
+        absl::StrCat("the checkpoint times ", state_.more_targets_size(), " more_targets and this run has ",
+                     config_.more_targets_size(), "; a run resumes with the targets it was written with")));
+  }
+  for (int i = 0; i < state_.more_targets_size(); ++i) {
+    const TaskConfig::Target& t = config_.more_targets(i);
+    if (absl::Status s = check_same_target(state_.more_targets(i), absl::StrCat("more_targets[", i, "]"), t.metric(),
+                                           t.value(), t.minimize());
+        !s.ok()) {
+      return in_context(s);
+    }
+  }
   const auto blob = [&](const char* key) -> absl::StatusOr<nn::NamedTensors> {
     const auto it = blobs.find(key);
     if (it == blobs.end()) {

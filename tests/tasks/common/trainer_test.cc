@@ -418,6 +418,43 @@ TEST_F(TrainerTest, MaxStepsStopsAndResumeFinishes) {
   EXPECT_TRUE(resumed_report.find("run")->find("stopped_by_signal")->is_null());
 }
 
+// A checkpoint's time-to-target states belong to the targets it was written
+// with: resumed with another target, the old target's "reached" (and time)
+// would have stood for the new one.
+TEST_F(TrainerTest, AResumeWithOtherTargetsIsRefused) {
+  TaskConfig c = config("targets");
+  c.set_checkpoint_interval_minutes(0);  // epoch ends and the stop only
+  c.set_max_steps(13);
+  c.set_target_value(0.5);
+  TaskConfig::Target* loss = c.add_more_targets();
+  loss->set_metric("loss");
+  loss->set_value(0.01);
+  loss->set_minimize(true);
+  {
+    auto first = recipe();
+    ASSERT_OK(trainer(c, *first)->run().status());
+  }
+  c.set_max_steps(0);
+  c.set_resume(true);
+  TaskConfig higher = c;
+  higher.set_target_value(0.99);
+  TaskConfig other_metric = c;
+  other_metric.mutable_more_targets(0)->set_metric("error");
+  TaskConfig fewer = c;
+  fewer.clear_more_targets();
+  for (const auto& [other, message] :
+       {std::pair<TaskConfig, std::string>{higher,
+                                           "the checkpoint times accuracy >= 0.5 and this run's target_metric is "
+                                           "accuracy >= 0.99; a run resumes with the targets it was written with"},
+        {other_metric, "the checkpoint times loss <= 0.01 and this run's more_targets[0] is error <= 0.01"},
+        {fewer, "the checkpoint times 1 more_targets and this run has 0"}}) {
+    auto resumed = recipe();
+    expect_error(trainer(other, *resumed)->run().status(), absl::StatusCode::kFailedPrecondition, {message});
+  }
+  auto resumed = recipe();
+  ASSERT_OK(trainer(c, *resumed)->run().status());
+}
+
 // max_steps that ends an epoch off the evaluation schedule does not
 // evaluate there: the evaluation would move NT-ASGD (and the targets), and
 // the resumed run would part from the uninterrupted one.
