@@ -216,7 +216,22 @@ absl::StatusOr<TaskConfig> config_from_flags(absl::string_view default_config, a
                                           : load_config(user_path(flag_path));
   if (!config.ok()) return config.status();
   if (absl::Status s = apply_typed_flags(*config); !s.ok()) return s;
+  const TaskConfig::OptimizerCase flagged_optimizer = config->optimizer_case();
   if (absl::Status s = apply_overrides(*config, absl::GetFlag(FLAGS_set)); !s.ok()) return s;
+  // The optimizer flags went into the optimizer chosen before --set; one
+  // that --set puts another in place of would take them away unsaid.
+  if (config->optimizer_case() != flagged_optimizer) {
+    for (const auto& [name, given] : {std::pair<const char*, bool>{"lr", absl::GetFlag(FLAGS_lr).has_value()},
+                                      {"momentum", absl::GetFlag(FLAGS_momentum).has_value()},
+                                      {"weight_decay", absl::GetFlag(FLAGS_weight_decay).has_value()}}) {
+      if (given) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--", name, " set a field of the config's optimizer, and --set chose another in its place (",
+            config->optimizer_case() == TaskConfig::kAdam ? "adam" : "sgd", "), which drops it; give it in --set (",
+            config->optimizer_case() == TaskConfig::kAdam ? "adam" : "sgd", ".", name, "=...) instead"));
+      }
+    }
+  }
   config->set_output_dir(user_path(config->output_dir()));
   config->set_checkpoint_dir(user_path(config->checkpoint_dir()));
   config->set_data_path(user_path(config->data_path()));

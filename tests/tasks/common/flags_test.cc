@@ -68,6 +68,22 @@ TEST_F(FlagsTest, TypedFlagsThenSetOverrideTheDefault) {
   EXPECT_EQ(c.GetExtension(testing::toy).depth(), 32);
 }
 
+// --lr goes into the config's optimizer; a --set that chooses another in its
+// place would drop it, so the two together are an error (Adam ran at its
+// own lr before).
+TEST_F(FlagsTest, AnOptimizerFlagThatSetSwitchesAwayFromIsAnError) {
+  parse({"--lr=0.05", "--set=adam={amsgrad: true}"});
+  expect_error(config_from_flags(kDefaultConfig, "toy").status(), absl::StatusCode::kInvalidArgument,
+               {"--lr set a field of the config's optimizer, and --set chose another in its place (adam), which drops "
+                "it; give it in --set (adam.lr=...) instead"});
+  parse({"--lr=0.05", "--set=adam={amsgrad: true},adam.lr=0.05"});
+  expect_error(config_from_flags(kDefaultConfig, "toy").status(), absl::StatusCode::kInvalidArgument, {"--lr"});
+  absl::SetFlag(&FLAGS_lr, std::nullopt);  // parsed above; absl keeps it
+  parse({"--set=adam={amsgrad: true, lr: 0.05}"});
+  ASSERT_OK_AND_ASSIGN(const TaskConfig c, config_from_flags(kDefaultConfig, "toy"));
+  EXPECT_EQ(c.adam().lr(), 0.05);
+}
+
 // A bool flag given false turns off what the config file turned on; one
 // not given leaves the file's value.
 TEST_F(FlagsTest, BoolFlagsTurnFieldsOffToo) {
