@@ -11,8 +11,15 @@ namespace ts {
 std::string shape_str(Dims shape) { return absl::StrCat("[", absl::StrJoin(shape, ", "), "]"); }
 
 int64_t shape_numel(Dims shape) {
+  // No size is negative (every maker of shapes checks); a zero anywhere makes
+  // any other sizes fine. Otherwise a product past int64 would wrap, and a
+  // view of the wrapped count would reach outside its storage.
+  if (std::find(shape.begin(), shape.end(), 0) != shape.end()) return 0;
   int64_t n = 1;
-  for (int64_t s : shape) n *= s;
+  for (int64_t s : shape) {
+    TS_CHECK(!__builtin_mul_overflow(n, s, &n), "shape ", shape_str(shape),
+             " has more elements than an int64 can count");
+  }
   return n;
 }
 

@@ -4,6 +4,7 @@
 #include <numeric>
 #include <optional>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/str_cat.h"
 #include "base/error.h"
 
@@ -160,7 +161,9 @@ Shape view_target(Dims shape, const Tensor& t) {
       infer = static_cast<int64_t>(i);
     } else {
       TS_CHECK(target[i] >= 0, "view: negative size in ", shape_str(shape));
-      known *= target[i];
+      // A zero anywhere makes the count 0 whatever the other sizes are.
+      TS_CHECK(!__builtin_mul_overflow(known, target[i], &known) || absl::c_linear_search(target, 0), "view: shape ",
+               shape_str(shape), " has more elements than an int64 can count");
     }
   }
   if (infer >= 0) {
@@ -211,8 +214,8 @@ Tensor Tensor::narrow(int64_t dim, int64_t start, int64_t length) const {
   const int64_t d = normalize_dim("narrow", dim, this->dim());
   const int64_t n = shape_[d];
   if (start < 0) start += n;
-  TS_CHECK_INDEX(start >= 0 && length >= 0 && start + length <= n, "narrow: start ", start, " and length ", length,
-                 " exceed dim ", dim, " of ", describe());
+  TS_CHECK_INDEX(start >= 0 && length >= 0 && start <= n && length <= n - start, "narrow: start ", start,
+                 " and length ", length, " exceed dim ", dim, " of ", describe());
   return slice(d, start, start + length);
 }
 
@@ -233,7 +236,12 @@ Tensor Tensor::select(int64_t dim, int64_t index) const {
 
 Tensor Tensor::transpose(int64_t dim0, int64_t dim1) const {
   TS_CHECK(defined(), "transpose: undefined tensor");
-  if (dim() == 0) return *this;
+  if (dim() == 0) {
+    // As PyTorch: a 0-dim tensor's only dims are 0 and -1.
+    TS_CHECK_INDEX((dim0 == 0 || dim0 == -1) && (dim1 == 0 || dim1 == -1), "transpose: dims ", dim0, " and ", dim1,
+                   " of a 0-dim tensor (only 0 and -1 name its dim)");
+    return *this;
+  }
   const int64_t a = normalize_dim("transpose", dim0, dim());
   const int64_t b = normalize_dim("transpose", dim1, dim());
   Shape shape = shape_;
@@ -249,11 +257,11 @@ Tensor Tensor::permute(Dims dims) const {
            " dims of ", describe());
   Shape shape(dims.size());
   Shape strides(dims.size());
-  uint64_t seen = 0;
+  std::vector<bool> seen(dims.size());
   for (size_t i = 0; i < dims.size(); ++i) {
     const int64_t d = normalize_dim("permute", dims[i], dim());
-    TS_CHECK(!(seen & (uint64_t{1} << d)), "permute: dim ", dims[i], " repeats in ", shape_str(dims));
-    seen |= uint64_t{1} << d;
+    TS_CHECK(!seen[d], "permute: dim ", dims[i], " repeats in ", shape_str(dims));
+    seen[d] = true;
     shape[i] = shape_[d];
     strides[i] = strides_[d];
   }

@@ -64,6 +64,9 @@ TEST(TensorTest, SliceClampsLikePythonAndNarrowChecks) {
   Tensor n = x.narrow(0, -4, 2);
   expect_equal(n, Ref{{2}, {6, 7}});
   testing::expect_throws(absl::StatusCode::kOutOfRange, {"narrow", "[10]"}, [&] { x.narrow(0, 8, 3); });
+  // start + length past int64 wrapped, and the narrow passed as empty.
+  testing::expect_throws(absl::StatusCode::kOutOfRange, {"narrow: start 5 and length 9223372036854775807"},
+                         [&] { x.narrow(0, 5, std::numeric_limits<int64_t>::max()); });
   testing::expect_throws(absl::StatusCode::kOutOfRange, {"select", "index 10"}, [&] { x.select(0, 10); });
 }
 
@@ -89,6 +92,29 @@ TEST(TensorTest, ViewAndReshape) {
   EXPECT_EQ(f.shape(), (Shape{2, 12}));
 }
 
+// Shapes whose element count passes int64: the wrapped count matched the
+// source's, and the view reached outside its storage (PyTorch: "integer
+// multiplication overflow").
+TEST(TensorTest, ShapesPastInt64AreErrors) {
+  const int64_t wraps_to_8 = 7905747460161236408;  // x 7 is 8 modulo 2^64
+  testing::expect_throws(absl::StatusCode::kInvalidArgument,
+                         {"view: shape [7905747460161236408, 7] has more elements than an int64 can count"}, [&] {
+                           iota({8}).view({wraps_to_8, 7});
+                         });
+  testing::expect_throws(absl::StatusCode::kInvalidArgument, {"more elements than an int64 can count"}, [&] {
+    scalar_tensor(1.0).view({7, 7905747460161236407});
+  });
+  testing::expect_throws(absl::StatusCode::kInvalidArgument, {"more elements than an int64 can count"}, [&] {
+    ones({1, 1}).expand({3, 6148914691236517206});
+  });
+  testing::expect_throws(absl::StatusCode::kInvalidArgument, {"more elements than an int64 can count"}, [&] {
+    empty({0, 3}).view({int64_t{1} << 32, int64_t{1} << 32});
+  });
+  // A zero anywhere makes an empty tensor, however large the other sizes.
+  EXPECT_EQ(empty({0, 3}).view({0, int64_t{1} << 62, 4}).numel(), 0);
+  EXPECT_EQ(empty({0, 3}).view({int64_t{1} << 62, 4, 0}).numel(), 0);
+}
+
 TEST(TensorTest, PermuteExpandSqueezeUnsqueeze) {
   const Tensor x = iota({2, 1, 3});
   Tensor p = x.permute({2, 0, 1});
@@ -96,6 +122,10 @@ TEST(TensorTest, PermuteExpandSqueezeUnsqueeze) {
   EXPECT_EQ(p.strides(), (Shape{1, 3, 3}));
   testing::expect_throws(absl::StatusCode::kInvalidArgument, {"permute", "repeats"}, [&] { x.permute({0, 0, 1}); });
   testing::expect_throws(absl::StatusCode::kInvalidArgument, {"permute"}, [&] { x.permute({0, 1}); });
+  // A 0-dim tensor's only dims are 0 and -1, as in PyTorch.
+  EXPECT_EQ(scalar_tensor(2.0).transpose(0, -1).dim(), 0);
+  testing::expect_throws(absl::StatusCode::kOutOfRange, {"transpose: dims 0 and 5 of a 0-dim tensor"},
+                         [&] { scalar_tensor(2.0).transpose(0, 5); });
   Tensor e = x.expand({4, 2, 5, 3});
   EXPECT_EQ(e.strides(), (Shape{0, 3, 0, 1}));
   Tensor e2 = x.expand({-1, 2, -1});
