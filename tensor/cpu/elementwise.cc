@@ -202,7 +202,10 @@ void CpuBackend::random(RandomKind kind, const Tensor& out, PhiloxKey key, doubl
             const int64_t i = 2 * g + j;
             switch (kind) {
               case RandomKind::kUniform:
+                // [a, b): a draw that rounded up to b becomes a, as in
+                // PyTorch's CUDA kernel (and the CUDA backend's).
                 o[i] = mul_add_unfused(b - a, v[j], a);
+                if (o[i] == b) o[i] = a;
                 break;
               case RandomKind::kNormal:
                 o[i] = mul_add_unfused(b, v[j], a);
@@ -221,6 +224,7 @@ void CpuBackend::random(RandomKind kind, const Tensor& out, PhiloxKey key, doubl
                                                       : 24;
       const float lo = static_cast<float>(a), span = static_cast<float>(b - a);
       const float mean = static_cast<float>(a), stddev = static_cast<float>(b);
+      const T high = store<T>(static_cast<float>(b)), low = store<T>(lo);
       parallel_for((n + 3) / 4, kElementwiseGrain / 4, [&](int64_t g0, int64_t g1) {
         for (int64_t g = g0; g < g1; ++g) {
           float v[4];
@@ -244,6 +248,7 @@ void CpuBackend::random(RandomKind kind, const Tensor& out, PhiloxKey key, doubl
                 break;
             }
             o[i] = store<T>(r);
+            if (kind == RandomKind::kUniform && load(o[i]) == load(high)) o[i] = low;  // [a, b), as above
           }
         }
       });

@@ -28,6 +28,7 @@ struct RandomArgs {
   int bits;        // significant bits of each uniform (f32/f16/bf16)
   V scale, shift;  // uniform: high - low, low; normal: stddev, mean
   double p;        // Bernoulli probability when there is no probs tensor
+  V high;          // uniform: a draw that rounds up to it becomes low
 };
 
 // One thread per Philox group, mapped to elements exactly as the CPU loop
@@ -63,6 +64,9 @@ __global__ void random_kernel(int64_t n, T* out, const T* probs, PhiloxKey key,
         r = mul_add_unfused(args.scale, v[j], args.shift);
       }
       out[i] = store<T>(r);
+      // [low, high), as PyTorch's CUDA kernel keeps it: a draw that rounded
+      // up to high becomes low.
+      if (args.kind == RandomKind::kUniform && load(out[i]) == load(store<T>(args.high))) out[i] = store<T>(args.shift);
     }
   }
 }
@@ -113,7 +117,7 @@ void CudaBackend::random(RandomKind kind, const Tensor& out, PhiloxKey key, doub
                        : std::is_same_v<T, __nv_bfloat16> ? 8
                                                           : 24;
       const bool normal = kind == RandomKind::kNormal;
-      const RandomArgs<V> args{kind, bits, static_cast<V>(normal ? b : b - a), static_cast<V>(a), a};
+      const RandomArgs<V> args{kind, bits, static_cast<V>(normal ? b : b - a), static_cast<V>(a), a, static_cast<V>(b)};
       const int64_t n = out.numel();
       const unsigned blocks = grid_size(device, ceil_div(n, std::is_same_v<T, double> ? 2 : 4));
       random_kernel<<<blocks, kThreads, 0, stream>>>(

@@ -293,6 +293,18 @@ TEST(RandomTest, DistributionsPassKolmogorovSmirnovAgainstTheirExactCdfs) {
   }
 }
 
+// uniform is [low, high) after rounding to the dtype too: in f16, 1 + k/2048
+// for k = 2047 rounds up to 2 (1 draw in 2048 before a draw that lands on
+// high was given low, as PyTorch's CUDA kernel does).
+TEST(RandomTest, UniformNeverReachesHighAfterRounding) {
+  Generator g(0);
+  for (DType dtype : {DType::kF16, DType::kBF16}) {
+    const Tensor u = uniform({1 << 18}, 1, 2, {dtype}, &g);
+    EXPECT_LT(item<double>(max(u)), 2) << dtype_name(dtype);
+    EXPECT_GE(item<double>(min(u)), 1) << dtype_name(dtype);
+  }
+}
+
 TEST(RandomTest, BernoulliWithPerElementProbabilities) {
   Generator g(99);
   std::vector<float> p(4096);
