@@ -105,6 +105,11 @@ Tensor bernoulli(const Tensor& probs, Generator* generator) {
   const Tensor p = contiguous(probs);
   Tensor out = empty(p.shape(), {p.dtype(), p.device()});
   if (out.numel() == 0) return out;
+  // As PyTorch: a probability outside [0, 1] (or NaN, from a model that
+  // diverged) is an error, not a draw of 0 or 1. One host read per call.
+  const double lowest = item<double>(min(p)), highest = item<double>(max(p));
+  TS_CHECK(lowest >= 0 && highest <= 1, "bernoulli: probabilities must be in [0, 1], got values from ", lowest, " to ",
+           highest, " in ", probs.describe());
   Generator& g = generator != nullptr ? *generator : default_generator();
   const PhiloxKey key = g.reserve(philox_groups(out.numel(), out.dtype()));
   backend_for(out.device()).random(RandomKind::kBernoulli, out, key, 0, 0, p);

@@ -313,6 +313,16 @@ TEST(RandomTest, BernoulliWithPerElementProbabilities) {
   Tensor draws = bernoulli(probs, &g);
   expect_equal(draws, ref_of(probs));  // p in {0, 1} is deterministic
   testing::expect_throws(absl::StatusCode::kInvalidArgument, {"bernoulli", "1.5"}, [&] { bernoulli({3}, 1.5); });
+  // Per-element probabilities out of [0, 1], or NaN, are errors too (they
+  // drew 1 and 0 before), as in PyTorch.
+  testing::expect_throws(absl::StatusCode::kInvalidArgument,
+                         {"bernoulli: probabilities must be in [0, 1], got values from -1 to 2 in f32[3]"}, [&] {
+                           bernoulli(from_vector<float>({2, -1, 0.5}, {3}));
+                         });
+  testing::expect_throws(absl::StatusCode::kInvalidArgument, {"bernoulli: probabilities must be in [0, 1]", "nan"},
+                         [&] {
+                           bernoulli(from_vector<float>({0.5, NAN}, {2}));
+                         });
   testing::expect_throws(absl::StatusCode::kInvalidArgument, {"rand", "i32"}, [&] { rand({3}, {DType::kI32}); });
 }
 
