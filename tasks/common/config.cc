@@ -399,8 +399,10 @@ absl::Status validate_config(const TaskConfig& c) {
     need(std::isfinite(adam.weight_decay()) && adam.weight_decay() >= 0, "adam.weight_decay", adam.weight_decay(),
          "must be finite and >= 0");
   }
-  need(c.warmup_epochs() >= 0 && c.warmup_epochs() == std::floor(c.warmup_epochs()), "warmup_epochs", c.warmup_epochs(),
-       "must be a whole number of epochs >= 0");
+  // Bounded: an infinite or huge count, cast to an integer of epochs, is
+  // undefined behaviour.
+  need(c.warmup_epochs() >= 0 && c.warmup_epochs() <= 1e6 && c.warmup_epochs() == std::floor(c.warmup_epochs()),
+       "warmup_epochs", c.warmup_epochs(), "must be a whole number of epochs in [0, 1e6]");
   need(c.lr_decay_factor() > 0 && c.lr_decay_factor() <= 1, "lr_decay_factor", c.lr_decay_factor(),
        "must be in (0, 1]");
   need(c.lr_step_epochs() >= 1, "lr_step_epochs", c.lr_step_epochs(), "must be >= 1");

@@ -299,8 +299,14 @@ TEST(ConfigTest, SettingsThatWouldDoNothingAreErrors) {
   c.set_dtype(TaskConfig::F16);
   c.set_synthetic(false);
   c.set_checkpoint_dir("/tmp/checkpoints");
-  c.set_warmup_epochs(2);
   c.mutable_sgd()->set_momentum(0);
+  // An infinite or huge warm-up was accepted, then cast to an integer.
+  for (const double huge : {std::numeric_limits<double>::infinity(), 1e300}) {
+    c.set_warmup_epochs(huge);
+    expect_error(validate_config(c), absl::StatusCode::kInvalidArgument,
+                 {"warmup_epochs = ", "(must be a whole number of epochs in [0, 1e6])"});
+  }
+  c.set_warmup_epochs(2);
   EXPECT_OK(validate_config(c));
 
   c.set_lr_schedule(TaskConfig::PLATEAU);
