@@ -318,7 +318,10 @@ absl::Status Trainer::absorb() {
     p.loss_curve->add(s.global_step, s.run_seconds, s.value);
     last_loss_ = s.value;
     if (p.events != nullptr) {
-      taken = p.events->add_scalar("train/loss", s.value, s.global_step);
+      // The losses are read in batches (every 256 steps, or when progress
+      // is due): each is stamped with its own step's wall time.
+      taken = p.events->add_scalar("train/loss", s.value, s.global_step,
+                                   session_start_wall_ + (s.run_seconds - elapsed_before_));
       if (!taken.ok()) break;
     }
   }
@@ -740,6 +743,7 @@ absl::StatusOr<RunSummary> Trainer::run() {
   };
   RETURN_IF_ERROR(agree(leader() ? open_outputs() : absl::OkStatus(), "opening the output directory"));
   session_start_ = now();
+  session_start_wall_ = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   if (config_.resume()) {
     RETURN_IF_ERROR(agree(restore(), "restoring the checkpoint"));
     RETURN_IF_ERROR(agree(leader() ? p.events->add_session_start(state_.global_step() + 1) : absl::OkStatus(),

@@ -146,6 +146,7 @@ class Trainer {
 
   // This session.
   double session_start_ = 0;
+  double session_start_wall_ = 0;    // then, in seconds since the epoch (TensorBoard's wall times)
   double elapsed_before_ = 0;        // run time of earlier sessions
   double epoch_session_start_ = 0;   // when this session began the current epoch
   double epoch_seconds_before_ = 0;  // the current epoch's time in earlier sessions

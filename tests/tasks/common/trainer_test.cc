@@ -672,6 +672,19 @@ TEST_F(TrainerTest, ReportAndEventsHoldTheRun) {
   // and throughput, 2 metrics in 2 evaluated epochs.
   ASSERT_OK_AND_ASSIGN(auto records, event_records(c));
   EXPECT_EQ(records.size(), 1u + 40 + 4 * 3 + 2 * 2);
+  // Each step's loss at its own time: the events' wall times are as far
+  // apart as the curve's run times (they were the time the losses were read
+  // in a batch, many steps at once).
+  std::vector<double> loss_walls;
+  for (const std::string& record : records) {
+    tensorboard::Event e;
+    ASSERT_TRUE(e.ParseFromString(record));
+    if (e.has_summary() && e.summary().value(0).tag() == "train/loss") loss_walls.push_back(e.wall_time());
+  }
+  ASSERT_EQ(loss_walls.size(), seconds.size());
+  for (size_t i = 1; i < seconds.size(); ++i) {
+    EXPECT_NEAR(loss_walls[i] - loss_walls[0], seconds[i] - seconds[0], 1e-3) << "step " << i + 1;
+  }
 }
 
 TEST_F(TrainerTest, ShownThroughputLeavesOutTheWarmUpAsTheReportDoes) {
