@@ -457,6 +457,12 @@ absl::Status validate_config(const TaskConfig& c) {
   return absl::InvalidArgumentError(absl::StrCat("invalid config: ", absl::StrJoin(problems, "; ")));
 }
 
-Json config_to_json(const TaskConfig& config) { return message_json(config); }
+Json config_to_json(const TaskConfig& config) {
+  Json j = message_json(config);
+  // No optimizer chosen trains with SGD's defaults (make_optimizer): the
+  // report says so, lr included, as it does for every other default.
+  if (config.optimizer_case() == TaskConfig::OPTIMIZER_NOT_SET) j["sgd"] = message_json(config.sgd());
+  return j;
+}
 
 }  // namespace ts::tasks

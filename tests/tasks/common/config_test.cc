@@ -347,6 +347,12 @@ TEST(ConfigTest, JsonHasEveryFieldAndSetExtensions) {
   EXPECT_EQ(j.find("[ts.tasks.testing.toy]")->find("depth")->as_int(), 8);
   EXPECT_EQ(j.find("[ts.tasks.testing.toy]")->find("variant")->as_string(), "basic");
   EXPECT_EQ(j.find("[ts.tasks.testing.toy]")->find("dataset")->as_string(), "FASHION_MNIST");
+  // A config that chooses no optimizer trains with SGD's defaults, and its
+  // JSON says so (it had neither sgd nor adam, and no lr anywhere).
+  j = config_to_json(TaskConfig());
+  ASSERT_NE(j.find("sgd"), nullptr);
+  EXPECT_EQ(j.find("sgd")->find("lr")->as_double(), SgdConfig().lr());
+  EXPECT_EQ(j.find("adam"), nullptr);
 }
 
 }  // namespace
