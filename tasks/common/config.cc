@@ -319,9 +319,17 @@ absl::Status apply_overrides(TaskConfig& config, absl::string_view assignments) 
   std::string current;
   int depth = 0;
   char quote = 0;
+  bool escaped = false;  // the character before was a backslash in a quote
   for (const char c : assignments) {
     if (quote) {
-      if (c == quote) quote = 0;
+      // Text format's escapes: \" inside "..." does not close it.
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == quote) {
+        quote = 0;
+      }
     } else if (c == '"' || c == '\'') {
       quote = c;
     } else if (c == '[' || c == '{') {

@@ -156,6 +156,10 @@ TEST(ConfigTest, OverrideListSplitsOutsideQuotesAndBrackets) {
   EXPECT_EQ(c.lr_milestones_size(), 2);
   EXPECT_EQ(c.name(), "a,b");
   EXPECT_EQ(c.epochs(), 2);
+  // A text-format escape in a quote does not close it.
+  ASSERT_OK(apply_overrides(c, R"(name="a\"b,c",epochs=3)"));
+  EXPECT_EQ(c.name(), "a\"b,c");
+  EXPECT_EQ(c.epochs(), 3);
   expect_error(apply_overrides(c, "lr=0.5,momentum"), absl::StatusCode::kInvalidArgument,
                {"--set", "expected field=value", "momentum"});
   expect_error(apply_overrides(c, "epochs=1,batchsize=8"), absl::StatusCode::kInvalidArgument,
