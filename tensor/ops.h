@@ -10,12 +10,14 @@
 // (Tensor::suggest_memory_format), so a channels-last network stays so.
 //
 // Type rules follow PyTorch: binary ops promote (promote_types; a Scalar
-// operand does not widen a tensor of its own category) with one difference:
+// operand does not widen a tensor of its own category) with two differences:
 // a 0-dim tensor operand promotes as any tensor does (f16[n] * f32[] is f32
 // here, f16 in PyTorch), which the gradient clipping's f32 factor relies on;
-// ops with real-valued
-// results (div, pow, exp, mean, softmax, ...) turn integer inputs into f32;
-// f16/bf16 compute in f32 and round once at the end.
+// and pow of integers is f32 (PyTorch keeps int ** int an integer: 3 ** 20
+// is 3486784401 there, 3486784512 here, past f32's 2^24). Other ops with
+// real-valued results (div, exp, mean, softmax, ...) turn integer inputs
+// into f32 as PyTorch does; f16/bf16 compute in f32 and round once at the
+// end.
 #pragma once
 
 #include <cstdint>
