@@ -175,8 +175,21 @@ void Engine::progress_until(const std::function<bool()>& done_locked) {
   }
 }
 
-void Engine::drain() {
-  progress_until([this] { return active_.empty(); });
+void Engine::drain(absl::Duration limit) {
+  const Clock::time_point until = limit >= absl::FromChrono(Clock::time_point::max() - Clock::now())
+                                      ? Clock::time_point::max()
+                                      : Clock::now() + absl::ToChronoNanoseconds(limit);
+  progress_until([&] { return active_.empty() || Clock::now() >= until; });
+  std::lock_guard<std::mutex> lock(mu_);
+  if (active_.empty()) return;
+  abort_locked(
+      absl::AbortedError(absl::StrCat("rank ", rank_, " closed the communicator with ", active_.size(),
+                                      " operation(s) in flight, the first ", active_.front()->info.description())),
+      /*tell_peers=*/true);
+  for (const std::shared_ptr<Op>& op : active_) {
+    if (!op->finished) fail_locked(*op, broken_);
+  }
+  active_.clear();
 }
 
 void Engine::post_pending_collective_calls() {

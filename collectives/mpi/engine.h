@@ -83,12 +83,14 @@ class Engine : public std::enable_shared_from_this<Engine> {
   // polled (by any Work's wait() or is_completed()).
   Work start(OpInfo info, std::vector<Round> rounds);
 
-  // Progresses every started operation to its end (done, failed, or timed
-  // out at its deadline). The communicator calls it before it goes: MPI
+  // Progresses every started operation to its end for at most `limit`
+  // (less when an operation's deadline comes first); what is still in
+  // flight then is failed and the communicator aborted (peers told), its
+  // buffers left to MPI. The communicator calls it before it goes: MPI
   // would write into the freed buffers of an operation still in flight (its
   // Work dropped after an error, say), and its later rounds would go to
   // freed communicators.
-  void drain();
+  void drain(absl::Duration limit);
   // Progresses the started operations until none has an MPI collective call
   // left to post (or they failed): a blocking collective on the same MPI
   // communicator (MPI_Comm_split) must come after every such call on every

@@ -129,10 +129,17 @@ MpiCommunicator::MpiCommunicator(CommunicatorOptions options, MPI_Comm collectiv
     : options_(options), collective_comm_(collective), p2p_comm_(p2p), rank_(rank), world_size_(world_size) {}
 
 MpiCommunicator::~MpiCommunicator() {
-  if (engine_ != nullptr) engine_->drain();
+  // Operations in flight finish first; ones whose peers do not come within
+  // 10 s (or the timeout, if shorter) abort the communicator rather than
+  // hold up the error this rank is likely leaving with.
+  bool aborted = false;
+  if (engine_ != nullptr) {
+    engine_->drain(std::min(engine_->timeout(), absl::Seconds(10)));
+    aborted = !engine_->health().ok();
+  }
   engine_.reset();
   // After a failure MPI_Comm_free could wait on requests that never end.
-  if (has_failed()) return;
+  if (has_failed() || aborted) return;
   MPI_Comm_free(&p2p_comm_);
   MPI_Comm_free(&collective_comm_);
 }
@@ -173,7 +180,10 @@ Work MpiCommunicator::allreduce(const Tensor& tensor, ReduceOp op) {
 
 Work MpiCommunicator::broadcast(const Tensor& tensor, int root) {
   std::string name = absl::StrCat("broadcast(root ", root, ")");
-  const int64_t sequence = sequence_++;  // its place, refused or not (see allreduce)
+  // Its place, refused or not (see allreduce), for the debug check's
+  // sequence; the MPI_Ibcast itself pairs by call order, so a broadcast
+  // refused on one rank only is caught by TS_COLLECTIVES_DEBUG=1 alone.
+  const int64_t sequence = sequence_++;
   if (absl::Status s = check_tensor(name, tensor, Device::cpu()); !s.ok()) return Work::failed(s);
   if (absl::Status s = check_peer(name, root, world_size_, "root"); !s.ok()) return Work::failed(s);
   std::vector<Round> rounds;

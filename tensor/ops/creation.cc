@@ -106,7 +106,8 @@ Tensor bernoulli(const Tensor& probs, Generator* generator) {
   Tensor out = empty(p.shape(), {p.dtype(), p.device()});
   if (out.numel() == 0) return out;
   // As PyTorch: a probability outside [0, 1] (or NaN, from a model that
-  // diverged) is an error, not a draw of 0 or 1. One host read per call.
+  // diverged) is an error, not a draw of 0 or 1. Two host reads per call;
+  // dropout draws from a scalar probability and pays none.
   const double lowest = item<double>(min(p)), highest = item<double>(max(p));
   TS_CHECK(lowest >= 0 && highest <= 1, "bernoulli: probabilities must be in [0, 1], got values from ", lowest, " to ",
            highest, " in ", probs.describe());

@@ -123,6 +123,32 @@ TEST(MpiFailure, ACallRefusedOnOneRankStillTakesItsPlace) {
   ASSERT_OK(world().barrier().wait());
 }
 
+// A communicator closed with an operation its peers never post (rank 0
+// leaving on an error of its own) waits at most 10 s for it, then aborts,
+// telling the peers, instead of holding the rank's error for the whole
+// timeout (here a minute).
+TEST(MpiFailure, ClosingWithAnOperationNoPeerPostsAbortsWithinSeconds) {
+  CommunicatorOptions options;
+  options.timeout = absl::Seconds(60);
+  std::unique_ptr<mpi::MpiCommunicator> comm = *mpi::MpiCommunicator::create(options);
+  if (comm->rank() == 0) {
+    const absl::Time start = absl::Now();
+    Tensor t = ones({100});
+    { const Work dropped = comm->allreduce(t, ReduceOp::kSum); }
+    comm.reset();
+    EXPECT_LT(absl::Now() - start, absl::Seconds(10) + kFailWithin);
+  }
+  ASSERT_OK(world().barrier().wait());
+  if (comm != nullptr) {
+    // The others heard the abort.
+    for (const absl::Time until = absl::Now() + kFailWithin; comm->health().ok() && absl::Now() < until;) {
+      Tensor probe = ones({1});
+      (void)comm->allreduce(probe, ReduceOp::kSum).wait();
+    }
+    expect_error(comm->health(), absl::StatusCode::kAborted, {"rank 0 closed the communicator with 1 operation(s)"});
+  }
+}
+
 TEST(MpiFailure, ExitedRankIsNamed) {
   std::unique_ptr<mpi::MpiCommunicator> comm = short_timeout_comm();
   ASSERT_OK(comm->barrier().wait());

@@ -683,7 +683,7 @@ TEST_F(TrainerTest, ReportAndEventsHoldTheRun) {
   }
   ASSERT_EQ(loss_walls.size(), seconds.size());
   for (size_t i = 1; i < seconds.size(); ++i) {
-    EXPECT_NEAR(loss_walls[i] - loss_walls[0], seconds[i] - seconds[0], 1e-3) << "step " << i + 1;
+    EXPECT_NEAR(loss_walls[i] - loss_walls[0], seconds[i] - seconds[0], 1e-5) << "step " << i + 1;
   }
 }
 
