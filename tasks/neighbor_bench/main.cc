@@ -31,6 +31,7 @@
 #include "base/files.h"
 #include "base/json.h"
 #include "base/status_macros.h"
+#include "collectives/communicator.h"
 #include "collectives/ddp/distributed_data_parallel.h"
 #include "collectives/environment.h"
 #include "collectives/neighbor.h"
@@ -369,11 +370,19 @@ absl::Status run() {
   Json config = options_json(o);
   config["world_size"] = world->world_size();
   config["device"] = device.to_string();
-  // Only rank 0 reports, so only it reads the baseline: the file may exist on
-  // the launching machine alone.
+  // Only rank 0 reports, so only it reads the baseline (the file may exist on
+  // the launching machine alone), and it tells the others whether it holds:
+  // every rank stops together on a bad one.
   std::optional<double> baseline;
-  if (const std::string path = absl::GetFlag(FLAGS_baseline); leader && !path.empty()) {
-    ASSIGN_OR_RETURN(baseline, baseline_throughput(path, config));
+  if (const std::string path = absl::GetFlag(FLAGS_baseline); !path.empty()) {
+    const absl::StatusOr<double> read = leader ? baseline_throughput(path, config) : absl::StatusOr<double>(0.0);
+    ASSIGN_OR_RETURN(const double shared, collectives::broadcast_value(*world, device, read.ok() ? *read : -1));
+    if (shared < 0) {
+      return said_by_rank_0(
+          leader, leader ? read.status()
+                         : absl::InvalidArgumentError(absl::StrCat("--baseline=", path, ": refused by rank 0")));
+    }
+    baseline = shared;
   }
   const char* unit = device.is_cuda() ? "GPU" : "CPU";
   const auto log = [&](const std::string& line) {

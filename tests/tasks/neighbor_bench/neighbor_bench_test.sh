@@ -112,6 +112,14 @@ check_error "not a one-rank report" --baseline=dynamic.json
 check_error "one.json: its config.batch_size is 2, this run's is 4" --baseline=one.json --batch_size=4
 check_error "one.json: its config.dtype is \"f32\", this run's is \"bf16\"" --baseline=one.json --dtype=bf16
 
+echo "== 2 ranks, a baseline rank 0 refuses: every rank stops at once, rank 0 says why"
+mpirun --oversubscribe -np 2 "$bench" "${tiny[@]}" --baseline=one.json --batch_size=4 >refused.log 2>&1
+rc=$?
+cat refused.log
+[ "$rc" != 0 ] || fail "a refused baseline on 2 ranks exited 0"
+[ "$(grep -c 'its config.batch_size is 2' refused.log)" = 1 ] || fail "rank 0 did not say once why"
+grep -q "Running warmup" refused.log && fail "the ranks started timing"
+
 echo "== no warm-up batches"
 "$bench" "${tiny[@]}" --num_warmup_batches=0 >nowarmup.log 2>&1 || fail "--num_warmup_batches=0 exited with $?"
 grep -q "^Total img/sec on 1 CPU(s): " nowarmup.log || { cat nowarmup.log; fail "--num_warmup_batches=0: no total line"; }
