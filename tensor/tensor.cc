@@ -257,11 +257,13 @@ Tensor Tensor::permute(Dims dims) const {
            " dims of ", describe());
   Shape shape(dims.size());
   Shape strides(dims.size());
-  std::vector<bool> seen(dims.size());
+  // The kernels take at most 64 dims (make_layout): one word marks them.
+  TS_CHECK(dims.size() <= 64, "permute: more than 64 dims");
+  uint64_t seen = 0;
   for (size_t i = 0; i < dims.size(); ++i) {
     const int64_t d = normalize_dim("permute", dims[i], dim());
-    TS_CHECK(!seen[d], "permute: dim ", dims[i], " repeats in ", shape_str(dims));
-    seen[d] = true;
+    TS_CHECK(!(seen & (uint64_t{1} << d)), "permute: dim ", dims[i], " repeats in ", shape_str(dims));
+    seen |= uint64_t{1} << d;
     shape[i] = shape_[d];
     strides[i] = strides_[d];
   }

@@ -230,10 +230,13 @@ void Engine::progress_op_locked(Op& op, bool housekeeping, bool collectives_bloc
     return;
   }
   const Round& posted = op.rounds[op.next_round - 1];
-  std::vector<MPI_Status> statuses(posted.received_bytes.empty() ? 0 : op.requests.size());
+  // Statuses only for a round whose received sizes are checked, in a buffer
+  // kept from poll to poll (this runs in the wait's spin loop).
+  const bool counted = !posted.received_bytes.empty();
+  if (counted) statuses_.resize(op.requests.size());
   int complete = 0;
   const int rc = MPI_Testall(static_cast<int>(op.requests.size()), op.requests.data(), &complete,
-                             statuses.empty() ? MPI_STATUSES_IGNORE : statuses.data());
+                             counted ? statuses_.data() : MPI_STATUSES_IGNORE);
   if (rc != MPI_SUCCESS) {
     absl::Status error = check(rc, "MPI_Testall");
     abort_locked(absl::UnavailableError(absl::StrCat(op.info.description(), ": ", error.message())),
@@ -243,19 +246,18 @@ void Engine::progress_op_locked(Op& op, bool housekeeping, bool collectives_bloc
   }
   if (complete) {
     op.requests.clear();
-    const Round& done = op.rounds[op.next_round - 1];
-    for (size_t i = 0; i < statuses.size() && i < done.received_bytes.size(); ++i) {
+    for (size_t i = 0; counted && i < statuses_.size() && i < posted.received_bytes.size(); ++i) {
       int count = 0;
-      MPI_Get_count(&statuses[i], MPI_BYTE, &count);
-      if (done.received_bytes[i] >= 0 && count != done.received_bytes[i]) {
+      MPI_Get_count(&statuses_[i], MPI_BYTE, &count);
+      if (posted.received_bytes[i] >= 0 && count != posted.received_bytes[i]) {
         fail_locked(op, absl::InvalidArgumentError(absl::StrCat(
-                            op.info.description(), ": ", i < done.labels.size() ? done.labels[i] : "a receive", " got ",
-                            count, " bytes where ", done.received_bytes[i],
+                            op.info.description(), ": ", i < posted.labels.size() ? posted.labels[i] : "a receive",
+                            " got ", count, " bytes where ", posted.received_bytes[i],
                             " were expected (the peer sent a tensor of another size)")));
         return;
       }
     }
-    absl::Status status = done.then ? ts::capture(done.then) : absl::OkStatus();
+    absl::Status status = posted.then ? ts::capture(posted.then) : absl::OkStatus();
     if (!status.ok()) {
       fail_locked(op, std::move(status));
       return;

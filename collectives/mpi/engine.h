@@ -138,6 +138,7 @@ class Engine : public std::enable_shared_from_this<Engine> {
 
   std::mutex mu_;
   std::vector<std::shared_ptr<Op>> active_;
+  std::vector<MPI_Status> statuses_;  // progress_op_locked's, for checked receives
   int64_t progress_calls_ = 0;
   absl::Status broken_;  // set once the communicator was aborted
   std::unique_ptr<ControlMessage> incoming_;

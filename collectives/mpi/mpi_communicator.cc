@@ -258,13 +258,13 @@ Work MpiCommunicator::exchange(absl::Span<const PeerTransfer> transfers) {
     return absl::OkStatus();
   };
   // One label and size per request post_bytes makes (messages of at most
-  // 1 GiB; none for empty tensors).
+  // kMaxMessageBytes; none for empty tensors).
   for (size_t i = 0; i < copy.size(); ++i) {
     const int64_t bytes = nbytes(copy[i].tensor);
     const bool send = copy[i].kind == PeerTransfer::Kind::kSend;
-    for (int64_t at = 0; at < bytes; at += int64_t{1} << 30) {
+    for (int64_t at = 0; at < bytes; at += kMaxMessageBytes) {
       round.labels.push_back(parts[i]);
-      round.received_bytes.push_back(send ? -1 : std::min(int64_t{1} << 30, bytes - at));
+      round.received_bytes.push_back(send ? -1 : std::min(kMaxMessageBytes, bytes - at));
     }
   }
   std::vector<Round> rounds;

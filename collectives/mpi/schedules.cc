@@ -10,8 +10,6 @@ namespace ts::collectives::mpi {
 
 namespace {
 
-// Messages beyond this many bytes are split (MPI counts are int).
-constexpr int64_t kMaxMessageBytes = int64_t{1} << 30;
 // Eager messages are copied twice (into the shared queue, out of it), a
 // rendezvous once after a handshake: recursive doubling splits a message
 // into eager pieces only up to this many. (2 ranks, f32, comm_bench: 2-4

@@ -42,6 +42,9 @@ struct RingBuffer {
 // elements: 256 KiB segments gave 0.98-1.11 of MPI_Allreduce's bandwidth,
 // 1 MiB 0.85-0.89, 4 MiB 0.70; 64 KiB to 512 KiB were alike.)
 inline constexpr int64_t kSegmentBytes = 256 << 10;
+// Messages beyond this many bytes are split (MPI counts are int): post_bytes
+// posts one request per such piece.
+inline constexpr int64_t kMaxMessageBytes = int64_t{1} << 30;
 // Allreduces up to this size use recursive doubling when the world size is
 // a power of two (one message latency per doubling instead of 2(p-1)).
 inline constexpr int64_t kSmallAllreduceBytes = 64 << 10;
