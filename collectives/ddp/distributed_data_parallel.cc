@@ -1,5 +1,6 @@
 #include "collectives/ddp/distributed_data_parallel.h"
 
+#include <algorithm>
 #include <map>
 #include <vector>
 
@@ -11,8 +12,12 @@
 namespace ts::collectives::ddp {
 namespace {
 
-// A fingerprint of the model's structure: parameter count, total elements,
-// and a hash of every name, shape and dtype.
+// A fingerprint of the model's structure: state entries, total elements,
+// trainable parameters, and a hash of every entry's name, shape and dtype
+// and of which parameters train (the reducer buckets those alone, so ranks
+// that freeze different ones would sum unrelated gradients).
+constexpr int kSignatureValues = 4;
+
 Tensor model_signature(const nn::Module& module) {
   int64_t total = 0;
   uint64_t hash = 1469598103934665603ull;  // FNV-1a
@@ -26,7 +31,14 @@ Tensor model_signature(const nn::Module& module) {
     mix(shape_str(t.shape()));
     mix(dtype_name(t.dtype()));
   }
-  return from_vector<int64_t>({static_cast<int64_t>(state.size()), total, static_cast<int64_t>(hash >> 1)}, {3});
+  int64_t trainable = 0;
+  for (const auto& [name, p] : module.named_parameters()) {
+    if (!p.requires_grad()) continue;
+    ++trainable;
+    mix(name);
+  }
+  return from_vector<int64_t>({static_cast<int64_t>(state.size()), total, trainable, static_cast<int64_t>(hash >> 1)},
+                              {kSignatureValues});
 }
 
 // Tensors broadcast together: one dtype, packed end to end.
@@ -98,16 +110,18 @@ Device model_device(const nn::Module& module) {
 
 absl::Status check_same_model(Communicator& comm, const nn::Module& module, Device device) {
   const Tensor mine = to(model_signature(module), device);
-  const Tensor all = empty({comm.world_size() * 3}, {DType::kI64, device});
+  const Tensor all = empty({comm.world_size() * kSignatureValues}, {DType::kI64, device});
   RETURN_IF_ERROR(comm.allgather(all, mine).synchronize());
   // Read on the host.
   const Tensor gathered = to(all, Device::cpu());
   const int64_t* s = gathered.data<int64_t>();
   for (int r = 1; r < comm.world_size(); ++r) {
-    if (s[3 * r] != s[0] || s[3 * r + 1] != s[1] || s[3 * r + 2] != s[2]) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "DDP: rank ", r, " holds a different model than rank 0 (", s[3 * r], " state entries with ", s[3 * r + 1],
-          " elements against ", s[0], " with ", s[1], ", or different names, shapes or dtypes)"));
+    const int64_t* theirs = s + kSignatureValues * r;
+    if (!std::equal(theirs, theirs + kSignatureValues, s)) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("DDP: rank ", r, " holds a different model than rank 0 (", theirs[0], " state entries with ",
+                       theirs[1], " elements, ", theirs[2], " of its parameters trainable, against ", s[0], " with ",
+                       s[1], ", ", s[2], " trainable; or different names, shapes, dtypes or trainable parameters)"));
     }
   }
   return absl::OkStatus();

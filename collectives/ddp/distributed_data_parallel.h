@@ -11,6 +11,9 @@
 #pragma once
 
 #include <memory>
+#include <optional>
+#include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -66,6 +69,17 @@ class DistributedDataParallel {
     bool previous_;
   };
   NoSyncGuard no_sync() { return NoSyncGuard(*reducer_); }
+
+  // Fails if the synchronized backward since begin_step() left parameters
+  // without a gradient, naming them; call it before the optimizer step,
+  // whose gradients would otherwise be this rank's own.
+  absl::Status check_backward_complete() const { return reducer_->check_backward_complete(); }
+
+  // The buckets' fill order once the first synchronized backward has set
+  // it (nullopt before), for a checkpoint; a resumed run restores it before
+  // its first step (see GradientReducer::ready_order_plan).
+  std::optional<std::vector<int>> bucket_fill_order() const { return reducer_->ready_order_plan(); }
+  absl::Status restore_bucket_fill_order(std::vector<int> order) { return reducer_->plan_in_order(std::move(order)); }
 
   const GradientReducer& reducer() const { return *reducer_; }
   // Time training stood still on communication so far: buffer broadcasts

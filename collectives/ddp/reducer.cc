@@ -83,23 +83,42 @@ absl::Status GradientReducer::replan_in_ready_order() {
     RETURN_IF_ERROR(comm_->broadcast(shared, /*root=*/0).synchronize());
     ASSIGN_OR_RETURN(order, capture([&] { return to_vector<int64_t>(shared); }));
   }
-  std::vector<bool> seen(parameters_.size(), false);
+  std::vector<int> fill_order;
   for (const int64_t i : order) {
-    if (i < 0 || i >= static_cast<int64_t>(seen.size()) || seen[i]) {
-      return absl::FailedPreconditionError(absl::StrCat("DDP on rank ", comm_->rank(),
-                                                        ": rank 0's order of gradients (to plan the buckets by) names "
-                                                        "parameter ",
-                                                        i, " of ", seen.size(),
-                                                        " out of place; the ranks' models differ"));
+    // An index out of int's range is out of place all the same.
+    fill_order.push_back(i < 0 || i >= static_cast<int64_t>(parameters_.size()) ? -1 : static_cast<int>(i));
+  }
+  return plan_in_order(std::move(fill_order));
+}
+
+absl::Status GradientReducer::plan_in_order(std::vector<int> fill_order) {
+  std::vector<bool> seen(parameters_.size(), false);
+  for (const int i : fill_order) {
+    if (i < 0 || i >= static_cast<int>(seen.size()) || seen[i]) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("DDP on rank ", comm_->rank(), ": the order of ", fill_order.size(),
+                       " gradients to plan the buckets by names "
+                       "parameter ",
+                       i, " of ", seen.size(), " out of place; the ranks' models differ"));
     }
     seen[i] = true;
   }
+  if (fill_order.size() != parameters_.size()) {
+    return absl::FailedPreconditionError(absl::StrCat("DDP on rank ", comm_->rank(), ": an order of ",
+                                                      fill_order.size(), " gradients for ", parameters_.size(),
+                                                      " trainable parameters; the models differ"));
+  }
   planned_by_ready_order_ = true;
-  const std::vector<int> fill_order(order.begin(), order.end());
+  fill_order_ = std::move(fill_order);
   std::vector<int> current;
   for (const BucketSpec& spec : specs_) current.insert(current.end(), spec.params.begin(), spec.params.end());
-  if (fill_order != current) plan(fill_order);
+  if (fill_order_ != current) plan(fill_order_);
   return absl::OkStatus();
+}
+
+std::optional<std::vector<int>> GradientReducer::ready_order_plan() const {
+  if (!planned_by_ready_order_) return std::nullopt;
+  return fill_order_;
 }
 
 GradientReducer::~GradientReducer() {
@@ -108,26 +127,31 @@ GradientReducer::~GradientReducer() {
   }
 }
 
-absl::Status GradientReducer::prepare_for_backward() {
-  if (armed_) {
-    std::vector<std::string> missing;
-    bool any_arrived = false;
-    for (size_t i = 0; i < parameters_.size(); ++i) {
-      if (arrived_[i]) {
-        any_arrived = true;
-      } else {
-        missing.push_back(parameters_[i].first);
-      }
-    }
-    // No gradient at all means no backward ran (the step ended after its forward).
-    if (any_arrived && !missing.empty()) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("DDP on rank ", comm_->rank(), ": the previous backward produced no gradient for ",
-                       missing.size(), " parameter(s): ", absl::StrJoin(missing, ", "),
-                       ". Every parameter must take part in the loss, or the ranks' allreduces go out of "
-                       "step; remove unused parameters from the model"));
+absl::Status GradientReducer::missing_gradients() const {
+  std::vector<std::string> missing;
+  bool any_arrived = false;
+  for (size_t i = 0; i < parameters_.size(); ++i) {
+    if (arrived_[i]) {
+      any_arrived = true;
+    } else {
+      missing.push_back(parameters_[i].first);
     }
   }
+  if (!any_arrived || missing.empty()) return absl::OkStatus();
+  return absl::FailedPreconditionError(
+      absl::StrCat("DDP on rank ", comm_->rank(), ": the backward produced no gradient for ", missing.size(),
+                   " parameter(s): ", absl::StrJoin(missing, ", "),
+                   ". Every parameter must take part in the loss, or the ranks' allreduces go out of "
+                   "step; remove unused parameters from the model"));
+}
+
+absl::Status GradientReducer::check_backward_complete() const {
+  if (!armed_ || !sync_enabled_) return absl::OkStatus();
+  return missing_gradients();
+}
+
+absl::Status GradientReducer::prepare_for_backward() {
+  if (armed_) RETURN_IF_ERROR(missing_gradients());
   if (!planned_by_ready_order_ && !parameters_.empty() && ready_order_.size() == parameters_.size()) {
     RETURN_IF_ERROR(replan_in_ready_order());
   }

@@ -78,6 +78,22 @@ class GradientReducer {
   void set_sync_enabled(bool enabled) { sync_enabled_ = enabled; }
   bool sync_enabled() const { return sync_enabled_; }
 
+  // Fails if the backward since prepare_for_backward() left parameters
+  // without a gradient, naming them: their buckets never went out, so every
+  // gradient of this step is still this rank's own. Call it before the
+  // optimizer step; prepare_for_backward() would say so only at the next
+  // step, after the update it spoilt (or never, after a run's last step).
+  absl::Status check_backward_complete() const;
+
+  // The order the buckets are filled in once planned by the first
+  // synchronized backward (rank 0's order of gradients), nullopt before. A
+  // checkpoint keeps it and a resumed run restores it with
+  // plan_in_order(), so that the resumed steps reduce every gradient element
+  // at the same place of the same bucket as the uninterrupted run: with
+  // three or more ranks, where an element sits decides the order of its sum.
+  std::optional<std::vector<int>> ready_order_plan() const;
+  absl::Status plan_in_order(std::vector<int> fill_order);
+
   int num_buckets() const { return static_cast<int>(buckets_.size()); }
   // The names of each bucket's parameters, buckets in launch order.
   std::vector<std::vector<std::string>> bucket_parameter_names() const;
@@ -99,6 +115,9 @@ class GradientReducer {
   // reverse registration order) and allocates their buffers.
   void plan(absl::Span<const int> fill_order);
   absl::Status replan_in_ready_order();
+  // Parameters that got no gradient since prepare_for_backward(), after
+  // some did (none at all means no backward ran), as an error naming them.
+  absl::Status missing_gradients() const;
   absl::Status on_gradient_ready(int param);
   absl::Status launch_ready_buckets();
   absl::Status finish();
@@ -115,6 +134,7 @@ class GradientReducer {
   // The order gradients arrived in, until the buckets are planned by it.
   std::vector<int> ready_order_;
   bool planned_by_ready_order_ = false;
+  std::vector<int> fill_order_;  // the plan's, once planned by ready order
   int next_to_launch_ = 0;
   bool armed_ = false;
   bool sync_enabled_ = true;

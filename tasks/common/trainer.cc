@@ -266,6 +266,7 @@ absl::Status Trainer::train_step(int64_t& samples, Tensor& loss) {
     samples += batch_samples;
     lr_factor_sum += recipe_.lr_factor(batch->fields);
   }
+  if (p.ddp != nullptr) RETURN_IF_ERROR(p.ddp->check_backward_complete());
   // Under mixed precision a step that overflowed is skipped (the scaler has
   // lowered the scale).
   ASSIGN_OR_RETURN(const bool take, p.precision->unscale(state_.global_step() + 1));
@@ -544,6 +545,12 @@ absl::Status Trainer::write_checkpoint(const nn::NamedTensors& ranks_state) {
   state_.set_elapsed_seconds(elapsed());
   state_.set_epoch_seconds(epoch_seconds_before_ + (now() - epoch_session_start_));
   *state_.mutable_shape() = run_shape();
+  state_.clear_ddp_bucket_order();
+  if (p.ddp != nullptr) {
+    if (const std::optional<std::vector<int>> order = p.ddp->bucket_fill_order()) {
+      state_.mutable_ddp_bucket_order()->Add(order->begin(), order->end());
+    }
+  }
   const Generator::State g = default_generator().state();
   state_.mutable_generator()->set_seed(g.seed);
   state_.mutable_generator()->set_offset(g.offset);
@@ -613,6 +620,11 @@ absl::Status Trainer::restore() {
   };
   ASSIGN_OR_RETURN(const nn::NamedTensors model_state, blob("model"));
   if (absl::Status s = p.model->load_state_dict(model_state); !s.ok()) return in_context(s);
+  if (p.ddp != nullptr && state_.ddp_bucket_order_size() > 0) {
+    absl::Status s =
+        p.ddp->restore_bucket_fill_order({state_.ddp_bucket_order().begin(), state_.ddp_bucket_order().end()});
+    if (!s.ok()) return in_context(s);
+  }
   if (optim::MixedPrecision* mixed = p.precision->mixed()) {
     ASSIGN_OR_RETURN(const nn::NamedTensors mixed_state, blob("mixed_precision"));
     if (absl::Status s = mixed->load_state(mixed_state); !s.ok()) return in_context(s);
@@ -634,6 +646,25 @@ absl::Status Trainer::restore() {
   elapsed_before_ = state_.elapsed_seconds();
   epoch_seconds_before_ = state_.epoch_seconds();
   resumed_ = true;
+  return absl::OkStatus();
+}
+
+absl::Status Trainer::check_ranks_restored_alike() {
+  if (options_.comm == nullptr) return absl::OkStatus();
+  // Integers travel exactly up to 2^53; the run time, an f64 of its own,
+  // tells apart two files of the same step.
+  const std::vector<double> mine = {static_cast<double>(state_.global_step()), static_cast<double>(state_.epoch()),
+                                    state_.elapsed_seconds(), static_cast<double>(state_.generator().offset())};
+  ASSIGN_OR_RETURN(const std::vector<double> all, collectives::allgather_values(*options_.comm, device_, mine));
+  const size_t n = mine.size();
+  for (size_t rank = 1; rank * n < all.size(); ++rank) {
+    if (!std::equal(all.begin() + rank * n, all.begin() + (rank + 1) * n, all.begin())) {
+      return shared_by_all_ranks(absl::FailedPreconditionError(absl::StrCat(
+          "--resume: rank ", rank, " restored another run than rank 0 from ", checkpoint_path(), " (step ",
+          all[rank * n], ", epoch ", all[rank * n + 1], ", ", all[rank * n + 2], " s against step ", all[0], ", epoch ",
+          all[1], ", ", all[2], " s): checkpoint_dir must be one directory every rank reads, as rank 0 writes it")));
+    }
+  }
   return absl::OkStatus();
 }
 
@@ -746,6 +777,7 @@ absl::StatusOr<RunSummary> Trainer::run() {
   session_start_wall_ = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   if (config_.resume()) {
     RETURN_IF_ERROR(agree(restore(), "restoring the checkpoint"));
+    RETURN_IF_ERROR(check_ranks_restored_alike());
     RETURN_IF_ERROR(agree(leader() ? p.events->add_session_start(state_.global_step() + 1) : absl::OkStatus(),
                           "writing the event file"));
   }

@@ -128,6 +128,12 @@ class Trainer {
   absl::Status save_checkpoint();
   absl::Status write_checkpoint(const nn::NamedTensors& ranks_state);  // rank 0's part
   absl::Status restore();
+  // On several ranks, after each restored the checkpoint: fails on every
+  // rank unless all read the same run (its position, run time and random
+  // state), as they do from one shared checkpoint_dir. Each rank reads the
+  // file by itself and rank 0 alone writes it, so a node-local directory
+  // holding an older file of the same shape would start the replicas apart.
+  absl::Status check_ranks_restored_alike();
   RunShape run_shape() const;  // this run's, which a checkpoint it resumes must match
   Json time_breakdown() const;
   Json price_figures(double elapsed_seconds) const;  // MLBench's

@@ -4,7 +4,8 @@
 // result, allreduce counts as the bucket plan says), with no_sync
 // accumulation, and with broadcast_buffers on and off; buckets planned again
 // in rank 0's order of gradients; a training backward that no begin_step()
-// armed throws instead of leaving the ranks apart.
+// armed throws instead of leaving the ranks apart; ranks that train different
+// parameters are refused.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -329,6 +330,32 @@ TEST(DdpTest, BuffersAreTakenAtTheFirstForwardAfterASynchronizedOne) {
 // Rank 0 finishes w0's gradient first, the other ranks w2's. The buckets
 // are planned again by rank 0's order on every rank, so the ranks' allreduces
 // still match, and the averages stay right.
+// Ranks whose models train different parameters would bucket different
+// lists: with as many elements frozen on each, their allreduces would sum
+// one parameter's gradient with another's. Every rank refuses at creation.
+TEST(DdpTest, RanksTrainingDifferentParametersAreRefused) {
+  Communicator& comm = mpitest::world();
+  std::shared_ptr<nn::Sequential> model = mlp(17);
+  // Rank 0 freezes the first Linear's bias, the others the second Linear's
+  // weight: one frozen parameter each, so the parameter counts agree.
+  auto params = model->named_parameters();
+  const std::string frozen = comm.rank() == 0 ? "0.bias" : "2.weight";
+  int frozen_count = 0;
+  for (auto& [name, p] : params) {
+    if (name != frozen) continue;
+    p.set_requires_grad(false);
+    ++frozen_count;
+  }
+  ASSERT_EQ(frozen_count, 1) << frozen;
+  const absl::StatusOr<std::unique_ptr<DistributedDataParallel>> ddp = DistributedDataParallel::create(model, &comm);
+  if (comm.world_size() == 1) {
+    EXPECT_OK(ddp.status());
+    return;
+  }
+  ::ts::testing::expect_error(ddp.status(), absl::StatusCode::kFailedPrecondition,
+                              {"rank 1 holds a different model than rank 0", "trainable"});
+}
+
 TEST(DdpTest, BucketsArePlannedAgainInRankZerosOrderOfGradients) {
   Communicator& comm = mpitest::world();
   const int world = comm.world_size(), rank = comm.rank();

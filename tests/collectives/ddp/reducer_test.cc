@@ -121,6 +121,62 @@ TEST(ReducerTest, UnusedParameterIsNamedAtTheNextForward) {
   expect_error(reducer->prepare_for_backward(), absl::StatusCode::kFailedPrecondition, {"rank 0", "no gradient", "w1"});
 }
 
+TEST(ReducerTest, UnusedParameterIsNamedBeforeTheOptimizerStep) {
+  Chain chain;
+  RecordingCommunicator comm;
+  ASSERT_OK_AND_ASSIGN(auto reducer, GradientReducer::create(chain.params, &comm));
+  ASSERT_OK(reducer->check_backward_complete());  // nothing armed yet
+  ASSERT_OK(reducer->prepare_for_backward());
+  chain.step({0, 2});
+  expect_error(reducer->check_backward_complete(), absl::StatusCode::kFailedPrecondition,
+               {"rank 0", "no gradient", "w1"});
+  // The next step says so too, as it did before the check existed.
+  expect_error(reducer->prepare_for_backward(), absl::StatusCode::kFailedPrecondition, {"w1"});
+}
+
+TEST(ReducerTest, ACompleteBackwardPassesTheCheck) {
+  Chain chain;
+  RecordingCommunicator comm;
+  ASSERT_OK_AND_ASSIGN(auto reducer, GradientReducer::create(chain.params, &comm));
+  ASSERT_OK(reducer->prepare_for_backward());
+  chain.step();
+  EXPECT_OK(reducer->check_backward_complete());
+  // Under no_sync nothing is reduced, so nothing is missing.
+  reducer->set_sync_enabled(false);
+  ASSERT_OK(reducer->prepare_for_backward());
+  chain.step({0, 2});
+  EXPECT_OK(reducer->check_backward_complete());
+}
+
+// A resumed run plans its buckets as the run it continues had planned them
+// after its first step, before its own first backward.
+TEST(ReducerTest, AReadyOrderPlanIsRestoredBeforeAnyBackward) {
+  Chain first;
+  RecordingCommunicator comm;
+  ASSERT_OK_AND_ASSIGN(auto reducer, GradientReducer::create(first.params, &comm, {0.5 / 1024, 0.5 / 1024}));
+  EXPECT_EQ(reducer->ready_order_plan(), std::nullopt);
+  for (int step = 0; step < 2; ++step) {
+    ASSERT_OK(reducer->prepare_for_backward());
+    first.step({2, 1, 0});
+  }
+  ASSERT_EQ(reducer->ready_order_plan(), (std::vector<int>{0, 1, 2}));
+
+  Chain resumed;
+  ASSERT_OK_AND_ASSIGN(auto restored, GradientReducer::create(resumed.params, &comm, {0.5 / 1024, 0.5 / 1024}));
+  ASSERT_OK(restored->plan_in_order(*reducer->ready_order_plan()));
+  EXPECT_EQ(restored->bucket_parameter_names(), reducer->bucket_parameter_names());
+  EXPECT_EQ(restored->ready_order_plan(), reducer->ready_order_plan());
+  // Planned already: its first backward keeps the plan whatever order it sees.
+  ASSERT_OK(restored->prepare_for_backward());
+  resumed.step({0, 1, 2});
+  ASSERT_OK(restored->prepare_for_backward());
+  EXPECT_EQ(restored->bucket_parameter_names(), reducer->bucket_parameter_names());
+
+  for (const std::vector<int>& bad : {std::vector<int>{0, 1}, {0, 1, 1}, {0, 1, 3}, {-1, 0, 1}}) {
+    expect_error(restored->plan_in_order(bad), absl::StatusCode::kFailedPrecondition, {"rank 0", "models differ"});
+  }
+}
+
 // y = ((x * w2) * w1) * w0: backward finishes w0 first, the reverse of the
 // registration order the first plan guesses. From the second step on, each
 // bucket goes out as soon as its gradient is ready.
