@@ -371,13 +371,16 @@ absl::StatusOr<Metrics> Trainer::evaluate(int epoch) {
   // First, before anything that can fail on one rank only: that rank would
   // go on to the vote below while the others waited in this broadcast.
   if (p.ddp != nullptr) RETURN_IF_ERROR(p.ddp->begin_step());
-  RETURN_IF_ERROR(p.eval_batches->start_epoch(epoch));
+  // Every failure of this rank's own up to the sums' allreduce goes into
+  // the one vote: a rank that left before it would pair its next
+  // collective with the others' vote or allreduce.
+  absl::Status status = p.eval_batches->start_epoch(epoch);
   std::map<std::string, Tensor> sums;
   // An averaged run evaluates its averages (as AWD-LSTM swaps them in); the
   // trained parameters come back after.
   std::vector<std::pair<Tensor, Tensor>> swapped;  // (parameter, its trained values)
-  if (p.asgd != nullptr) {
-    RETURN_IF_ERROR(capture([&] {
+  if (status.ok() && p.asgd != nullptr) {
+    status = capture([&] {
       std::map<std::string, Tensor> params;
       for (const auto& [name, param] : p.model->named_parameters()) params.emplace(name, param.data());
       for (const auto& [name, average] : p.asgd->averages()) {
@@ -385,14 +388,8 @@ absl::StatusOr<Metrics> Trainer::evaluate(int epoch) {
         swapped.emplace_back(param, clone(param));
         copy_(param, average);
       }
-    }));
-  }
-  const auto restore_trained = [&] {
-    return capture([&] {
-      for (auto& [param, trained] : swapped) copy_(param, trained);
     });
-  };
-  absl::Status status;
+  }
   while (status.ok()) {
     absl::StatusOr<std::optional<data::Batch>> batch = p.eval_batches->next();
     if (!batch.ok()) {
@@ -408,20 +405,27 @@ absl::StatusOr<Metrics> Trainer::evaluate(int epoch) {
     });
   }
   p.model->train();
-  if (status.ok()) status = restore_trained();
-  RETURN_IF_ERROR(agree(std::move(status), "evaluating"));
+  // The trained parameters come back whatever happened.
+  const absl::Status restored = capture([&] {
+    for (auto& [param, trained] : swapped) copy_(param, trained);
+  });
+  if (status.ok()) status = restored;
   // One tensor of every sum (in name order, the same on every rank), summed
   // across ranks on the run's device, then read once.
   std::vector<std::string> names;
-  ASSIGN_OR_RETURN(Tensor packed, capture([&] {
-                     std::vector<Tensor> values;
-                     for (const auto& [name, value] : sums) {
-                       names.push_back(name);
-                       values.push_back(reshape(value, {1}));
-                     }
-                     TS_CHECK(!values.empty(), "evaluation: the recipe gave no sums (no evaluation batch?)");
-                     return contiguous(cat(values, 0));
-                   }));
+  Tensor packed;
+  if (status.ok()) {
+    status = capture([&] {
+      std::vector<Tensor> values;
+      for (const auto& [name, value] : sums) {
+        names.push_back(name);
+        values.push_back(reshape(value, {1}));
+      }
+      TS_CHECK(!values.empty(), "evaluation: the recipe gave no sums (no evaluation batch?)");
+      packed = contiguous(cat(values, 0));
+    });
+  }
+  RETURN_IF_ERROR(agree(std::move(status), "evaluating"));
   if (options_.comm != nullptr) {
     RETURN_IF_ERROR(options_.comm->allreduce(packed, collectives::ReduceOp::kSum).synchronize());
   }

@@ -338,6 +338,34 @@ TEST_F(TrainerFailureAcrossRanks, RanksRestoringDifferentRunsStopEveryRank) {
       {"rank 1 restored another run than rank 0", "(step 2,", "against step 3,", "one directory every rank reads"});
 }
 
+// A recipe whose evaluation gives no sums on rank 1: that rank fails after
+// its last evaluation batch, where the others go on to the sums' allreduce.
+class NoSumsOnRankOne final : public Recipe {
+ public:
+  explicit NoSumsOnRankOne(ClassificationRecipe inner) : inner_(std::move(inner)) {}
+  const TrainingData& data() const override { return inner_.data(); }
+  std::shared_ptr<nn::Module> model() const override { return inner_.model(); }
+  autograd::Variable loss(absl::Span<const Tensor> batch) override { return inner_.loss(batch); }
+  EvalSums evaluate(absl::Span<const Tensor> batch) override {
+    return collectives::mpitest::world().rank() == 1 ? EvalSums{} : inner_.evaluate(batch);
+  }
+  Metrics metrics(const std::map<std::string, double>& sums) const override { return inner_.metrics(sums); }
+
+ private:
+  ClassificationRecipe inner_;
+};
+
+TEST_F(TrainerFailureAcrossRanks, AnEvaluationFailingOnOneRankStopsEveryRank) {
+  TaskConfig config = one_epoch("no_sums_on_rank_1");
+  NoSumsOnRankOne no_sums(recipe());
+  const absl::Status status = try_on_every_rank(config, no_sums).status();
+  if (rank() == 1) {
+    expect_error(status, absl::StatusCode::kInvalidArgument, {"evaluation (epoch 1)", "the recipe gave no sums"});
+  } else {
+    expect_error(status, absl::StatusCode::kAborted, {"rank 1 failed evaluating"});
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(F32AndMixed, TrainerAcrossRanks,
                          ::testing::Values(TaskConfig::F32, TaskConfig::F16, TaskConfig::BF16),
                          [](const ::testing::TestParamInfo<TaskConfig::DType>& info) {
