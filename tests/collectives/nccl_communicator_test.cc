@@ -10,6 +10,7 @@
 #include <chrono>
 #include <thread>
 
+#include "absl/cleanup/cleanup.h"
 #include "collectives/rendezvous.h"
 #include "gtest/gtest.h"
 #include "tensor/cuda/stream.h"
@@ -79,6 +80,10 @@ struct StreamGate {
 
 TEST(NcclCommunicator, WatchdogFailsACollectiveThatCannotFinishAndAborts) {
   TS_SKIP_WITHOUT_CUDA();
+  // The first communicator of a process pays NCCL's one-time start
+  // (library, NVML, topology), which may pass the 2 s below (under gVisor,
+  // or with this test run alone); a throwaway one takes it first.
+  ASSERT_NE(single_rank_comm(), nullptr);
   CommunicatorOptions options;
   // Also the bound on creating the communicator, which can take a few
   // hundred milliseconds.
@@ -86,7 +91,10 @@ TEST(NcclCommunicator, WatchdogFailsACollectiveThatCannotFinishAndAborts) {
   std::unique_ptr<NcclCommunicator> comm = single_rank_comm(options);
   ASSERT_NE(comm, nullptr);
   ASSERT_OK_AND_ASSIGN(cuda::Stream caller, cuda::Stream::create(0));
-  StreamGate gate;
+  // Static: the host function may read it after a failed ASSERT has left
+  // the test, which opens it on the way out (see the runtime test's gate).
+  static StreamGate gate;
+  gate.open = false;
   Work stuck = Work::done();
   Tensor x;
   {
@@ -95,6 +103,7 @@ TEST(NcclCommunicator, WatchdogFailsACollectiveThatCannotFinishAndAborts) {
     ASSERT_EQ(cudaLaunchHostFunc(caller.get(), &StreamGate::hold, &gate), cudaSuccess);
     stuck = comm->allreduce(x, ReduceOp::kSum);
   }
+  const absl::Cleanup open_on_exit = [] { gate.open = true; };
   ASSERT_OK(comm->health());
   const absl::Time start = absl::Now();
   expect_error(stuck.synchronize(), absl::StatusCode::kDeadlineExceeded,

@@ -157,15 +157,35 @@ void choose_and_run(int device, const CacheKey& key, const ConvDescriptors& d, c
     }
     algorithm_cache().insert(key, algorithms);
   }
-  for (size_t i = 0; i < algorithms.size(); ++i) {
+  absl::Status first_failure;
+  for (size_t i = 0; i < algorithms.size();) {
     std::optional<cudnn::Workspace> ws = workspace_if_room(device, algorithms[i].workspace);
-    if (!ws) continue;
-    // Kept for later calls, except under deterministic algorithms, where a
-    // moment of a full device must not change the run's bits for good.
-    if (i > 0 && !std::get<4>(key)) algorithm_cache().insert(key, Algorithms(algorithms.begin() + i, algorithms.end()));
+    if (!ws) {
+      ++i;
+      continue;
+    }
     TS_CUDA_CHECK(cudnnSetConvolutionMathType(d.conv.get(), algorithms[i].math));
-    run(algorithms[i].algo, ws->get(), ws->size());
-    return;
+    const absl::Status ran = run(algorithms[i].algo, ws->get(), ws->size());
+    if (ran.ok()) {
+      // Kept for later calls, except under deterministic algorithms, where
+      // a moment of a full device must not change the run's bits for good.
+      if (i > 0 && !std::get<4>(key)) {
+        algorithm_cache().insert(key, Algorithms(algorithms.begin() + i, algorithms.end()));
+      }
+      return;
+    }
+    // cuDNN may refuse at run time a candidate its heuristic (never run)
+    // or its search offered: as PyTorch's try_all, the next one runs, and
+    // this one is dropped for good, a property of the problem rather than
+    // of the moment. The launch error it may have left is cleared.
+    (void)cudaGetLastError();
+    if (first_failure.ok()) first_failure = ran;
+    algorithms.erase(algorithms.begin() + static_cast<std::ptrdiff_t>(i));
+    algorithm_cache().insert(key, algorithms);
+  }
+  if (algorithms.empty()) {
+    throw_error(first_failure.code(), "convolution: every ", what,
+                " algorithm failed; the first: ", first_failure.message());
   }
   throw_error(absl::StatusCode::kResourceExhausted, "convolution: no ", what,
               " algorithm's workspace fits in the device's free memory (the smallest asks for ",
@@ -201,10 +221,11 @@ void CudaKernels::conv_forward(const ConvGeometry& g, const Tensor& x, const Ten
                                                              d.conv.get(), d.y.get(), out.raw_data(), n, returned, r,
                                                              ws, bytes));
       },
-      [&](int algo, void* ws, size_t bytes) {
-        TS_CUDA_CHECK(cudnnConvolutionForward(h, s.one(), d.x.get(), x.raw_data(), d.w.get(), weight.raw_data(),
-                                              d.conv.get(), static_cast<cudnnConvolutionFwdAlgo_t>(algo), ws, bytes,
-                                              s.zero(), d.y.get(), out.raw_data()));
+      [&](int algo, void* ws, size_t bytes) -> absl::Status {
+        RETURN_IF_CUDA_ERROR(cudnnConvolutionForward(h, s.one(), d.x.get(), x.raw_data(), d.w.get(), weight.raw_data(),
+                                                     d.conv.get(), static_cast<cudnnConvolutionFwdAlgo_t>(algo), ws,
+                                                     bytes, s.zero(), d.y.get(), out.raw_data()));
+        return absl::OkStatus();
       });
   if (!bias.defined()) return;
   // Through our broadcasting add, not cuDNN's deprecated cudnnAddTensor,
@@ -234,10 +255,11 @@ void CudaKernels::conv_backward(const ConvGeometry& g, const Tensor& x, const Te
                                                                     grad_out.raw_data(), d.conv.get(), d.x.get(),
                                                                     grad_x.raw_data(), n, returned, r, ws, bytes));
         },
-        [&](int algo, void* ws, size_t bytes) {
-          TS_CUDA_CHECK(cudnnConvolutionBackwardData(
+        [&](int algo, void* ws, size_t bytes) -> absl::Status {
+          RETURN_IF_CUDA_ERROR(cudnnConvolutionBackwardData(
               h, s.one(), d.w.get(), weight.raw_data(), d.y.get(), grad_out.raw_data(), d.conv.get(),
               static_cast<cudnnConvolutionBwdDataAlgo_t>(algo), ws, bytes, s.zero(), d.x.get(), grad_x.raw_data()));
+          return absl::OkStatus();
         });
   }
   if (grad_weight.defined()) {
@@ -252,11 +274,12 @@ void CudaKernels::conv_backward(const ConvGeometry& g, const Tensor& x, const Te
               h, d.x.get(), x.raw_data(), d.y.get(), grad_out.raw_data(), d.conv.get(), d.w.get(),
               grad_weight.raw_data(), n, returned, r, ws, bytes));
         },
-        [&](int algo, void* ws, size_t bytes) {
-          TS_CUDA_CHECK(cudnnConvolutionBackwardFilter(h, s.one(), d.x.get(), x.raw_data(), d.y.get(),
-                                                       grad_out.raw_data(), d.conv.get(),
-                                                       static_cast<cudnnConvolutionBwdFilterAlgo_t>(algo), ws, bytes,
-                                                       s.zero(), d.w.get(), grad_weight.raw_data()));
+        [&](int algo, void* ws, size_t bytes) -> absl::Status {
+          RETURN_IF_CUDA_ERROR(cudnnConvolutionBackwardFilter(h, s.one(), d.x.get(), x.raw_data(), d.y.get(),
+                                                              grad_out.raw_data(), d.conv.get(),
+                                                              static_cast<cudnnConvolutionBwdFilterAlgo_t>(algo), ws,
+                                                              bytes, s.zero(), d.w.get(), grad_weight.raw_data()));
+          return absl::OkStatus();
         });
   }
 }

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <thread>
 
+#include "absl/cleanup/cleanup.h"
 #include "gtest/gtest.h"
 #include "tensor/cuda/caching_allocator.h"
 #include "tensor/cuda/check.h"
@@ -114,6 +115,9 @@ TEST(CudaDeviceTest, StreamsEventsAndAllocatorOnARealDevice) {
 TEST(CudaDeviceTest, ADroppedStreamStaysValidForTheAllocator) {
   TS_SKIP_WITHOUT_CUDA();
   Tensor x = ones({1 << 20}, {DType::kF32, Device::cuda(0)});
+  // The fill ran on the legacy default stream, with which the side stream
+  // (non-blocking) does not synchronize.
+  ASSERT_EQ(cudaStreamSynchronize(nullptr), cudaSuccess);
   cudaStream_t handle = nullptr;
   {
     ASSERT_OK_AND_ASSIGN(Stream side, Stream::create(0));
@@ -134,12 +138,17 @@ TEST(CudaDeviceTest, ADroppedStreamStaysValidForTheAllocator) {
 TEST(CudaDeviceTest, ANotReadyQueryLeavesNoErrorForTheNextLaunchCheck) {
   TS_SKIP_WITHOUT_CUDA();
   ASSERT_OK_AND_ASSIGN(Stream s, Stream::create(0));
-  std::atomic<bool> open{false};
+  // Static: the host function may read it after a failed ASSERT has left
+  // the test, which opens it on the way out (a closed one would hold the
+  // stream, and the process's exit, for ever).
+  static std::atomic<bool> open;
+  open = false;
   // Holds the stream until `open`, so the event after it cannot complete.
   const auto hold = [](void* flag) {
     while (!static_cast<std::atomic<bool>*>(flag)->load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   };
   ASSERT_EQ(cudaLaunchHostFunc(s.get(), hold, &open), cudaSuccess);
+  const absl::Cleanup open_on_exit = [] { open = true; };
   ASSERT_OK_AND_ASSIGN(Event e, Event::create());
   ASSERT_OK(e.record(s.get()));
   ASSERT_OK_AND_ASSIGN(const bool done, e.query());
