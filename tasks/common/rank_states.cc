@@ -41,7 +41,14 @@ absl::Status check_resumable(const RunShape& saved, const RunShape& now) {
   RETURN_IF_ERROR(same("batch_size", saved.batch_size(), now.batch_size()));
   RETURN_IF_ERROR(
       same("gradient_accumulation_steps", saved.gradient_accumulation_steps(), now.gradient_accumulation_steps()));
-  return same("seed", saved.seed(), now.seed());
+  RETURN_IF_ERROR(same("seed", saved.seed(), now.seed()));
+  if (saved.train_examples() != 0 && saved.train_examples() != now.train_examples()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the checkpoint was written by a run on ", saved.train_examples(), " training examples and this run has ",
+        now.train_examples(), ": another training set, whose epochs the checkpoint's position does not count; a run ",
+        "resumes on the data it was written with"));
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<nn::NamedTensors> gather_ranks_state(collectives::Communicator* comm, const nn::NamedTensors& mine) {

@@ -22,6 +22,7 @@
 #include "tasks/common/batch_sources.h"
 #include "tasks/common/checkpoint_schedule.h"
 #include "tasks/common/config.h"
+#include "tasks/common/config_diff.h"
 #include "tasks/common/curve.h"
 #include "tasks/common/environment.h"
 #include "tasks/common/event_writer.h"
@@ -48,6 +49,16 @@ namespace {
 // checkpoint holds every rank's recipe state) and whether a stop signal came
 // (any rank's): a collective the host waits for, so not every step.
 constexpr int64_t kVoteSteps = 16;
+
+// What a resumed run may set otherwise than the run that wrote its
+// checkpoint: where it runs and reads, for how long, what it reports (the
+// targets are checked on their own, with their own message).
+constexpr absl::string_view kMayChangeOnResume[] = {
+    "name",         "epochs",          "max_steps",      "stop_at_target",
+    "resume",       "checkpoint_dir",  "output_dir",     "checkpoint_interval_minutes",
+    "data_path",    "num_workers",     "device",         "progress_interval_seconds",
+    "warmup_steps", "baseline_report", "price_per_hour", "target_metric",
+    "target_value", "target_minimize", "more_targets"};
 
 double steady_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -172,6 +183,9 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::create(TaskConfig config, Devi
     return absl::InvalidArgumentError(
         absl::StrCat("trainer: rank ", options.rank, " is not in a world of size ", options.world_size));
   }
+  // Before anything is built from it: a rank given other flags would train
+  // another run.
+  if (options.comm != nullptr) RETURN_IF_ERROR(check_ranks_share_config(*options.comm, device, config));
   std::unique_ptr<Trainer> t(new Trainer(std::move(config), device, recipe, std::move(options)));
   Parts& p = *t->parts_;
   const TaskConfig& c = t->config_;
@@ -549,6 +563,7 @@ absl::Status Trainer::write_checkpoint(const nn::NamedTensors& ranks_state) {
   state_.set_elapsed_seconds(elapsed());
   state_.set_epoch_seconds(epoch_seconds_before_ + (now() - epoch_session_start_));
   *state_.mutable_shape() = run_shape();
+  state_.set_config(deterministic_bytes(config_));
   state_.clear_ddp_bucket_order();
   if (p.ddp != nullptr) {
     if (const std::optional<std::vector<int>> order = p.ddp->bucket_fill_order()) {
@@ -576,6 +591,8 @@ RunShape Trainer::run_shape() const {
   shape.set_batch_size(config_.batch_size());
   shape.set_gradient_accumulation_steps(config_.gradient_accumulation_steps());
   shape.set_seed(config_.seed());
+  const TrainingData& data = recipe_.data();
+  shape.set_train_examples(data.train != nullptr ? data.train->size() : 0);
   return shape;
 }
 
@@ -610,6 +627,18 @@ absl::Status Trainer::restore() {
                                            t.value(), t.minimize());
         !s.ok()) {
       return in_context(s);
+    }
+  }
+  if (!state_.config().empty()) {
+    TaskConfig saved;
+    if (!saved.ParseFromString(state_.config())) {
+      return in_context(absl::DataLossError("the checkpoint's config does not parse"));
+    }
+    if (const std::string differences = config_differences(saved, config_, kMayChangeOnResume); !differences.empty()) {
+      return in_context(absl::FailedPreconditionError(absl::StrCat(
+          "the checkpoint was written by a run of another config (", differences,
+          "); a run resumes with the config it was written with, changing only where it runs and for how long (",
+          absl::StrJoin(kMayChangeOnResume, ", "), "): start a new run, in another checkpoint_dir, to change more")));
     }
   }
   const auto blob = [&](const char* key) -> absl::StatusOr<nn::NamedTensors> {

@@ -338,6 +338,23 @@ TEST_F(TrainerFailureAcrossRanks, RanksRestoringDifferentRunsStopEveryRank) {
       {"rank 1 restored another run than rank 0", "(step 2,", "against step 3,", "one directory every rank reads"});
 }
 
+// Each rank parses its own flags: one given another lr would drift apart
+// on the same averaged gradients. Every rank stops before training; paths
+// may differ by rank.
+TEST_F(TrainerFailureAcrossRanks, RanksGivenAnotherConfigStopEveryRank) {
+  TaskConfig config = one_epoch("another_config");
+  config.set_checkpoint_dir(dir(absl::StrCat("rank_", rank())));
+  if (rank() == 1) config.mutable_sgd()->set_lr(0.2);
+  ClassificationRecipe r = recipe();
+  const absl::Status status = try_on_every_rank(config, r).status();
+  if (rank() == 1) {
+    expect_error(status, absl::StatusCode::kFailedPrecondition,
+                 {"rank 1 runs another config than rank 0 (sgd.lr: 0.1 -> 0.2)", "the same flags and config"});
+  } else {
+    expect_error(status, absl::StatusCode::kFailedPrecondition, {"rank(s) 1 run another config than rank 0"});
+  }
+}
+
 // A recipe whose evaluation gives no sums on rank 1: that rank fails after
 // its last evaluation batch, where the others go on to the sums' allreduce.
 class NoSumsOnRankOne final : public Recipe {

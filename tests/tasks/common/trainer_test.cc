@@ -48,14 +48,18 @@ constexpr int kBatch = 4;
 // Example i: {x [1], y [1]} with x in [-1, 1) and y = 3x + 1 (f64).
 class LineData final : public data::Dataset {
  public:
-  int64_t size() const override { return kPoints; }
+  explicit LineData(int64_t points = kPoints) : points_(points) {}
+  int64_t size() const override { return points_; }
   absl::StatusOr<data::Example> get(int64_t i) const override {
-    const double x = 2.0 * static_cast<double>(i) / kPoints - 1;
+    const double x = 2.0 * static_cast<double>(i) / static_cast<double>(points_) - 1;
     data::Example e;
     e.fields.push_back(from_vector<double>({x}, {1}));
     e.fields.push_back(from_vector<double>({3 * x + 1}, {1}));
     return e;
   }
+
+ private:
+  int64_t points_;
 };
 
 // y = w * dropout(x) + b; evaluation reports "loss" (the mean squared error)
@@ -100,6 +104,9 @@ class LineRecipe final : public Recipe {
     return {{"loss", sums.at("squared_error") / sums.at("samples")},
             {"accuracy", sums.at("close") / sums.at("samples")}};
   }
+
+  // Trains on `points` points of the line instead of kPoints.
+  void train_on(int64_t points) { data_.train = std::make_shared<LineData>(points); }
 
   std::vector<double> parameters() const {
     return {item<double>(linear_->named_parameters()[0].second.data()),
@@ -943,6 +950,36 @@ TEST_F(TrainerTest, ResumeWithAnotherBatchSizeOrSeedIsRefused) {
   other_seed.set_seed(kSeed + 1);
   expect_error(trainer(other_seed, *line)->run().status(), absl::StatusCode::kFailedPrecondition,
                {"written with seed"});
+  EXPECT_OK(trainer(c, *line)->run().status());
+}
+
+// A resumed run continues the run that wrote its checkpoint: another lr or
+// clipping (which a restored schedule would keep or ignore) is refused,
+// naming the fields, and so is another training set; where the run runs
+// and for how long may change.
+TEST_F(TrainerTest, ResumeWithAnotherConfigOrTrainingSetIsRefused) {
+  TaskConfig c = config("resume_config");
+  c.set_max_steps(3);
+  {
+    auto line = recipe();
+    ASSERT_OK(trainer(c, *line)->run().status());
+  }
+  c.set_resume(true);
+  c.set_max_steps(5);
+  TaskConfig other = c;
+  other.mutable_sgd()->set_lr(0.4);
+  other.set_grad_clip_norm(1);
+  auto line = recipe();
+  expect_error(trainer(other, *line)->run().status(), absl::StatusCode::kFailedPrecondition,
+               {"restoring from", "written by a run of another config", "sgd.lr: 0.2 -> 0.4", "grad_clip_norm: 0 -> 1",
+                "start a new run"});
+  auto longer = recipe();
+  longer->train_on(2 * kPoints);
+  expect_error(trainer(c, *longer)->run().status(), absl::StatusCode::kFailedPrecondition,
+               {"restoring from", "on 40 training examples and this run has 80", "another training set"});
+  c.set_epochs(6);
+  c.set_num_workers(1);
+  c.set_progress_interval_seconds(1);
   EXPECT_OK(trainer(c, *line)->run().status());
 }
 

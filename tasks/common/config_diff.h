@@ -1,0 +1,36 @@
+// Where two configs differ, for the runs that must share one: every rank of
+// a run (each parses its own flags), and a checkpoint and the run that
+// resumes it. Either would otherwise go on with settings that differ
+// silently: ranks with different learning rates drift apart on the same
+// averaged gradients, and a schedule restored from a checkpoint keeps its
+// own lr whatever the new flag says.
+#pragma once
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "collectives/communicator.h"
+#include "tasks/common/config.pb.h"
+#include "tensor/device.h"
+
+namespace ts::tasks {
+
+// The fields `now` differs from `then` in, "field: then -> now" joined by
+// "; " (extensions by their full names), leaving out the top-level fields
+// named in `ignored`; empty when they agree. A field left unset and one set
+// to its default agree.
+std::string config_differences(const TaskConfig& then, const TaskConfig& now,
+                               absl::Span<const absl::string_view> ignored);
+
+// The config in bytes that are the same for equal configs (map order fixed).
+std::string deterministic_bytes(const TaskConfig& config);
+
+// Fails on every rank unless all ranks run rank 0's config, but for the
+// fields that say where a rank runs and reads (device, paths, loader
+// workers, progress interval): a rank that differs names its fields, the
+// others name the rank. Every rank calls it.
+absl::Status check_ranks_share_config(collectives::Communicator& comm, const Device& device, const TaskConfig& config);
+
+}  // namespace ts::tasks

@@ -1,0 +1,51 @@
+// config_differences: the fields two configs differ in, task extensions
+// included; unset and default agree; ignored fields are left out.
+#include "tasks/common/config_diff.h"
+
+#include "gtest/gtest.h"
+#include "tests/tasks/common/test_task.pb.h"
+
+namespace ts::tasks {
+namespace {
+
+TEST(ConfigDiffTest, NamesEveryDifferingFieldExtensionsIncluded) {
+  TaskConfig a;
+  a.mutable_sgd()->set_lr(0.1);
+  a.MutableExtension(testing::toy);  // present, every field at its default
+  TaskConfig b = a;
+  EXPECT_EQ(config_differences(a, b, {}), "");
+  b.mutable_sgd()->set_lr(0.2);
+  b.MutableExtension(testing::toy)->set_depth(56);
+  b.add_lr_milestones(30);
+  const std::string d = config_differences(a, b, {});
+  EXPECT_NE(d.find("sgd.lr: 0.1 -> 0.2"), std::string::npos) << d;
+  EXPECT_NE(d.find("(ts.tasks.testing.toy).depth: 20 -> 56"), std::string::npos) << d;
+  EXPECT_NE(d.find("lr_milestones[0]: 30"), std::string::npos) << d;
+  EXPECT_EQ(d.find("ignored"), std::string::npos) << d;
+}
+
+TEST(ConfigDiffTest, UnsetAndDefaultAgreeAndIgnoredFieldsAreLeftOut) {
+  TaskConfig a;
+  TaskConfig b;
+  b.set_batch_size(32);  // the default
+  EXPECT_EQ(config_differences(a, b, {}), "");
+  b.set_epochs(90);
+  b.set_output_dir("elsewhere");
+  EXPECT_EQ(config_differences(a, b, {"epochs", "output_dir"}), "");
+  EXPECT_EQ(config_differences(a, b, {"epochs"}), "output_dir: \"output\" -> \"elsewhere\"");
+}
+
+TEST(ConfigDiffTest, EqualConfigsHaveEqualBytes) {
+  TaskConfig a;
+  a.set_name("run");
+  a.mutable_sgd()->set_momentum(0.9);
+  TaskConfig b;
+  b.mutable_sgd()->set_momentum(0.9);
+  b.set_name("run");
+  EXPECT_EQ(deterministic_bytes(a), deterministic_bytes(b));
+  b.set_seed(7);
+  EXPECT_NE(deterministic_bytes(a), deterministic_bytes(b));
+}
+
+}  // namespace
+}  // namespace ts::tasks
