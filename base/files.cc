@@ -258,4 +258,10 @@ std::string join_path(absl::string_view dir, absl::string_view name) {
   return absl::StrCat(dir, "/", name);
 }
 
+std::string user_path(const std::string& path) {
+  const char* user_dir = std::getenv("BUILD_WORKING_DIRECTORY");
+  if (path.empty() || path[0] == '/' || user_dir == nullptr || *user_dir == '\0') return path;
+  return join_path(user_dir, path);
+}
+
 }  // namespace ts

@@ -89,6 +89,12 @@ absl::Status make_dirs(const std::string& dir);
 // "a/b" + "c" -> "a/b/c"; an empty dir gives the name alone.
 std::string join_path(absl::string_view dir, absl::string_view name);
 
+// A path the user gave on the command line, as the process can open it:
+// under `bazel run` the process runs in the binary's runfiles tree and
+// BUILD_WORKING_DIRECTORY is the user's directory, which a relative path
+// is taken from; otherwise the path as it is.
+std::string user_path(const std::string& path);
+
 // The failed system call's errno as a Status: "<what> <path>: <reason>",
 // kNotFound for ENOENT, kPermissionDenied for EACCES/EPERM, else kInternal.
 absl::Status errno_error(absl::string_view what, absl::string_view path);

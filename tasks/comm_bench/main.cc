@@ -23,6 +23,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "base/error.h"
+#include "base/files.h"
 #include "base/percentile.h"
 #include "base/status_macros.h"
 #include "collectives/environment.h"
@@ -232,8 +233,9 @@ absl::Status run() {
   }
   if (half_op != MPI_OP_NULL) MPI_Op_free(&half_op);
   if (rank0) {
-    RETURN_IF_ERROR(report.write(absl::GetFlag(FLAGS_output)));
-    std::printf("report: %s\n", absl::GetFlag(FLAGS_output).c_str());
+    const std::string path = user_path(absl::GetFlag(FLAGS_output));
+    RETURN_IF_ERROR(report.write(path));
+    std::printf("report: %s\n", path.c_str());
   }
   return absl::OkStatus();
 }

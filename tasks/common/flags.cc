@@ -1,7 +1,6 @@
 #include "tasks/common/flags.h"
 
 #include <cstdint>
-#include <cstdlib>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -14,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
+#include "base/files.h"
 #include "tasks/common/config.h"
 #include "tasks/common/usage.h"
 
@@ -152,15 +152,6 @@ absl::Status apply_typed_flags(TaskConfig& c) {
     if (!s.ok()) return s;
   }
   return absl::OkStatus();
-}
-
-// Under `bazel run` the process runs in the binary's runfiles tree (where
-// the default config is) and BUILD_WORKING_DIRECTORY is the user's
-// directory: paths the user gives are relative to the latter.
-std::string user_path(const std::string& path) {
-  const char* user_dir = std::getenv("BUILD_WORKING_DIRECTORY");
-  if (path.empty() || path[0] == '/' || user_dir == nullptr || *user_dir == '\0') return path;
-  return absl::StrCat(user_dir, "/", path);
 }
 
 // Every value given to --`name` on the command line, in order, in absl's

@@ -402,7 +402,7 @@ absl::Status run() {
     benchmarks.push_back(std::move(result));
   }
   report["benchmarks"] = std::move(benchmarks);
-  const std::string path = absl::GetFlag(FLAGS_json);
+  const std::string path = user_path(absl::GetFlag(FLAGS_json));
   if (leader && !path.empty()) {
     RETURN_IF_ERROR(write_file_atomically(path, report.dump(2) + "\n"));
     std::printf("\nreport: %s\n", path.c_str());

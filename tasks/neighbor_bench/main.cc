@@ -374,7 +374,7 @@ absl::Status run() {
   // the launching machine alone), and it tells the others whether it holds:
   // every rank stops together on a bad one.
   std::optional<double> baseline;
-  if (const std::string path = absl::GetFlag(FLAGS_baseline); !path.empty()) {
+  if (const std::string path = user_path(absl::GetFlag(FLAGS_baseline)); !path.empty()) {
     const absl::StatusOr<double> read = leader ? baseline_throughput(path, config) : absl::StatusOr<double>(0.0);
     ASSIGN_OR_RETURN(const double shared, collectives::broadcast_value(*world, device, read.ok() ? *read : -1));
     if (shared < 0) {
@@ -452,7 +452,7 @@ absl::Status run() {
     scaling["efficiency"] = efficiency;
   }
 
-  const std::string path = absl::GetFlag(FLAGS_json);
+  const std::string path = user_path(absl::GetFlag(FLAGS_json));
   if (!leader || path.empty()) return absl::OkStatus();
   Json report = Json::object();
   report["format"] = "trainstack.neighbor_bench.v1";

@@ -61,6 +61,18 @@ std::vector<std::string> list_dir(const std::string& dir) {
   return names;
 }
 
+// Under `bazel run` a relative path the user gave is the user's
+// directory's; an absolute one, or any outside `bazel run`, stays.
+TEST(FilesTest, UserPathsAreTakenFromBazelRunsWorkingDirectory) {
+  unsetenv("BUILD_WORKING_DIRECTORY");
+  EXPECT_EQ(user_path("out/report.json"), "out/report.json");
+  setenv("BUILD_WORKING_DIRECTORY", "/home/me", 1);
+  EXPECT_EQ(user_path("out/report.json"), "/home/me/out/report.json");
+  EXPECT_EQ(user_path("/tmp/report.json"), "/tmp/report.json");
+  EXPECT_EQ(user_path(""), "");
+  unsetenv("BUILD_WORKING_DIRECTORY");
+}
+
 TEST(FilesTest, AtomicWriteReplacesAndLeavesNoTempFile) {
   const std::string dir = join_path(::testing::TempDir(), "files_test/a/b");
   ASSERT_OK(make_dirs(dir));

@@ -89,6 +89,15 @@ class ReportDiffTest(unittest.TestCase):
         self.assertNotIn("epochs", config_part)  # equal fields are not listed
         self.assertNotIn("name", config_part)
 
+    def test_a_minimized_target_reads_at_most(self):
+        reports = [report(1.0, 1.0, seconds, 0.9, 0.1, 0.0) for seconds in (3.0, 4.0)]
+        for r_ in reports:
+            r_["time_to_target"].update(metric="perplexity", target=175.0, minimize=True)
+        r = self.run_tool("diff", self.write("a.json", reports[0]), self.write("b.json", reports[1]))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("perplexity <= 175 (s)", r.stdout)
+        self.assertNotIn("perplexity >=", r.stdout)
+
     def test_identical_configs(self):
         a = self.write("a.json", report(1.0, 1.0, 3.0, 0.9, 0.1, 0.0))
         r = self.run_tool("diff", a, a)
