@@ -11,9 +11,11 @@ namespace ts::data::transforms {
 namespace {
 
 absl::Status check_image(const Tensor& image, const char* op) {
-  if (!image.defined() || !image.device().is_cpu() || image.dim() != 3) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(op, ": expected a CPU image [C, H, W], got ", image.defined() ? image.describe() : "undefined"));
+  // An empty image is refused whatever the transform's random draw, so a
+  // flip fails on it every time rather than half the time.
+  if (!image.defined() || !image.device().is_cpu() || image.dim() != 3 || image.size(1) < 1 || image.size(2) < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(op, ": expected a CPU image [C, H, W] of H, W >= 1, got ",
+                                                   image.defined() ? image.describe() : "undefined"));
   }
   return absl::OkStatus();
 }

@@ -59,9 +59,18 @@ ResizeSpec resize_center_crop_spec(int64_t height, int64_t width, int64_t shorte
 Transform random_resized_crop(RandomResizedCropOptions options, int field) {
   return [options, field](Example example, RandomStream& rng) -> absl::StatusOr<Example> {
     ASSIGN_OR_RETURN(Tensor * image, field_of(example, field, "random_resized_crop"));
-    if (!image->defined() || image->dim() != 3) {
-      return absl::InvalidArgumentError(absl::StrCat("random_resized_crop: expected an image [C, H, W], got ",
-                                                     image->defined() ? image->describe() : "undefined"));
+    // torchvision's RandomResizedCrop refuses unordered ranges; a ratio of
+    // 0 would take the log of 0.
+    if (options.size < 1 || !(0 < options.min_scale && options.min_scale <= options.max_scale) ||
+        !(0 < options.min_ratio && options.min_ratio <= options.max_ratio)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "random_resized_crop: size ", options.size, ", scale [", options.min_scale, ", ", options.max_scale,
+          "] and ratio [", options.min_ratio, ", ", options.max_ratio, "] must be positive and in order"));
+    }
+    if (!image->defined() || image->dim() != 3 || image->size(1) < 1 || image->size(2) < 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("random_resized_crop: expected an image [C, H, W] of H, W >= 1, got ",
+                       image->defined() ? image->describe() : "undefined"));
     }
     const Box box = draw_resized_crop(rng, image->size(1), image->size(2), options);
     ASSIGN_OR_RETURN(*image, resample_image(*image, ResizeSpec{box, options.size, options.size,
@@ -73,7 +82,7 @@ Transform random_resized_crop(RandomResizedCropOptions options, int field) {
 Transform resize_center_crop(int64_t shorter, int64_t crop, int field) {
   return [shorter, crop, field](Example example, RandomStream&) -> absl::StatusOr<Example> {
     ASSIGN_OR_RETURN(Tensor * image, field_of(example, field, "resize_center_crop"));
-    if (!image->defined() || image->dim() != 3 || crop > shorter) {
+    if (!image->defined() || image->dim() != 3 || image->size(1) < 1 || image->size(2) < 1 || crop > shorter) {
       return absl::InvalidArgumentError(absl::StrCat("resize_center_crop: cannot crop ", crop, "x", crop,
                                                      " after resizing the shorter side to ", shorter, " of ",
                                                      image->defined() ? image->describe() : "undefined"));

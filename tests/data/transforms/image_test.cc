@@ -125,6 +125,16 @@ TEST(ImageTransformTest, HorizontalFlipFollowsItsProbability) {
     flips += bytes(e.fields[0])[0] == 3;
   }
   EXPECT_NEAR(flips, 500, 80);
+  // An empty image fails whatever the coin says (it failed only when it
+  // said flip), and so do padding and cropping it.
+  const Example empty_image{{zeros({1, 0, 3}, {DType::kU8})}};
+  for (const double p : {0.0, 1.0}) {
+    ::ts::testing::expect_error(random_horizontal_flip(p)(empty_image, rng).status(),
+                                absl::StatusCode::kInvalidArgument,
+                                {"random_horizontal_flip", "H, W >= 1", "[1, 0, 3]"});
+  }
+  ::ts::testing::expect_error(pad_to(4, 4)(empty_image, rng).status(), absl::StatusCode::kInvalidArgument,
+                              {"H, W >= 1"});
 }
 
 TEST(ImageTransformTest, ComposedPipelineAndFieldErrors) {

@@ -110,5 +110,29 @@ TEST(ResizedCropTransformsTest, CropResizeAndCenterCropTheImage) {
                               absl::StatusCode::kInvalidArgument, {"resize_center_crop", "10x10"});
 }
 
+// An empty image and unordered or non-positive ranges are errors naming
+// them, where they had divided by zero or taken the log of 0.
+TEST(ResizedCropTransformsTest, EmptyImagesAndBadRangesAreNamed) {
+  RandomStream rng(5, 6);
+  for (const Shape& shape : {Shape{3, 0, 5}, Shape{3, 5, 0}}) {
+    const Tensor empty_image = zeros(shape, {DType::kU8});
+    ::ts::testing::expect_error(random_resized_crop({})(Example{{empty_image}}, rng).status(),
+                                absl::StatusCode::kInvalidArgument, {"random_resized_crop", "H, W >= 1"});
+    ::ts::testing::expect_error(resize_center_crop(8, 8)(Example{{empty_image}}, rng).status(),
+                                absl::StatusCode::kInvalidArgument, {"resize_center_crop"});
+  }
+  const Tensor image = zeros({3, 8, 8}, {DType::kU8});
+  RandomResizedCropOptions reversed;
+  reversed.min_scale = 0.9;
+  reversed.max_scale = 0.1;
+  RandomResizedCropOptions zero_ratio;
+  zero_ratio.min_ratio = 0;
+  for (const RandomResizedCropOptions& bad : {reversed, zero_ratio}) {
+    ::ts::testing::expect_error(random_resized_crop(bad)(Example{{image}}, rng).status(),
+                                absl::StatusCode::kInvalidArgument,
+                                {"random_resized_crop", "must be positive and in order"});
+  }
+}
+
 }  // namespace
 }  // namespace ts::data::transforms
