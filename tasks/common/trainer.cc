@@ -1,5 +1,7 @@
 #include "tasks/common/trainer.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -792,6 +794,13 @@ absl::StatusOr<RunSummary> Trainer::run() {
   Parts& p = *parts_;
   const bool checkpoints = !config_.checkpoint_dir().empty();
   const auto open_outputs = [&]() -> absl::Status {
+    // A new run would replace the run a checkpoint holds at its first save:
+    // it is continued (--resume) or moved out of the way by the user.
+    if (checkpoints && !config_.resume() && access(checkpoint_path().c_str(), F_OK) == 0) {
+      return absl::AlreadyExistsError(
+          absl::StrCat(checkpoint_path(), " holds the checkpoint of an earlier run: --resume continues that run; to ",
+                       "start a new one, give another --checkpoint_dir or remove the file"));
+    }
     RETURN_IF_ERROR(make_dirs(config_.output_dir()));
     // A checkpoint write the last session was killed in left its partial
     // copy (as large as a checkpoint) beside it.

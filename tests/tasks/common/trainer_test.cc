@@ -983,6 +983,29 @@ TEST_F(TrainerTest, ResumeWithAnotherConfigOrTrainingSetIsRefused) {
   EXPECT_OK(trainer(c, *line)->run().status());
 }
 
+// A run started without --resume in a checkpoint_dir that holds a
+// checkpoint would replace it at its first save: it is refused, and the
+// checkpoint stays as it was.
+TEST_F(TrainerTest, ANewRunDoesNotReplaceAnEarlierRunsCheckpoint) {
+  TaskConfig c = config("fresh_over_checkpoint");
+  c.set_max_steps(3);
+  {
+    auto line = recipe();
+    ASSERT_OK(trainer(c, *line)->run().status());
+  }
+  const std::string path = join_path(c.checkpoint_dir(), "run_state.ckpt");
+  ASSERT_OK_AND_ASSIGN(const std::string before, read_file(path));
+  auto line = recipe();
+  expect_error(trainer(c, *line)->run().status(), absl::StatusCode::kAlreadyExists,
+               {path, "holds the checkpoint of an earlier run", "--resume continues that run"});
+  ASSERT_OK_AND_ASSIGN(const std::string after, read_file(path));
+  EXPECT_EQ(after, before);
+  EXPECT_EQ(line->steps_run, 0);
+  c.set_resume(true);
+  c.set_max_steps(5);
+  EXPECT_OK(trainer(c, *line)->run().status());
+}
+
 TEST_F(TrainerTest, RecipeAndConfigErrors) {
   TaskConfig c = config("metric");
   c.set_target_metric("bleu");
