@@ -458,7 +458,9 @@ absl::Status validate_config(const TaskConfig& c) {
        "needs dtype F16 or BF16; F32 scales no loss");
   need(!c.reduce_gradients_in_f32() || c.dtype() != TaskConfig::F32, "reduce_gradients_in_f32", "true",
        "needs dtype F16 or BF16; F32 gradients are reduced in f32 anyway");
-  need(c.num_workers() >= 0, "num_workers", c.num_workers(), "must be >= 0");
+  // Each worker is a thread with batches of its own in flight; past this
+  // the thread's creation failed with a bare EAGAIN.
+  need(c.num_workers() >= 0 && c.num_workers() <= 1024, "num_workers", c.num_workers(), "must be in [0, 1024]");
   need(c.progress_interval_seconds() >= 0, "progress_interval_seconds", c.progress_interval_seconds(), "must be >= 0");
   need(c.warmup_steps() >= 0, "warmup_steps", c.warmup_steps(), "must be >= 0");
   if (problems.empty()) return absl::OkStatus();

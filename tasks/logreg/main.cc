@@ -5,6 +5,7 @@
 // by default Fashion-MNIST as the binary problem of fashion_libsvm.h,
 // written as LIBSVM under the output directory on first use; with
 // --synthetic a learnable set of epsilon's shapes.
+#include <cmath>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -119,6 +120,10 @@ ClassificationObjective logistic_objective(std::shared_ptr<nn::Module> model, do
 }
 
 absl::StatusOr<std::unique_ptr<Recipe>> make_recipe(const TaskContext& task) {
+  if (const double l2 = task.config.GetExtension(logreg).l2(); !(l2 >= 0 && std::isfinite(l2))) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("invalid config: logreg.l2 = ", l2, " (must be a finite number >= 0)"));
+  }
   int64_t features = 0;
   ASSIGN_OR_RETURN(TrainingData data,
                    task.config.synthetic() ? synthetic_data(task, features) : open_libsvm_data(task, features));

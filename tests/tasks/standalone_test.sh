@@ -102,6 +102,11 @@ rc=$?
 cat bad.log
 [ "$rc" = 1 ] || fail "bad config: exit status $rc, want 1"
 grep -q "epochs" bad.log || fail "the error does not name the field epochs"
+./logreg --synthetic --set=l2=-1 >l2.log 2>&1
+rc=$?
+cat l2.log
+[ "$rc" = 1 ] || fail "logreg.l2 = -1: exit status $rc, want 1"
+grep -q "logreg.l2 = -1" l2.log || fail "the error does not name logreg.l2"
 
 echo "== --help lists the task flags and the collectives' (absl's default matched none of our files)"
 ./logreg --help >help.log 2>&1

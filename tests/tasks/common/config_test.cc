@@ -180,8 +180,10 @@ TEST(ConfigTest, ValidationListsEveryProblem) {
   c.set_epochs(0);
   c.mutable_sgd()->set_nesterov(true);
   c.set_resume(true);
+  c.set_num_workers(20000);
   expect_error(validate_config(c), absl::StatusCode::kInvalidArgument,
-               {"epochs = 0", "nesterov", "needs momentum", "resume", "needs checkpoint_dir"});
+               {"epochs = 0", "nesterov", "needs momentum", "resume", "needs checkpoint_dir",
+                "num_workers = 20000 (must be in [0, 1024])"});
 }
 
 // Values that would never act, or act as nonsense, without a word.
