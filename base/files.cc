@@ -264,4 +264,19 @@ std::string user_path(const std::string& path) {
   return join_path(user_dir, path);
 }
 
+absl::Status check_can_write(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  RETURN_IF_ERROR(make_dirs(slash == std::string::npos ? "" : slash == 0 ? "/" : path.substr(0, slash)));
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    return absl::FailedPreconditionError(absl::StrCat("cannot write ", path, ": it is a directory"));
+  }
+  std::string probe = absl::StrCat(path, ".tmp.XXXXXX");  // as remove_atomic_leftovers knows it
+  const int fd = ::mkostemp(probe.data(), O_CLOEXEC);
+  if (fd < 0) return errno_error("cannot create a file beside", path);
+  ::close(fd);
+  ::unlink(probe.c_str());
+  return absl::OkStatus();
+}
+
 }  // namespace ts

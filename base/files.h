@@ -86,6 +86,13 @@ absl::StatusOr<int> remove_atomic_leftovers(const std::string& path);
 // Creates `dir` and its missing parents; OK if it exists.
 absl::Status make_dirs(const std::string& dir);
 
+// Whether write_file_atomically(path, ...) could write `path` now: creates
+// its missing parent directories, and fails, naming the path and the
+// reason, if it is a directory or no file can be created beside it (a
+// read-only file system, permissions). Leaves no file behind. For outputs
+// written at the end of a long run, checked at its start.
+absl::Status check_can_write(const std::string& path);
+
 // "a/b" + "c" -> "a/b/c"; an empty dir gives the name alone.
 std::string join_path(absl::string_view dir, absl::string_view name);
 

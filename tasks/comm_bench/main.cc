@@ -34,6 +34,7 @@
 #include "tasks/common/environment.h"
 #include "tasks/common/exit_code.h"
 #include "tasks/common/report.h"
+#include "tasks/common/report_path.h"
 #include "tasks/common/usage.h"
 #include "tensor/half.h"
 #include "tensor/ops.h"
@@ -136,6 +137,8 @@ absl::Status run() {
   Communicator& comm = gpu_comm ? *gpu_comm : *mpi_comm;
   const int p = comm.world_size();
   const bool rank0 = comm.rank() == 0;
+  const std::string report_path = user_path(absl::GetFlag(FLAGS_output));
+  RETURN_IF_ERROR(check_report_path(comm, device, report_path, "output"));
 
   Report report;
   Json config = Json::object();
@@ -233,9 +236,8 @@ absl::Status run() {
   }
   if (half_op != MPI_OP_NULL) MPI_Op_free(&half_op);
   if (rank0) {
-    const std::string path = user_path(absl::GetFlag(FLAGS_output));
-    RETURN_IF_ERROR(report.write(path));
-    std::printf("report: %s\n", path.c_str());
+    RETURN_IF_ERROR(report.write(report_path));
+    std::printf("report: %s\n", report_path.c_str());
   }
   return absl::OkStatus();
 }

@@ -802,9 +802,15 @@ absl::StatusOr<RunSummary> Trainer::run() {
                        "start a new one, give another --checkpoint_dir or remove the file"));
     }
     RETURN_IF_ERROR(make_dirs(config_.output_dir()));
-    // A checkpoint write the last session was killed in left its partial
-    // copy (as large as a checkpoint) beside it.
-    if (checkpoints) RETURN_IF_ERROR(remove_atomic_leftovers(checkpoint_path()).status());
+    if (checkpoints) {
+      // Now rather than at the first save, after minutes of training.
+      if (absl::Status s = check_can_write(checkpoint_path()); !s.ok()) {
+        return with_context(s, absl::StrCat("checkpoint_dir ", config_.checkpoint_dir()));
+      }
+      // A checkpoint write the last session was killed in left its partial
+      // copy (as large as a checkpoint) beside it.
+      RETURN_IF_ERROR(remove_atomic_leftovers(checkpoint_path()).status());
+    }
     ASSIGN_OR_RETURN(p.events, EventWriter::create(join_path(config_.output_dir(), "tensorboard")));
     report_.set("config", config_to_json(config_));
     report_.set("environment", describe_environment(device_).to_json());

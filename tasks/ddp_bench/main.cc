@@ -41,6 +41,7 @@
 #include "tasks/common/environment.h"
 #include "tasks/common/exit_code.h"
 #include "tasks/common/precision.h"
+#include "tasks/common/report_path.h"
 #include "tasks/common/usage.h"
 #include "tasks/ddp_bench/sweep.h"
 #include "tensor/ops.h"
@@ -389,6 +390,8 @@ absl::Status run() {
                    collectives::CommunicatorOptions::from_flags_and_env());
   ASSIGN_OR_RETURN(const std::unique_ptr<Communicator> world, collectives::connect_world(launch, device, options));
   const bool leader = world->rank() == 0;
+  const std::string report_path = user_path(absl::GetFlag(FLAGS_json));
+  RETURN_IF_ERROR(check_report_path(*world, device, report_path, "json"));
 
   Json report = Json::object();
   report["format"] = "trainstack.ddp_bench.v1";
@@ -402,10 +405,9 @@ absl::Status run() {
     benchmarks.push_back(std::move(result));
   }
   report["benchmarks"] = std::move(benchmarks);
-  const std::string path = user_path(absl::GetFlag(FLAGS_json));
-  if (leader && !path.empty()) {
-    RETURN_IF_ERROR(write_file_atomically(path, report.dump(2) + "\n"));
-    std::printf("\nreport: %s\n", path.c_str());
+  if (leader && !report_path.empty()) {
+    RETURN_IF_ERROR(write_file_atomically(report_path, report.dump(2) + "\n"));
+    std::printf("\nreport: %s\n", report_path.c_str());
   }
   return absl::OkStatus();
 }

@@ -43,6 +43,7 @@
 #include "tasks/common/environment.h"
 #include "tasks/common/exit_code.h"
 #include "tasks/common/precision.h"
+#include "tasks/common/report_path.h"
 #include "tasks/common/usage.h"
 #include "tasks/neighbor_bench/options.h"
 #include "tensor/ops.h"
@@ -370,6 +371,8 @@ absl::Status run() {
   Json config = options_json(o);
   config["world_size"] = world->world_size();
   config["device"] = device.to_string();
+  const std::string report_path = user_path(absl::GetFlag(FLAGS_json));
+  RETURN_IF_ERROR(check_report_path(*world, device, report_path, "json"));
   // Only rank 0 reports, so only it reads the baseline (the file may exist on
   // the launching machine alone), and it tells the others whether it holds:
   // every rank stops together on a bad one.
@@ -452,8 +455,7 @@ absl::Status run() {
     scaling["efficiency"] = efficiency;
   }
 
-  const std::string path = user_path(absl::GetFlag(FLAGS_json));
-  if (!leader || path.empty()) return absl::OkStatus();
+  if (!leader || report_path.empty()) return absl::OkStatus();
   Json report = Json::object();
   report["format"] = "trainstack.neighbor_bench.v1";
   Json env = describe_environment(device).to_json();
@@ -470,8 +472,8 @@ absl::Status run() {
   report["total"] = spread_json(total);
   report["skipped_steps"] = skipped;
   report["scaling"] = std::move(scaling);
-  RETURN_IF_ERROR(write_file_atomically(path, report.dump(2) + "\n"));
-  log(absl::StrCat("report: ", path));
+  RETURN_IF_ERROR(write_file_atomically(report_path, report.dump(2) + "\n"));
+  log(absl::StrCat("report: ", report_path));
   return absl::OkStatus();
 }
 

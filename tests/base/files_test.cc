@@ -61,6 +61,24 @@ std::vector<std::string> list_dir(const std::string& dir) {
   return names;
 }
 
+// What is checked at a run's start of a file written at its end.
+TEST(FilesTest, CheckCanWriteCreatesParentsAndNamesWhatStopsAWrite) {
+  const std::string dir = join_path(::testing::TempDir(), "can_write");
+  const std::string path = join_path(join_path(dir, "a/b"), "report.json");
+  ASSERT_OK(check_can_write(path));
+  struct stat st;
+  EXPECT_EQ(::stat(join_path(dir, "a/b").c_str(), &st), 0) << "the parents are made";
+  std::vector<std::string> left;
+  for (const auto& entry : std::filesystem::directory_iterator(join_path(dir, "a/b"))) left.push_back(entry.path());
+  EXPECT_TRUE(left.empty()) << "the probe stayed: " << left[0];
+  expect_error(check_can_write(join_path(dir, "a")), absl::StatusCode::kFailedPrecondition,
+               {"cannot write", "/a: it is a directory"});
+  // No file can be made in /proc/self, root or not.
+  const absl::Status proc = check_can_write("/proc/self/report.json");
+  EXPECT_FALSE(proc.ok());
+  EXPECT_NE(std::string(proc.message()).find("/proc/self/report.json"), std::string::npos) << proc;
+}
+
 // Under `bazel run` a relative path the user gave is the user's
 // directory's; an absolute one, or any outside `bazel run`, stays.
 TEST(FilesTest, UserPathsAreTakenFromBazelRunsWorkingDirectory) {

@@ -9,6 +9,7 @@
 // uninterrupted one, and ranks that restore different runs stop.
 #include <array>
 #include <cmath>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <string>
@@ -280,14 +281,18 @@ TEST_F(TrainerFailureAcrossRanks, ALossThatIsNanOnOneRankStopsEveryRank) {
 }
 
 // Only rank 0 writes checkpoints; by the time it saves one (at max_steps) a
-// file has taken its checkpoint_dir's name.
+// file has taken its checkpoint_dir's place (which the start found
+// writable).
 TEST_F(TrainerFailureAcrossRanks, ACheckpointRankZeroCannotWriteStopsEveryRank) {
   TaskConfig config = one_epoch("unwritable_checkpoint");
   config.set_max_steps(3);
   const std::string file = dir("a_file");
   config.set_checkpoint_dir(file);
   ClassificationRecipe r = recipe(with_hook([&file](int step) {
-    if (step == 2 && rank() == 0) EXPECT_TRUE(write_file_atomically(file, "not a directory").ok());
+    if (step == 2 && rank() == 0) {
+      std::filesystem::remove_all(file);
+      EXPECT_TRUE(write_file_atomically(file, "not a directory").ok());
+    }
     return 0.0;
   }));
   const absl::Status status = try_on_every_rank(config, r).status();

@@ -1006,6 +1006,20 @@ TEST_F(TrainerTest, ANewRunDoesNotReplaceAnEarlierRunsCheckpoint) {
   EXPECT_OK(trainer(c, *line)->run().status());
 }
 
+// A checkpoint_dir no checkpoint can be written to stops the run before its
+// first step, not at its first save.
+TEST_F(TrainerTest, AnUnwritableCheckpointDirStopsTheRunBeforeTraining) {
+  TaskConfig c = config("file_as_checkpoint_dir");
+  ASSERT_OK(make_dirs(join_path(::testing::TempDir(), "file_as_checkpoint_dir")));
+  const std::string file = join_path(join_path(::testing::TempDir(), "file_as_checkpoint_dir"), "a_file");
+  ASSERT_OK(write_file_atomically(file, "not a directory"));
+  c.set_checkpoint_dir(file);
+  auto line = recipe();
+  expect_error(trainer(c, *line)->run().status(), absl::StatusCode::kFailedPrecondition,
+               {"checkpoint_dir", "a_file", "not a directory"});
+  EXPECT_EQ(line->steps_run, 0);
+}
+
 TEST_F(TrainerTest, RecipeAndConfigErrors) {
   TaskConfig c = config("metric");
   c.set_target_metric("bleu");

@@ -1,0 +1,22 @@
+#include "tasks/common/report_path.h"
+
+#include "absl/strings/str_cat.h"
+#include "base/files.h"
+#include "base/status_macros.h"
+#include "tasks/common/exit_code.h"
+
+namespace ts::tasks {
+
+absl::Status check_report_path(collectives::Communicator& world, const Device& device, const std::string& path,
+                               absl::string_view flag) {
+  if (path.empty()) return absl::OkStatus();
+  const bool leader = world.rank() == 0;
+  const absl::Status mine = leader ? check_can_write(path) : absl::OkStatus();
+  ASSIGN_OR_RETURN(const double holds, collectives::broadcast_value(world, device, mine.ok() ? 1 : 0));
+  if (holds != 0) return absl::OkStatus();
+  return said_by_rank_0(leader, absl::Status(leader ? mine.code() : absl::StatusCode::kFailedPrecondition,
+                                             absl::StrCat("--", flag, "=", path, ": ",
+                                                          leader ? mine.message() : "rank 0 cannot write it")));
+}
+
+}  // namespace ts::tasks
