@@ -85,8 +85,12 @@ absl::Status GradientReducer::replan_in_ready_order() {
   }
   std::vector<int> fill_order;
   for (const int64_t i : order) {
-    // An index out of int's range is out of place all the same.
-    fill_order.push_back(i < 0 || i >= static_cast<int64_t>(parameters_.size()) ? -1 : static_cast<int>(i));
+    if (i < 0 || i >= static_cast<int64_t>(parameters_.size())) {
+      return absl::FailedPreconditionError(absl::StrCat("DDP on rank ", comm_->rank(), ": rank 0's order of gradients ",
+                                                        "names parameter ", i, " of ", parameters_.size(),
+                                                        "; the ranks' models differ"));
+    }
+    fill_order.push_back(static_cast<int>(i));
   }
   return plan_in_order(std::move(fill_order));
 }
@@ -95,18 +99,17 @@ absl::Status GradientReducer::plan_in_order(std::vector<int> fill_order) {
   std::vector<bool> seen(parameters_.size(), false);
   for (const int i : fill_order) {
     if (i < 0 || i >= static_cast<int>(seen.size()) || seen[i]) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("DDP on rank ", comm_->rank(), ": the order of ", fill_order.size(),
-                       " gradients to plan the buckets by names "
-                       "parameter ",
-                       i, " of ", seen.size(), " out of place; the ranks' models differ"));
+      return absl::FailedPreconditionError(absl::StrCat("DDP on rank ", comm_->rank(), ": the order of ",
+                                                        fill_order.size(),
+                                                        " gradients to plan the buckets by names parameter ", i, " of ",
+                                                        seen.size(), " out of place; it is not this model's"));
     }
     seen[i] = true;
   }
   if (fill_order.size() != parameters_.size()) {
     return absl::FailedPreconditionError(absl::StrCat("DDP on rank ", comm_->rank(), ": an order of ",
                                                       fill_order.size(), " gradients for ", parameters_.size(),
-                                                      " trainable parameters; the models differ"));
+                                                      " trainable parameters; it is not this model's"));
   }
   planned_by_ready_order_ = true;
   fill_order_ = std::move(fill_order);
@@ -117,8 +120,12 @@ absl::Status GradientReducer::plan_in_order(std::vector<int> fill_order) {
 }
 
 std::optional<std::vector<int>> GradientReducer::ready_order_plan() const {
-  if (!planned_by_ready_order_) return std::nullopt;
-  return fill_order_;
+  if (planned_by_ready_order_) return fill_order_;
+  // After the first synchronized backward and before the next step plans
+  // by it: the order this rank saw, which is the plan on rank 0, the rank
+  // whose order every rank takes (and that writes checkpoints).
+  if (!parameters_.empty() && ready_order_.size() == parameters_.size()) return ready_order_;
+  return std::nullopt;
 }
 
 GradientReducer::~GradientReducer() {

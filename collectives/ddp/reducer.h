@@ -86,7 +86,8 @@ class GradientReducer {
   absl::Status check_backward_complete() const;
 
   // The order the buckets are filled in once planned by the first
-  // synchronized backward (rank 0's order of gradients), nullopt before. A
+  // synchronized backward (rank 0's order of gradients; on another rank,
+  // before the second step has planned by it, its own), nullopt before. A
   // checkpoint keeps it and a resumed run restores it with
   // plan_in_order(), so that the resumed steps reduce every gradient element
   // at the same place of the same bucket as the uninterrupted run: with

@@ -59,8 +59,8 @@ ResizeSpec resize_center_crop_spec(int64_t height, int64_t width, int64_t shorte
 Transform random_resized_crop(RandomResizedCropOptions options, int field) {
   return [options, field](Example example, RandomStream& rng) -> absl::StatusOr<Example> {
     ASSIGN_OR_RETURN(Tensor * image, field_of(example, field, "random_resized_crop"));
-    // torchvision's RandomResizedCrop refuses unordered ranges; a ratio of
-    // 0 would take the log of 0.
+    // torchvision's RandomResizedCrop warns of unordered ranges and goes on
+    // with them; a ratio of 0 would take the log of 0.
     if (options.size < 1 || !(0 < options.min_scale && options.min_scale <= options.max_scale) ||
         !(0 < options.min_ratio && options.min_ratio <= options.max_ratio)) {
       return absl::InvalidArgumentError(absl::StrCat(

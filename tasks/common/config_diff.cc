@@ -22,17 +22,12 @@ namespace {
 
 using google::protobuf::util::MessageDifferencer;
 
-// Where a rank runs and reads, which may differ by rank (node-local paths,
-// one device each).
-constexpr absl::string_view kWhereFields[] = {"device",         "data_path",   "output_dir",
-                                              "checkpoint_dir", "num_workers", "progress_interval_seconds",
-                                              "baseline_report"};
-
-uint64_t fnv1a(absl::string_view bytes) {
-  uint64_t hash = 1469598103934665603ull;
-  for (unsigned char c : bytes) hash = (hash ^ c) * 1099511628211ull;
-  return hash;
-}
+// Where a rank runs and writes, which may differ by rank (a device each,
+// node-local output paths). Not data_path: a rank on the task's default
+// data takes part in collectives that build it, which one with a path of
+// its own would not join.
+constexpr absl::string_view kWhereFields[] = {
+    "device", "output_dir", "checkpoint_dir", "num_workers", "progress_interval_seconds", "baseline_report"};
 
 }  // namespace
 
@@ -40,10 +35,25 @@ std::string config_differences(const TaskConfig& then, const TaskConfig& now,
                                absl::Span<const absl::string_view> ignored) {
   MessageDifferencer differencer;
   differencer.set_message_field_comparison(MessageDifferencer::EQUIVALENT);
+  const google::protobuf::Descriptor* descriptor = TaskConfig::descriptor();
   for (const absl::string_view name : ignored) {
-    const google::protobuf::FieldDescriptor* field = TaskConfig::descriptor()->FindFieldByName(std::string(name));
+    const google::protobuf::FieldDescriptor* field = descriptor->FindFieldByName(std::string(name));
     TS_CHECK(field != nullptr, "config_differences: TaskConfig has no field ", name);
     differencer.IgnoreField(field);
+  }
+  std::vector<std::string> lines;
+  // A oneof that chose another member (sgd -> adam) is that change alone:
+  // compared member by member, two members at their defaults are
+  // equivalent, and others would read as their fields' changes.
+  const google::protobuf::Reflection* reflection = then.GetReflection();
+  for (int k = 0; k < descriptor->oneof_decl_count(); ++k) {
+    const google::protobuf::OneofDescriptor* oneof = descriptor->oneof_decl(k);
+    const google::protobuf::FieldDescriptor* a = reflection->GetOneofFieldDescriptor(then, oneof);
+    const google::protobuf::FieldDescriptor* b = reflection->GetOneofFieldDescriptor(now, oneof);
+    if (a == b) continue;
+    lines.push_back(absl::StrCat(oneof->name(), ": ", a != nullptr ? a->name() : "(none)", " -> ",
+                                 b != nullptr ? b->name() : "(none)"));
+    for (int f = 0; f < oneof->field_count(); ++f) differencer.IgnoreField(oneof->field(f));
   }
   std::string report;
   {
@@ -52,14 +62,12 @@ std::string config_differences(const TaskConfig& then, const TaskConfig& now,
     differencer.ReportDifferencesTo(&reporter);
     differencer.Compare(then, now);
   }
-  // The reporter's lines, "modified: sgd.lr: 1 -> 2", as "sgd.lr: 1 -> 2";
-  // it names the ignored fields too.
-  std::vector<std::string> lines;
+  // The reporter's lines: "modified: sgd.lr: 1 -> 2" as "sgd.lr: 1 -> 2";
+  // "added: ..." and "deleted: ..." (a repeated field's elements) as they
+  // are; the ignored fields, which it names too, left out.
   for (absl::string_view line : absl::StrSplit(report, '\n', absl::SkipEmpty())) {
     if (absl::StartsWith(line, "ignored: ")) continue;
-    for (const absl::string_view kind : {"modified: ", "added: ", "deleted: "}) {
-      if (absl::ConsumePrefix(&line, kind)) break;
-    }
+    absl::ConsumePrefix(&line, "modified: ");
     lines.emplace_back(line);
   }
   return absl::StrJoin(lines, "; ");
@@ -78,47 +86,39 @@ std::string deterministic_bytes(const TaskConfig& config) {
 
 absl::Status check_ranks_share_config(collectives::Communicator& comm, const Device& device, const TaskConfig& config) {
   if (comm.world_size() == 1) return absl::OkStatus();
-  TaskConfig compared = config;
-  for (const absl::string_view name : kWhereFields) {
-    compared.GetReflection()->ClearField(&compared, TaskConfig::descriptor()->FindFieldByName(std::string(name)));
-  }
-  ASSIGN_OR_RETURN(const std::string mine, capture([&] { return deterministic_bytes(compared); }));
-  // The hash in two halves and the size: f64 carries each exactly.
-  const uint64_t hash = fnv1a(mine);
-  ASSIGN_OR_RETURN(
-      const std::vector<double> all,
-      collectives::allgather_values(comm, device,
-                                    {static_cast<double>(hash >> 32), static_cast<double>(hash & 0xffffffffu),
-                                     static_cast<double>(mine.size())}));
-  std::vector<int> apart;
-  for (int r = 1; r < comm.world_size(); ++r) {
-    if (all[3 * r] != all[0] || all[3 * r + 1] != all[1] || all[3 * r + 2] != all[2]) apart.push_back(r);
-  }
-  if (apart.empty()) return absl::OkStatus();
-  // Rank 0's config to every rank, so that a rank that differs names its
-  // fields.
-  const int64_t size = static_cast<int64_t>(all[2]);
+  // Rank 0's config to every rank, its size first; each compares its own.
+  ASSIGN_OR_RETURN(const std::string mine, capture([&] { return deterministic_bytes(config); }));
+  ASSIGN_OR_RETURN(const double size, collectives::broadcast_value(comm, device, static_cast<double>(mine.size())));
+  const auto n = static_cast<int64_t>(size);
   ASSIGN_OR_RETURN(Tensor bytes, capture([&]() -> Tensor {
-                     if (comm.rank() != 0) return empty({size}, {DType::kU8, device});
+                     if (comm.rank() != 0) return empty({n}, {DType::kU8, device});
                      const std::vector<uint8_t> host(mine.begin(), mine.end());
-                     return to(from_vector<uint8_t>(host, {size}), device);
+                     return to(from_vector<uint8_t>(host, {n}), device);
                    }));
-  if (size > 0) RETURN_IF_ERROR(comm.broadcast(bytes, /*root=*/0).synchronize());
+  if (n > 0) RETURN_IF_ERROR(comm.broadcast(bytes, /*root=*/0).synchronize());
   ASSIGN_OR_RETURN(const std::vector<uint8_t> theirs, capture([&] { return to_vector<uint8_t>(bytes); }));
   TaskConfig rank0;
-  if (!rank0.ParseFromArray(theirs.data(), static_cast<int>(theirs.size()))) {
+  const bool parsed = rank0.ParseFromArray(theirs.data(), static_cast<int>(theirs.size()));
+  const std::string differences = parsed ? config_differences(rank0, config, kWhereFields) : "";
+  const bool apart = !parsed || !differences.empty();
+  ASSIGN_OR_RETURN(const std::vector<double> all, collectives::allgather_values(comm, device, {apart ? 1.0 : 0.0}));
+  std::vector<int> ranks_apart;
+  for (int r = 0; r < comm.world_size(); ++r) {
+    if (all[r] != 0) ranks_apart.push_back(r);
+  }
+  if (ranks_apart.empty()) return absl::OkStatus();
+  // Every rank ends here, each with its line (see exit_code.h).
+  if (!parsed) {
     return shared_by_all_ranks(
         absl::InternalError(absl::StrCat("rank ", comm.rank(), " cannot parse rank 0's config")));
   }
-  const std::string differences = config_differences(rank0, compared, {});
-  if (!differences.empty()) {
+  if (apart) {
     return shared_by_all_ranks(absl::FailedPreconditionError(
         absl::StrCat("rank ", comm.rank(), " runs another config than rank 0 (", differences,
                      "): every rank must be given the same flags and config")));
   }
-  // Every rank ends here, each with its line (see exit_code.h).
   return shared_by_all_ranks(absl::FailedPreconditionError(
-      absl::StrCat("rank(s) ", absl::StrJoin(apart, ", "),
+      absl::StrCat("rank(s) ", absl::StrJoin(ranks_apart, ", "),
                    " run another config than rank 0 (each of them names the fields): every rank must be given the "
                    "same flags and config")));
 }

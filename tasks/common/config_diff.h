@@ -17,20 +17,24 @@
 
 namespace ts::tasks {
 
-// The fields `now` differs from `then` in, "field: then -> now" joined by
-// "; " (extensions by their full names), leaving out the top-level fields
-// named in `ignored`; empty when they agree. A field left unset and one set
-// to its default agree.
+// The fields `now` differs from `then` in, joined by "; ": "field: then ->
+// now", "added: field[i]: v" or "deleted: field[i]: v" for a repeated
+// field's elements, "optimizer: sgd -> adam" for a oneof's other member
+// (extensions by their full names); the top-level fields named in `ignored`
+// left out; empty when they agree. A field left unset and one set to its
+// default agree.
 std::string config_differences(const TaskConfig& then, const TaskConfig& now,
                                absl::Span<const absl::string_view> ignored);
 
-// The config in bytes that are the same for equal configs (map order fixed).
+// The config's wire bytes, with map entries in a fixed order (what a
+// checkpoint stores).
 std::string deterministic_bytes(const TaskConfig& config);
 
-// Fails on every rank unless all ranks run rank 0's config, but for the
-// fields that say where a rank runs and reads (device, paths, loader
-// workers, progress interval): a rank that differs names its fields, the
-// others name the rank. Every rank calls it.
+// Fails on every rank unless all ranks run rank 0's config (as
+// config_differences compares), but for the fields that say where a rank
+// runs and writes (device, output and checkpoint paths, loader workers,
+// progress interval, baseline report): a rank that differs names its
+// fields, the others name the rank. Every rank calls it.
 absl::Status check_ranks_share_config(collectives::Communicator& comm, const Device& device, const TaskConfig& config);
 
 }  // namespace ts::tasks

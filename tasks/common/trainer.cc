@@ -1,8 +1,9 @@
 #include "tasks/common/trainer.h"
 
-#include <unistd.h>
+#include <sys/stat.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -185,8 +186,8 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::create(TaskConfig config, Devi
     return absl::InvalidArgumentError(
         absl::StrCat("trainer: rank ", options.rank, " is not in a world of size ", options.world_size));
   }
-  // Before anything is built from it: a rank given other flags would train
-  // another run.
+  // Before the trainer builds anything from it: a rank given other flags
+  // would train another run (task_main has checked before the recipe).
   if (options.comm != nullptr) RETURN_IF_ERROR(check_ranks_share_config(*options.comm, device, config));
   std::unique_ptr<Trainer> t(new Trainer(std::move(config), device, recipe, std::move(options)));
   Parts& p = *t->parts_;
@@ -796,10 +797,18 @@ absl::StatusOr<RunSummary> Trainer::run() {
   const auto open_outputs = [&]() -> absl::Status {
     // A new run would replace the run a checkpoint holds at its first save:
     // it is continued (--resume) or moved out of the way by the user.
-    if (checkpoints && !config_.resume() && access(checkpoint_path().c_str(), F_OK) == 0) {
-      return absl::AlreadyExistsError(
-          absl::StrCat(checkpoint_path(), " holds the checkpoint of an earlier run: --resume continues that run; to ",
-                       "start a new one, give another --checkpoint_dir or remove the file"));
+    if (checkpoints && !config_.resume()) {
+      struct stat st;
+      if (::stat(checkpoint_path().c_str(), &st) == 0) {
+        return absl::AlreadyExistsError(
+            absl::StrCat(checkpoint_path(), " holds the checkpoint of an earlier run: --resume continues that run; to ",
+                         "start a new one, give another --checkpoint_dir or remove the file"));
+      }
+      // ENOTDIR: checkpoint_dir is a file, which the check below names.
+      if (errno != ENOENT && errno != ENOTDIR) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("cannot tell whether ", checkpoint_path(), " holds a checkpoint: ", std::strerror(errno)));
+      }
     }
     RETURN_IF_ERROR(make_dirs(config_.output_dir()));
     if (checkpoints) {

@@ -324,12 +324,6 @@ TEST(DdpTest, BuffersAreTakenAtTheFirstForwardAfterASynchronizedOne) {
   EXPECT_TRUE(running_means_agree(*model)) << "the evaluation takes rank 0's";
 }
 
-// With the default bucket all four f32 statistics travel in one broadcast
-// (an i64 count between them); with 16 bytes each tensor is a bucket of
-// its own but the counts, which share one.
-// Rank 0 finishes w0's gradient first, the other ranks w2's. The buckets
-// are planned again by rank 0's order on every rank, so the ranks' allreduces
-// still match, and the averages stay right.
 // Ranks whose models train different parameters would bucket different
 // lists: with as many elements frozen on each, their allreduces would sum
 // one parameter's gradient with another's. Every rank refuses at creation.
@@ -356,6 +350,9 @@ TEST(DdpTest, RanksTrainingDifferentParametersAreRefused) {
                               {"rank 1 holds a different model than rank 0", "trainable"});
 }
 
+// Rank 0 finishes w0's gradient first, the other ranks w2's. The buckets
+// are planned again by rank 0's order on every rank, so the ranks' allreduces
+// still match, and the averages stay right.
 TEST(DdpTest, BucketsArePlannedAgainInRankZerosOrderOfGradients) {
   Communicator& comm = mpitest::world();
   const int world = comm.world_size(), rank = comm.rank();
@@ -384,6 +381,9 @@ TEST(DdpTest, BucketsArePlannedAgainInRankZerosOrderOfGradients) {
   }
 }
 
+// With the default bucket all four f32 statistics travel in one broadcast
+// (an i64 count between them); with 16 bytes each tensor is a bucket of
+// its own but the counts, which share one.
 TEST(DdpTest, BroadcastBuffersGivesEveryRankRankZerosRunningStatistics) {
   for (const int64_t bucket_bytes : {DdpOptions().broadcast_bucket_bytes, int64_t{16}}) {
     SCOPED_TRACE(::testing::Message() << "bucket of " << bucket_bytes << " bytes");

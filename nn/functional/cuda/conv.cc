@@ -158,34 +158,31 @@ void choose_and_run(int device, const CacheKey& key, const ConvDescriptors& d, c
     algorithm_cache().insert(key, algorithms);
   }
   absl::Status first_failure;
-  for (size_t i = 0; i < algorithms.size();) {
+  for (size_t i = 0; i < algorithms.size(); ++i) {
     std::optional<cudnn::Workspace> ws = workspace_if_room(device, algorithms[i].workspace);
-    if (!ws) {
-      ++i;
-      continue;
-    }
+    if (!ws) continue;
     TS_CUDA_CHECK(cudnnSetConvolutionMathType(d.conv.get(), algorithms[i].math));
     const absl::Status ran = run(algorithms[i].algo, ws->get(), ws->size());
     if (ran.ok()) {
-      // Kept for later calls, except under deterministic algorithms, where
-      // a moment of a full device must not change the run's bits for good.
+      // Kept for later calls (without the ones before it, short of
+      // workspace or refused), except under deterministic algorithms,
+      // where a moment of a full device must not change the run's bits
+      // for good.
       if (i > 0 && !std::get<4>(key)) {
-        algorithm_cache().insert(key, Algorithms(algorithms.begin() + i, algorithms.end()));
+        algorithm_cache().insert(key,
+                                 Algorithms(algorithms.begin() + static_cast<std::ptrdiff_t>(i), algorithms.end()));
       }
       return;
     }
     // cuDNN may refuse at run time a candidate its heuristic (never run)
-    // or its search offered: as PyTorch's try_all, the next one runs, and
-    // this one is dropped for good, a property of the problem rather than
-    // of the moment. The launch error it may have left is cleared.
+    // or its search offered: as PyTorch's try_all, the next one runs. The
+    // launch error it may have left is cleared.
     (void)cudaGetLastError();
     if (first_failure.ok()) first_failure = ran;
-    algorithms.erase(algorithms.begin() + static_cast<std::ptrdiff_t>(i));
-    algorithm_cache().insert(key, algorithms);
   }
-  if (algorithms.empty()) {
-    throw_error(first_failure.code(), "convolution: every ", what,
-                " algorithm failed; the first: ", first_failure.message());
+  if (!first_failure.ok()) {
+    throw_error(first_failure.code(), "convolution: no ", what, " algorithm ran (those with room for their ",
+                "workspace failed); the first failure: ", first_failure.message());
   }
   throw_error(absl::StatusCode::kResourceExhausted, "convolution: no ", what,
               " algorithm's workspace fits in the device's free memory (the smallest asks for ",

@@ -20,7 +20,7 @@ TEST(ConfigDiffTest, NamesEveryDifferingFieldExtensionsIncluded) {
   const std::string d = config_differences(a, b, {});
   EXPECT_NE(d.find("sgd.lr: 0.1 -> 0.2"), std::string::npos) << d;
   EXPECT_NE(d.find("(ts.tasks.testing.toy).depth: 20 -> 56"), std::string::npos) << d;
-  EXPECT_NE(d.find("lr_milestones[0]: 30"), std::string::npos) << d;
+  EXPECT_NE(d.find("added: lr_milestones[0]: 30"), std::string::npos) << d;
   EXPECT_EQ(d.find("ignored"), std::string::npos) << d;
 }
 
@@ -33,6 +33,19 @@ TEST(ConfigDiffTest, UnsetAndDefaultAgreeAndIgnoredFieldsAreLeftOut) {
   b.set_output_dir("elsewhere");
   EXPECT_EQ(config_differences(a, b, {"epochs", "output_dir"}), "");
   EXPECT_EQ(config_differences(a, b, {"epochs"}), "output_dir: \"output\" -> \"elsewhere\"");
+}
+
+// Another member of the optimizer oneof is that change, even with both at
+// their defaults (member by member they would be equivalent).
+TEST(ConfigDiffTest, AnotherOptimizerIsNamedAsSuch) {
+  TaskConfig a;
+  a.mutable_sgd();
+  TaskConfig b;
+  b.mutable_adam();
+  EXPECT_EQ(config_differences(a, b, {}), "optimizer: sgd -> adam");
+  a.mutable_sgd()->set_momentum(0.9);
+  EXPECT_EQ(config_differences(a, b, {}), "optimizer: sgd -> adam");
+  EXPECT_EQ(config_differences(a, TaskConfig(), {}), "optimizer: sgd -> (none)");
 }
 
 TEST(ConfigDiffTest, EqualConfigsHaveEqualBytes) {
