@@ -9,9 +9,10 @@ namespace ts::tasks {
 
 absl::Status check_report_path(collectives::Communicator& world, const Device& device, const std::string& path,
                                absl::string_view flag) {
-  if (path.empty()) return absl::OkStatus();
+  // Every rank takes part, whatever its own flag says: rank 0's path is
+  // the one written, and the other ranks may not have been given one.
   const bool leader = world.rank() == 0;
-  const absl::Status mine = leader ? check_can_write(path) : absl::OkStatus();
+  const absl::Status mine = leader && !path.empty() ? check_can_write(path) : absl::OkStatus();
   ASSIGN_OR_RETURN(const double holds, collectives::broadcast_value(world, device, mine.ok() ? 1 : 0));
   if (holds != 0) return absl::OkStatus();
   return said_by_rank_0(leader, absl::Status(leader ? mine.code() : absl::StatusCode::kFailedPrecondition,

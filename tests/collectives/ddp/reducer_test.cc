@@ -4,7 +4,9 @@
 // under mpirun in ddp_mpi_test.
 #include "collectives/ddp/reducer.h"
 
+#include <cmath>
 #include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -273,8 +275,10 @@ TEST(ReducerTest, FailedAllreduceStopsTheBackwardWithItsError) {
 TEST(ReducerTest, BadOptionsAreErrors) {
   Chain chain;
   RecordingCommunicator comm;
-  expect_error(GradientReducer::create(chain.params, &comm, {0, 1, std::nullopt}).status(),
-               absl::StatusCode::kInvalidArgument, {"bucket_cap_mb"});
+  for (const double cap : {0.0, -1.0, std::numeric_limits<double>::infinity(), std::nan(""), 1e13}) {
+    expect_error(GradientReducer::create(chain.params, &comm, {cap, 1, std::nullopt}).status(),
+                 absl::StatusCode::kInvalidArgument, {"bucket_cap_mb", "(0, 1048576]"});
+  }
   expect_error(GradientReducer::create(chain.params, &comm, {25, 1, DType::kI32}).status(),
                absl::StatusCode::kInvalidArgument, {"wire_dtype", "i32"});
 }

@@ -161,6 +161,8 @@ class ReportDiffTest(unittest.TestCase):
         unknown = self.write("unknown.json", {"format": "trainstack.unknown.v1"})
         ddp_bench = os.path.join(TESTDATA, "ddp_bench_baseline.json")
         self.assert_fails_with(["diff", good, broken], "broken.json is not JSON: line 2")
+        deep = self.write("deep.json", "[" * 100000 + "]" * 100000)
+        self.assert_fails_with(["diff", good, deep], "deep.json is not a report: its JSON nests too deep")
         self.assert_fails_with(["diff", foreign, good], "foreign.json is not a report tools/report reads",
                                "trainstack.report.*")
         self.assert_fails_with(["diff", ddp_bench, unknown], "unknown.json is not a report tools/report reads",

@@ -73,6 +73,11 @@ c = json.load(open('two.json'))['config']
 assert (c['dtype'], c['tf32'], c['channels_last']) == ('f32', False, False), c
 " || fail "the reports do not say their precision"
 
+echo "== --json given to rank 0 alone (only rank 0's counts; the others had waited for its check)"
+timeout 300 mpirun --oversubscribe -np 1 "$bench" "${tiny[@]}" --json=only0.json : -np 1 "$bench" "${tiny[@]}" \
+  >only0.log 2>&1 || { rc=$?; cat only0.log; fail "ddp_bench with --json on rank 0 alone exited with $rc"; }
+[ -f only0.json ] || fail "rank 0 wrote no only0.json"
+
 echo "== bad flags: one line, exit status 1"
 check_error() {  # expected-text flags...
   local want=$1; shift
@@ -87,6 +92,7 @@ check_error "unknown model 'resnet18'" --model=resnet18
 check_error "batch_size=0" --batch_size=0
 check_error "image_size=8" --image_size=8
 check_error "bucket_cap_mb=0" --bucket_cap_mb=0
+check_error "bucket_cap_mb=inf" --bucket_cap_mb=inf
 check_error "dtype=f64: must be f32, f16 or bf16" --dtype=f64
 
 [ "$failed" = 0 ] && echo PASS

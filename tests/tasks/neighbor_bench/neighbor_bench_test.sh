@@ -34,6 +34,12 @@ for opt in neighbor_allreduce hierarchical_neighbor_allreduce allreduce gradient
   grep -q "^Scaling efficiency against one.json: [0-9.]*%" $opt.log || fail "$opt: no efficiency line"
 done
 
+echo "== --baseline and --json given to rank 0 alone (only rank 0's count; the others had crashed or waited)"
+timeout 300 mpirun --oversubscribe -np 1 "$bench" "${tiny[@]}" --baseline=one.json --json=only0.json : \
+  -np 1 "$bench" "${tiny[@]}" >only0.log 2>&1 || { rc=$?; cat only0.log; fail "rank 0 alone with the paths exited with $rc"; }
+grep -q "^Scaling efficiency against one.json: [0-9.]*%" only0.log || fail "only0: no efficiency line"
+[ -f only0.json ] || fail "rank 0 wrote no only0.json"
+
 echo "== 2 ranks, dynamic ring, ATC"
 mpirun --oversubscribe -np 2 "$bench" "${tiny[@]}" --virtual_topology=ring --enable_dynamic_topology --style=atc \
   --json=dynamic.json >dynamic.log 2>&1 || fail "dynamic ring exited with $?"

@@ -235,6 +235,14 @@ class CompareTest(unittest.TestCase):
                         self.assertTrue(result.stderr.startswith(f"microbench: {path}: {fragment}"), result.stderr)
                         self.assertEqual(len(result.stderr.strip().splitlines()), 1, result.stderr)
 
+    def test_a_threshold_that_is_no_number_is_refused(self):
+        # NaN compares false with every change: it passed a 2x slowdown.
+        for value in ("nan", "inf", "-1"):
+            result = run_tool("compare", os.path.join(HERE, "base.json"), os.path.join(HERE, "new.json"),
+                              f"--threshold={value}")
+            self.assertEqual(result.returncode, 1, result.stdout)
+            self.assertIn(f"--threshold={value}: must be a finite percentage >= 0", result.stderr)
+
     def test_bad_input_is_one_line_and_status_1(self):
         with tempfile.TemporaryDirectory() as d:
             missing = os.path.join(d, "missing.json")
@@ -244,8 +252,11 @@ class CompareTest(unittest.TestCase):
             binary = os.path.join(d, "events.out.tfevents")  # a TensorBoard file, say
             with open(binary, "wb") as f:
                 f.write(b"\xff\xfe\x00\x01 not text")
+            deep = os.path.join(d, "deep.json")  # past the JSON reader's recursion limit
+            with open(deep, "w", encoding="utf-8") as f:
+                f.write("[" * 100000 + "]" * 100000)
             for path, fragment in ((missing, "cannot read"), (wrong, "not a microbench report"),
-                                   (binary, "not UTF-8 text")):
+                                   (binary, "not UTF-8 text"), (deep, "nests too deep")):
                 result = run_tool("compare", os.path.join(HERE, "base.json"), path)
                 self.assertEqual(result.returncode, 1)
                 self.assertEqual(result.stdout, "")
