@@ -31,8 +31,14 @@ constexpr absl::string_view kWhereFields[] = {
 
 }  // namespace
 
-std::string config_differences(const TaskConfig& then, const TaskConfig& now,
+std::string config_differences(const TaskConfig& then_given, const TaskConfig& now_given,
                                absl::Span<const absl::string_view> ignored) {
+  // A config that chooses no optimizer trains with SGD's defaults
+  // (configured_lr, make_optimizer): it is that config.
+  TaskConfig then = then_given, now = now_given;
+  for (TaskConfig* c : {&then, &now}) {
+    if (c->optimizer_case() == TaskConfig::OPTIMIZER_NOT_SET) c->mutable_sgd();
+  }
   MessageDifferencer differencer;
   differencer.set_message_field_comparison(MessageDifferencer::EQUIVALENT);
   const google::protobuf::Descriptor* descriptor = TaskConfig::descriptor();

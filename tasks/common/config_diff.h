@@ -22,7 +22,8 @@ namespace ts::tasks {
 // field's elements, "optimizer: sgd -> adam" for a oneof's other member
 // (extensions by their full names); the top-level fields named in `ignored`
 // left out; empty when they agree. A field left unset and one set to its
-// default agree.
+// default agree, and so do no optimizer and SGD (what a config without one
+// trains with).
 std::string config_differences(const TaskConfig& then, const TaskConfig& now,
                                absl::Span<const absl::string_view> ignored);
 

@@ -45,7 +45,12 @@ TEST(ConfigDiffTest, AnotherOptimizerIsNamedAsSuch) {
   EXPECT_EQ(config_differences(a, b, {}), "optimizer: sgd -> adam");
   a.mutable_sgd()->set_momentum(0.9);
   EXPECT_EQ(config_differences(a, b, {}), "optimizer: sgd -> adam");
-  EXPECT_EQ(config_differences(a, TaskConfig(), {}), "optimizer: sgd -> (none)");
+  // No optimizer is SGD at its defaults.
+  EXPECT_EQ(config_differences(a, TaskConfig(), {}), "sgd.momentum: 0.9 -> 0");
+  EXPECT_EQ(config_differences(TaskConfig(), b, {}), "optimizer: sgd -> adam");
+  TaskConfig sgd_at_defaults;
+  sgd_at_defaults.mutable_sgd()->set_lr(0.1);
+  EXPECT_EQ(config_differences(TaskConfig(), sgd_at_defaults, {}), "");
 }
 
 TEST(ConfigDiffTest, EqualConfigsHaveEqualBytes) {
