@@ -83,6 +83,21 @@ absl::StatusOr<double> broadcast_value(Communicator& comm, const Device& device,
   return capture([&] { return item<double>(value); });
 }
 
+absl::StatusOr<std::string> broadcast_bytes(Communicator& comm, const Device& device, const std::string& mine,
+                                            int root) {
+  ASSIGN_OR_RETURN(const double size, broadcast_value(comm, device, static_cast<double>(mine.size()), root));
+  const auto n = static_cast<int64_t>(size);
+  if (n == 0) return std::string();
+  ASSIGN_OR_RETURN(const Tensor bytes, capture([&]() -> Tensor {
+                     if (comm.rank() != root) return empty({n}, {DType::kU8, device});
+                     const std::vector<uint8_t> host(mine.begin(), mine.end());
+                     return to(from_vector<uint8_t>(host, {n}), device);
+                   }));
+  RETURN_IF_ERROR(comm.broadcast(bytes, root).synchronize());
+  ASSIGN_OR_RETURN(const std::vector<uint8_t> received, capture([&] { return to_vector<uint8_t>(bytes); }));
+  return std::string(received.begin(), received.end());
+}
+
 Work Communicator::send(const Tensor& tensor, int peer) {
   const PeerTransfer t{PeerTransfer::Kind::kSend, tensor, peer};
   return exchange(absl::MakeConstSpan(&t, 1));

@@ -137,6 +137,11 @@ absl::StatusOr<std::vector<double>> allgather_values(Communicator& comm, const D
 // `device`; every rank calls it. Integers travel exactly up to 2^53.
 absl::StatusOr<double> broadcast_value(Communicator& comm, const Device& device, double mine, int root = 0);
 
+// Rank `root`'s bytes (a serialized config, a flag list) on every rank, the
+// size first, then the bytes as u8 on `device`; every rank calls it.
+absl::StatusOr<std::string> broadcast_bytes(Communicator& comm, const Device& device, const std::string& mine,
+                                            int root = 0);
+
 // split()'s colors of every rank, rank after rank: each must be >= 0. Every
 // rank checks the gathered colors, so all fail alike, naming the first rank
 // at fault (a rank that checked only its own would leave the others waiting

@@ -33,6 +33,7 @@
 #include "tasks/comm_bench/sizes.h"
 #include "tasks/common/environment.h"
 #include "tasks/common/exit_code.h"
+#include "tasks/common/rank_flags.h"
 #include "tasks/common/report.h"
 #include "tasks/common/report_path.h"
 #include "tasks/common/usage.h"
@@ -137,6 +138,7 @@ absl::Status run() {
   Communicator& comm = gpu_comm ? *gpu_comm : *mpi_comm;
   const int p = comm.world_size();
   const bool rank0 = comm.rank() == 0;
+  RETURN_IF_ERROR(check_ranks_share_flags(comm, device, {"output"}));
   const std::string report_path = user_path(absl::GetFlag(FLAGS_output));
   RETURN_IF_ERROR(check_report_path(comm, device, report_path, "output"));
 

@@ -92,19 +92,11 @@ std::string deterministic_bytes(const TaskConfig& config) {
 
 absl::Status check_ranks_share_config(collectives::Communicator& comm, const Device& device, const TaskConfig& config) {
   if (comm.world_size() == 1) return absl::OkStatus();
-  // Rank 0's config to every rank, its size first; each compares its own.
+  // Rank 0's config to every rank; each compares its own.
   ASSIGN_OR_RETURN(const std::string mine, capture([&] { return deterministic_bytes(config); }));
-  ASSIGN_OR_RETURN(const double size, collectives::broadcast_value(comm, device, static_cast<double>(mine.size())));
-  const auto n = static_cast<int64_t>(size);
-  ASSIGN_OR_RETURN(Tensor bytes, capture([&]() -> Tensor {
-                     if (comm.rank() != 0) return empty({n}, {DType::kU8, device});
-                     const std::vector<uint8_t> host(mine.begin(), mine.end());
-                     return to(from_vector<uint8_t>(host, {n}), device);
-                   }));
-  if (n > 0) RETURN_IF_ERROR(comm.broadcast(bytes, /*root=*/0).synchronize());
-  ASSIGN_OR_RETURN(const std::vector<uint8_t> theirs, capture([&] { return to_vector<uint8_t>(bytes); }));
+  ASSIGN_OR_RETURN(const std::string theirs, collectives::broadcast_bytes(comm, device, mine));
   TaskConfig rank0;
-  const bool parsed = rank0.ParseFromArray(theirs.data(), static_cast<int>(theirs.size()));
+  const bool parsed = rank0.ParseFromString(theirs);
   const std::string differences = parsed ? config_differences(rank0, config, kWhereFields) : "";
   const bool apart = !parsed || !differences.empty();
   ASSIGN_OR_RETURN(const std::vector<double> all, collectives::allgather_values(comm, device, {apart ? 1.0 : 0.0}));

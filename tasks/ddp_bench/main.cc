@@ -41,6 +41,7 @@
 #include "tasks/common/environment.h"
 #include "tasks/common/exit_code.h"
 #include "tasks/common/precision.h"
+#include "tasks/common/rank_flags.h"
 #include "tasks/common/report_path.h"
 #include "tasks/common/usage.h"
 #include "tasks/ddp_bench/sweep.h"
@@ -392,6 +393,7 @@ absl::Status run() {
                    collectives::CommunicatorOptions::from_flags_and_env());
   ASSIGN_OR_RETURN(const std::unique_ptr<Communicator> world, collectives::connect_world(launch, device, options));
   const bool leader = world->rank() == 0;
+  RETURN_IF_ERROR(check_ranks_share_flags(*world, device, {"json"}));
   const std::string report_path = user_path(absl::GetFlag(FLAGS_json));
   RETURN_IF_ERROR(check_report_path(*world, device, report_path, "json"));
 

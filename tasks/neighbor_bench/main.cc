@@ -43,6 +43,7 @@
 #include "tasks/common/environment.h"
 #include "tasks/common/exit_code.h"
 #include "tasks/common/precision.h"
+#include "tasks/common/rank_flags.h"
 #include "tasks/common/report_path.h"
 #include "tasks/common/usage.h"
 #include "tasks/neighbor_bench/options.h"
@@ -371,6 +372,7 @@ absl::Status run() {
   Json config = options_json(o);
   config["world_size"] = world->world_size();
   config["device"] = device.to_string();
+  RETURN_IF_ERROR(check_ranks_share_flags(*world, device, {"json", "baseline"}));
   const std::string report_path = user_path(absl::GetFlag(FLAGS_json));
   RETURN_IF_ERROR(check_report_path(*world, device, report_path, "json"));
   // Only rank 0 reports, so only it reads the baseline (the file may exist on

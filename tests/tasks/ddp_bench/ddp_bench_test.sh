@@ -78,6 +78,14 @@ timeout 300 mpirun --oversubscribe -np 1 "$bench" "${tiny[@]}" --json=only0.json
   >only0.log 2>&1 || { rc=$?; cat only0.log; fail "ddp_bench with --json on rank 0 alone exited with $rc"; }
 [ -f only0.json ] || fail "rank 0 wrote no only0.json"
 
+echo "== ranks given another --batch_size: every rank stops at once, the one that differs naming the flag"
+timeout 300 mpirun --oversubscribe -np 1 "$bench" "${tiny[@]}" : -np 1 "$bench" "${tiny[@]}" --batch_size=4 \
+  >apart.log 2>&1 && fail "ranks given other flags ran on"
+cat apart.log
+grep -q "ddp_bench: rank 1 was given other flags than rank 0 (--batch_size=4 here, =2 on rank 0)" apart.log ||
+  fail "rank 1 does not name the flag"
+grep -q "ddp_bench: rank(s) 1 were given other flags than rank 0" apart.log || fail "rank 0 does not name rank 1"
+
 echo "== bad flags: one line, exit status 1"
 check_error() {  # expected-text flags...
   local want=$1; shift
