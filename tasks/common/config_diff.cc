@@ -1,10 +1,8 @@
 #include "tasks/common/config_diff.h"
 
-#include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <google/protobuf/util/message_differencer.h>
 
-#include <cstdint>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -14,8 +12,7 @@
 #include "absl/strings/strip.h"
 #include "base/error.h"
 #include "base/status_macros.h"
-#include "tasks/common/exit_code.h"
-#include "tensor/ops.h"
+#include "tasks/common/rank_vote.h"
 
 namespace ts::tasks {
 namespace {
@@ -79,46 +76,15 @@ std::string config_differences(const TaskConfig& then_given, const TaskConfig& n
   return absl::StrJoin(lines, "; ");
 }
 
-std::string deterministic_bytes(const TaskConfig& config) {
-  std::string bytes;
-  {
-    google::protobuf::io::StringOutputStream stream(&bytes);
-    google::protobuf::io::CodedOutputStream coded(&stream);
-    coded.SetSerializationDeterministic(true);
-    TS_CHECK(config.SerializeToCodedStream(&coded), "the config does not serialize");
-  }
-  return bytes;
-}
-
 absl::Status check_ranks_share_config(collectives::Communicator& comm, const Device& device, const TaskConfig& config) {
   if (comm.world_size() == 1) return absl::OkStatus();
   // Rank 0's config to every rank; each compares its own.
-  ASSIGN_OR_RETURN(const std::string mine, capture([&] { return deterministic_bytes(config); }));
-  ASSIGN_OR_RETURN(const std::string theirs, collectives::broadcast_bytes(comm, device, mine));
+  ASSIGN_OR_RETURN(const std::string theirs, collectives::broadcast_bytes(comm, device, config.SerializeAsString()));
   TaskConfig rank0;
   const bool parsed = rank0.ParseFromString(theirs);
-  const std::string differences = parsed ? config_differences(rank0, config, kWhereFields) : "";
-  const bool apart = !parsed || !differences.empty();
-  ASSIGN_OR_RETURN(const std::vector<double> all, collectives::allgather_values(comm, device, {apart ? 1.0 : 0.0}));
-  std::vector<int> ranks_apart;
-  for (int r = 0; r < comm.world_size(); ++r) {
-    if (all[r] != 0) ranks_apart.push_back(r);
-  }
-  if (ranks_apart.empty()) return absl::OkStatus();
-  // Every rank ends here, each with its line (see exit_code.h).
-  if (!parsed) {
-    return shared_by_all_ranks(
-        absl::InternalError(absl::StrCat("rank ", comm.rank(), " cannot parse rank 0's config")));
-  }
-  if (apart) {
-    return shared_by_all_ranks(absl::FailedPreconditionError(
-        absl::StrCat("rank ", comm.rank(), " runs another config than rank 0 (", differences,
-                     "): every rank must be given the same flags and config")));
-  }
-  return shared_by_all_ranks(absl::FailedPreconditionError(
-      absl::StrCat("rank(s) ", absl::StrJoin(ranks_apart, ", "),
-                   " run another config than rank 0 (each of them names the fields): every rank must be given the "
-                   "same flags and config")));
+  const std::string differences =
+      parsed ? config_differences(rank0, config, kWhereFields) : "rank 0's config does not parse here";
+  return vote_on_differences(comm, device, differences, "config");
 }
 
 }  // namespace ts::tasks

@@ -27,10 +27,6 @@ namespace ts::tasks {
 std::string config_differences(const TaskConfig& then, const TaskConfig& now,
                                absl::Span<const absl::string_view> ignored);
 
-// The config's wire bytes, with map entries in a fixed order (what a
-// checkpoint stores).
-std::string deterministic_bytes(const TaskConfig& config);
-
 // Fails on every rank unless all ranks run rank 0's config (as
 // config_differences compares), but for the fields that say where a rank
 // runs and writes (device, output and checkpoint paths, loader workers,

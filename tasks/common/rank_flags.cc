@@ -11,7 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "base/status_macros.h"
-#include "tasks/common/exit_code.h"
+#include "tasks/common/rank_vote.h"
 
 namespace ts::tasks {
 namespace {
@@ -42,8 +42,8 @@ absl::Status check_ranks_share_flags(collectives::Communicator& comm, const Devi
   FlagValues mine;
   for (const auto& [name, flag] : absl::GetAllFlags()) {
     if (absl::c_find(per_rank, name) != per_rank.end()) continue;
-    // A value holds no newline or tab that a flag on a command line would
-    // need; one that did would only make its rank differ.
+    // No command line needs a newline or tab in a value; one that had them
+    // would read as a difference, never hide one.
     mine.emplace(std::string(name), flag->CurrentValue());
   }
   ASSIGN_OR_RETURN(const std::string theirs, collectives::broadcast_bytes(comm, device, encode(mine)));
@@ -56,23 +56,7 @@ absl::Status check_ranks_share_flags(collectives::Communicator& comm, const Devi
                                          it == rank0.end() ? "none" : absl::StrCat("=", it->second), " on rank 0"));
     }
   }
-  ASSIGN_OR_RETURN(const std::vector<double> all,
-                   collectives::allgather_values(comm, device, {differences.empty() ? 0.0 : 1.0}));
-  std::vector<int> apart;
-  for (int r = 0; r < comm.world_size(); ++r) {
-    if (all[r] != 0) apart.push_back(r);
-  }
-  if (apart.empty()) return absl::OkStatus();
-  // Every rank ends here, each with its line (see exit_code.h).
-  if (!differences.empty()) {
-    return shared_by_all_ranks(absl::InvalidArgumentError(
-        absl::StrCat("rank ", comm.rank(), " was given other flags than rank 0 (", absl::StrJoin(differences, "; "),
-                     "): every rank must be given the same")));
-  }
-  return shared_by_all_ranks(absl::InvalidArgumentError(
-      absl::StrCat("rank(s) ", absl::StrJoin(apart, ", "),
-                   " were given other flags than rank 0 (each of them names the flags): every rank must be given "
-                   "the same")));
+  return vote_on_differences(comm, device, absl::StrJoin(differences, "; "), "flags");
 }
 
 }  // namespace ts::tasks

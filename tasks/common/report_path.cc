@@ -15,9 +15,9 @@ absl::Status check_report_path(collectives::Communicator& world, const Device& d
   const absl::Status mine = leader && !path.empty() ? check_can_write(path) : absl::OkStatus();
   ASSIGN_OR_RETURN(const double holds, collectives::broadcast_value(world, device, mine.ok() ? 1 : 0));
   if (holds != 0) return absl::OkStatus();
-  return said_by_rank_0(leader, absl::Status(leader ? mine.code() : absl::StatusCode::kFailedPrecondition,
-                                             absl::StrCat("--", flag, "=", path, ": ",
-                                                          leader ? mine.message() : "rank 0 cannot write it")));
+  return said_by_rank_0(
+      leader, leader ? absl::Status(mine.code(), absl::StrCat("--", flag, "=", path, ": ", mine.message()))
+                     : absl::FailedPreconditionError(absl::StrCat("--", flag, ": rank 0 cannot write its path")));
 }
 
 }  // namespace ts::tasks

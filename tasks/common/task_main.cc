@@ -25,9 +25,9 @@ absl::Status train(int argc, char** argv, const TaskInfo& task, const RecipeFact
   ASSIGN_OR_RETURN(const Device device, select_device(config.device(), env.local_rank));
   // The communicator is the device's (NCCL on GPUs, MPI on the CPU).
   ASSIGN_OR_RETURN(Distributed dist, init_distributed(env, device, config.force_ddp()));
-  // Before the recipe reads its data: ranks given other flags (another
-  // data_path, say) would otherwise meet in different collectives there.
-  // Trainer::create checks again, for the trainer's other users.
+  // Before the recipe reads its data: ranks given other flags would train
+  // another run, or meet in different collectives while the recipe builds
+  // its data (another data_path, say).
   if (dist.comm != nullptr) RETURN_IF_ERROR(check_ranks_share_config(*dist.comm, device, config));
   // Before the recipe builds its model: the initial weights come from it.
   manual_seed(config.seed());

@@ -186,9 +186,6 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::create(TaskConfig config, Devi
     return absl::InvalidArgumentError(
         absl::StrCat("trainer: rank ", options.rank, " is not in a world of size ", options.world_size));
   }
-  // Before the trainer builds anything from it: a rank given other flags
-  // would train another run (task_main has checked before the recipe).
-  if (options.comm != nullptr) RETURN_IF_ERROR(check_ranks_share_config(*options.comm, device, config));
   std::unique_ptr<Trainer> t(new Trainer(std::move(config), device, recipe, std::move(options)));
   Parts& p = *t->parts_;
   const TaskConfig& c = t->config_;
@@ -566,7 +563,7 @@ absl::Status Trainer::write_checkpoint(const nn::NamedTensors& ranks_state) {
   state_.set_elapsed_seconds(elapsed());
   state_.set_epoch_seconds(epoch_seconds_before_ + (now() - epoch_session_start_));
   *state_.mutable_shape() = run_shape();
-  state_.set_config(deterministic_bytes(config_));
+  state_.set_config(config_.SerializeAsString());
   state_.clear_ddp_bucket_order();
   if (p.ddp != nullptr) {
     if (const std::optional<std::vector<int>> order = p.ddp->bucket_fill_order()) {

@@ -376,18 +376,18 @@ absl::Status run() {
   const std::string report_path = user_path(absl::GetFlag(FLAGS_json));
   RETURN_IF_ERROR(check_report_path(*world, device, report_path, "json"));
   // Only rank 0 reports, so only it reads the baseline (the file may exist on
-  // the launching machine alone), and it tells the others whether it holds:
-  // every rank stops together on a bad one.
-  // Every rank takes part, whatever its own flag says (rank 0's counts):
-  // rank 0 sends the baseline's throughput, 0 for none, -1 for a refused one.
+  // the launching machine alone), and it sends every rank, whatever that
+  // rank's own flag, the baseline's throughput: 0 for none, -1 for a
+  // refused one, on which every rank stops together.
   std::optional<double> baseline;
   const std::string baseline_path = user_path(absl::GetFlag(FLAGS_baseline));
   const absl::StatusOr<double> read =
       leader && !baseline_path.empty() ? baseline_throughput(baseline_path, config) : absl::StatusOr<double>(0.0);
   ASSIGN_OR_RETURN(const double shared, collectives::broadcast_value(*world, device, read.ok() ? *read : -1));
   if (shared < 0) {
-    return said_by_rank_0(
-        leader, leader ? read.status() : absl::InvalidArgumentError("--baseline: rank 0's was refused by rank 0"));
+    return said_by_rank_0(leader, leader ? read.status()
+                                         : absl::InvalidArgumentError(
+                                               "--baseline: rank 0 refused its baseline report (its line says why)"));
   }
   if (shared > 0) baseline = shared;
   const char* unit = device.is_cuda() ? "GPU" : "CPU";

@@ -53,17 +53,5 @@ TEST(ConfigDiffTest, AnotherOptimizerIsNamedAsSuch) {
   EXPECT_EQ(config_differences(TaskConfig(), sgd_at_defaults, {}), "");
 }
 
-TEST(ConfigDiffTest, EqualConfigsHaveEqualBytes) {
-  TaskConfig a;
-  a.set_name("run");
-  a.mutable_sgd()->set_momentum(0.9);
-  TaskConfig b;
-  b.mutable_sgd()->set_momentum(0.9);
-  b.set_name("run");
-  EXPECT_EQ(deterministic_bytes(a), deterministic_bytes(b));
-  b.set_seed(7);
-  EXPECT_NE(deterministic_bytes(a), deterministic_bytes(b));
-}
-
 }  // namespace
 }  // namespace ts::tasks

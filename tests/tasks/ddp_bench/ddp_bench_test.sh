@@ -82,9 +82,9 @@ echo "== ranks given another --batch_size: every rank stops at once, the one tha
 timeout 300 mpirun --oversubscribe -np 1 "$bench" "${tiny[@]}" : -np 1 "$bench" "${tiny[@]}" --batch_size=4 \
   >apart.log 2>&1 && fail "ranks given other flags ran on"
 cat apart.log
-grep -q "ddp_bench: rank 1 was given other flags than rank 0 (--batch_size=4 here, =2 on rank 0)" apart.log ||
+grep -q "ddp_bench: rank 1 differs from rank 0 in its flags (--batch_size=4 here, =2 on rank 0)" apart.log ||
   fail "rank 1 does not name the flag"
-grep -q "ddp_bench: rank(s) 1 were given other flags than rank 0" apart.log || fail "rank 0 does not name rank 1"
+grep -q "ddp_bench: rank(s) 1 differ from rank 0 in their flags" apart.log || fail "rank 0 does not name rank 1"
 
 echo "== bad flags: one line, exit status 1"
 check_error() {  # expected-text flags...
