@@ -8,7 +8,8 @@ the wrong shape; `run` on fake Google Benchmark binaries (a --filter that
 matches nothing in one target skips it) and its repetitions floor; the same
 for `ratios` on saved runs (a ratio twice the baseline's fails, one within
 the tolerance passes, a pair missing from the run is reported and fails),
-its choice of the baseline run by CPU, and which pairs the CI subset holds;
+its choice of the baseline run by CPU, which pairs the CI subset holds, and
+that each repetition of a paired benchmark is a process of its own;
 that the build before measuring shows Bazel's own progress (and stdout) on
 stderr, on a fake bazel, leaving stdout to the table."""
 import copy
@@ -322,6 +323,37 @@ class RunTest(unittest.TestCase):
         self.assertFalse(os.path.exists(self.out))
         result = run_tool("run", self.binaries[1], "--repetitions", "4", "--out", self.out)
         self.assertEqual(result.returncode, 0, result.stderr)
+
+
+# A paired benchmark whose ratio is the number of processes started so far
+# (counted in a file beside it), and which records each start's
+# --benchmark_repetitions.
+FAKE_PAIRED_BENCHMARK = r'''#!/usr/bin/env python3
+import json, os, sys
+flags = dict(a[2:].split("=", 1) for a in sys.argv[1:])
+starts = os.path.join(os.path.dirname(os.path.abspath(__file__)), "starts")
+with open(starts, "a") as f:
+    f.write(flags["benchmark_repetitions"] + "\n")
+with open(starts) as f:
+    ratio = float(len(f.readlines()))
+with open(flags["benchmark_out"], "w") as out:
+    json.dump({"benchmarks": [{"name": "BM_AVsB/8", "run_name": "BM_AVsB/8", "run_type": "iteration",
+                               "real_time": 1.0, "time_unit": "ns", "iterations": 10, "ratio": ratio}
+                              for _ in range(int(flags["benchmark_repetitions"]))]}, out)
+'''
+
+
+class BenchmarkPairsTest(unittest.TestCase):
+    def test_one_process_per_repetition(self):
+        with tempfile.TemporaryDirectory() as d:
+            binary = os.path.join(d, "pair_benchmark")
+            with open(binary, "w", encoding="utf-8") as f:
+                f.write(FAKE_PAIRED_BENCHMARK)
+            os.chmod(binary, os.stat(binary).st_mode | stat.S_IXUSR)
+            ratios = mb.BenchmarkPairs(binary, "Vs").measure(repetitions=3, min_time=0.01)
+            self.assertEqual(ratios, {f"{binary} BM_AVsB/8": [1.0, 2.0, 3.0]})
+            with open(os.path.join(d, "starts"), encoding="utf-8") as f:
+                self.assertEqual(f.read().split(), ["1", "1", "1"])
 
 
 def ratios_file(runs):
