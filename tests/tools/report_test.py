@@ -7,7 +7,8 @@ extra.comm_bench): algbw and busbw per dtype and size side by side, not a
 task table of "-". ddp_bench rows pair by world size whatever their
 bucket labels (runs of other ranks per machine), as diff.py's do. The ddp_bench setup leaves out a topology neither run has,
 and prints one of several lines below the table. Config differences name
-nested fields by their dotted names.
+nested fields by their dotted names. Times to different targets, or of
+different tasks, are shown without a change against each other.
 (The golden tables are //tests/tasks/common:report_diff_test's.)"""
 import copy
 import json
@@ -210,6 +211,31 @@ class ConfigDifferencesTest(unittest.TestCase):
         self.assertEqual(names, ["loss_scaler.initial", "sgd.lr"], result.stdout)
         self.assertNotIn("momentum", result.stdout)
         self.assertNotIn("epochs", "\n".join(section))
+
+
+class TimeToTargetTest(unittest.TestCase):
+    def test_times_to_the_same_target_compare(self):
+        a, b = copy.deepcopy(TASK), copy.deepcopy(TASK)
+        a["time_to_target"]["seconds"], b["time_to_target"]["seconds"] = 10.0, 12.0
+        result, _ = run_diff(a, b)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertRegex(result.stdout, r"\n  accuracy >= 0.6 \(s\) +10 +12 +\+20\.0%\n")
+
+    def test_times_to_different_targets_do_not(self):
+        a, b = copy.deepcopy(TASK), copy.deepcopy(TASK)
+        a["config"], b["config"] = {"name": "lstm_lm"}, {"name": "logreg"}
+        a["time_to_target"] = {"metric": "perplexity", "target": 175, "minimize": True, "seconds": 800.0,
+                               "epoch": 4, "best": 145.0}
+        b["time_to_target"].update(seconds=0.9, epoch=3, best=0.95)
+        result, _ = run_diff(a, b)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertTrue(result.stdout.startswith(
+            "note: A and B are runs of different tasks (lstm_lm, logreg): their figures do not measure the same "
+            "work\n"), result.stdout)
+        self.assertRegex(result.stdout, r"\n  target +perplexity <= 175 +accuracy >= 0.6 +changed\n")
+        for name, va, vb in (("seconds", "800", "0.9"), ("at epoch", "4", "3"), ("best", "145", "0.95")):
+            self.assertRegex(result.stdout, rf"\n  {name} +{va} +{vb}\n")
+        self.assertNotIn("perplexity <= 175 (s)", result.stdout)
 
 
 class DdpBenchSetupTest(unittest.TestCase):
