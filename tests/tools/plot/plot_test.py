@@ -4,7 +4,8 @@ file, not JSON, a report of the wrong kind or format, a missing field, an
 unknown model, metric or subcommand, an "eval" that is no object, a zero
 baseline throughput or world size) is one line on stderr and exit status 1.
 Also the numbers behind the figures: the epoch fallback of the loss curve,
-DDP and neighbor_bench scaling, percentiles.
+DDP and neighbor_bench scaling (a neighbor_bench line of two models or
+batch sizes is refused), percentiles.
 
 The fixtures are small hand-made reports: task_epochs.json is a real logreg
 report trimmed (written before "curves" and "throughput.step_seconds"
@@ -15,6 +16,7 @@ every fifth size; the others follow the ddp_bench and neighbor_bench schemas."""
 import glob
 import json
 import os
+import re
 import struct
 import tempfile
 import unittest
@@ -351,6 +353,18 @@ class SeriesTest(unittest.TestCase):
             f"2-rank run ({NEIGHBOR_BENCH[1]}), which reads 100%; the one-rank run of neighbor_allreduce is not "
             "used, as at one rank each dist_optimizer's step costs differently (neighbor_bench --baseline takes "
             "one explicitly)",))
+
+    def test_a_line_of_two_models_is_refused(self):
+        reports = [plot.load(p) for p in NEIGHBOR_BENCH[:2]]  # allreduce at 1 and 2 ranks
+        reports[1].data["config"]["model"] = "resnet101"
+        with self.assertRaisesRegex(plot.InputError, re.escape(
+                f"{NEIGHBOR_BENCH[1]}: config.model resnet101 in the line 'allreduce', where {NEIGHBOR_BENCH[0]} "
+                "has resnet50: give each workload its own --labels")):
+            plot.neighbor_scaling_figure(reports)
+        reports[1].data["config"]["model"] = "resnet50"
+        reports[1].data["config"]["batch_size"] = 32
+        with self.assertRaisesRegex(plot.InputError, "config.batch_size 32 in the line 'allreduce'"):
+            plot.neighbor_scaling_figure(reports)
 
     def test_lines_with_a_one_rank_run_or_a_named_baseline_have_no_note(self):
         figure = plot.neighbor_scaling_figure([plot.load(p) for p in NEIGHBOR_BENCH[1:4] + NEIGHBOR_BENCH[4:]])
