@@ -189,6 +189,17 @@ class CompareTest(unittest.TestCase):
             self.assertEqual(result.returncode, 0, result.stdout)
             self.assertRegex(result.stdout, r"BM_Same +10 us +10.1 us +\+1\.0% +n/a \(too few repetitions\) +untested")
 
+    def test_a_base_of_zero_time_makes_the_new_time_slower(self):
+        base = load_fixture("base.json")
+        for run_ in base["targets"]["//tests/x:x_benchmark"]:
+            if run_["name"] == "BM_Slow":
+                run_["real_time"] = 0
+        with tempfile.TemporaryDirectory() as d:
+            result = run_tool("compare", write_json(d, "base.json", base), os.path.join(HERE, "new.json"))
+        self.assertEqual(result.returncode, 1, result.stdout)
+        self.assertRegex(result.stdout, r"BM_Slow +0 ns +120 us +\+inf% +0\.\d+ +slower")
+        self.assertIn("significantly slower by more than 5%:\n  //tests/x:x_benchmark BM_Slow\n", result.stdout)
+
     def test_fewer_than_9_repetitions_warn(self):
         result = run_tool("compare", os.path.join(HERE, "base.json"), os.path.join(HERE, "new.json"))
         self.assertIn("warning: 5 repetitions per side at the fewest: results unreliable (9+ recommended",
