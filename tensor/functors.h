@@ -482,7 +482,8 @@ struct Div {
   }
   template <class T>
   TS_HOST_DEVICE T grad_b(T g, T a, T b, T) const {
-    return -g * a / (b * b);
+    // As PyTorch: b * b under- or overflows in f32 where a / b does not.
+    return -g * (a / b / b);
   }
 };
 // PyTorch's masks: no gradient through a zero exponent, and none into the

@@ -1,10 +1,14 @@
 // Elementwise ops: dtype rules, broadcasting, then one backend kernel. The
 // named functions are generated from op_table.h.
 #include <initializer_list>
+#include <limits>
+#include <optional>
+#include <type_traits>
 
 #include "base/error.h"
 #include "tensor/backend.h"
 #include "tensor/checks.h"
+#include "tensor/dtype_dispatch.h"
 #include "tensor/ops.h"
 
 namespace ts {
@@ -196,11 +200,39 @@ Tensor masked_fill(const Tensor& x, const Tensor& mask, const Scalar& value) {
   return where_op(mask, value, x, x.dtype());
 }
 
+namespace {
+
+// An integer bound past an integer tensor's range would wrap when the
+// kernel stores it in the tensor's dtype (u8 max 256 clamping to 0). As
+// PyTorch does: a bound on the side it cannot bind (max above the range, min
+// below it) is dropped, and one past the other side is an error.
+void fit_integer_bounds(DType dtype, std::optional<Scalar>& min, std::optional<Scalar>& max) {
+  visit_dtype_as<Half, BFloat16>(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      // In long double, which holds every int64 and the bounds exactly.
+      constexpr long double lowest = std::numeric_limits<T>::lowest(), highest = std::numeric_limits<T>::max();
+      // (A floating bound promotes the result to a floating dtype.)
+      const auto integer = [](const std::optional<Scalar>& s) { return s && !s->is_floating(); };
+      const auto value = [](const Scalar& s) { return static_cast<long double>(s.to_int64()); };
+      if (integer(min) && value(*min) < lowest) min.reset();
+      if (integer(max) && value(*max) > highest) max.reset();
+      TS_CHECK(!integer(min) || value(*min) <= highest, "clamp: min ", min->to_string(), " is above the range of ",
+               dtype_name(dtype));
+      TS_CHECK(!integer(max) || value(*max) >= lowest, "clamp: max ", max->to_string(), " is below the range of ",
+               dtype_name(dtype));
+    }
+  });
+}
+
+}  // namespace
+
 Tensor clamp(const Tensor& x, std::optional<Scalar> min, std::optional<Scalar> max) {
   check_defined("clamp", x);
   TS_CHECK(min || max, "clamp: needs a min or a max");
   TS_CHECK(!min || !max || min->to_double() <= max->to_double(), "clamp: min ", min->to_string(), " exceeds max ",
            max->to_string());
+  fit_integer_bounds(x.dtype(), min, max);
   Tensor result = x;
   if (min) result = maximum(result, *min);
   if (max) result = minimum(result, *max);

@@ -228,5 +228,36 @@ TEST_F(ElementwiseTest, ClampBoundsAndKeepsNan) {
   testing::expect_throws(absl::StatusCode::kInvalidArgument, {"clamp", "min 2"}, [&] { clamp(x, 2, 1); });
 }
 
+// div's gradient in the denominator as PyTorch takes it, -g * (a / b / b):
+// as -g * a / (b * b), b * b underflowed to 0 in f32 (0 / 0 = NaN for a = 0,
+// b = 1e-23) or overflowed (-0 for a = 1e30, b = 1e20, not -1e-10).
+TEST_F(ElementwiseTest, DivGradientInTheDenominatorAtExtremes) {
+  const Tensor a = from_vector<float>({0.f, 1e30f, 3.f}, {3});
+  const Tensor b = from_vector<float>({1e-23f, 1e20f, 2.f}, {3});
+  const Tensor db = binary_grad(BinaryOp::kDiv, 1, ones({3}), a, b, Tensor());
+  expect_close(db, Ref{{3}, {0, -1e-10, -0.75}}, 1e-6);
+}
+
+// An integer bound past the dtype's range does not wrap into it (u8 max 256
+// had clamped everything to 0): as PyTorch, a bound that cannot bind is
+// dropped and one that would move every value out of the range is an error.
+TEST_F(ElementwiseTest, ClampIntegerBoundsPastTheRange) {
+  const Tensor bytes = from_vector<uint8_t>({5, 200}, {2});
+  expect_equal(clamp(bytes, std::nullopt, 256), Ref{{2}, {5, 200}});
+  expect_equal(clamp(bytes, -1, std::nullopt), Ref{{2}, {5, 200}});
+  expect_equal(clamp(bytes, -1, 100), Ref{{2}, {5, 100}});
+  EXPECT_EQ(clamp(bytes, -1, 256).dtype(), DType::kU8);
+  testing::expect_throws(absl::StatusCode::kInvalidArgument, {"clamp: max -1 is below the range of u8"},
+                         [&] { clamp(bytes, std::nullopt, -1); });
+  testing::expect_throws(absl::StatusCode::kInvalidArgument, {"clamp: min 256 is above the range of u8"},
+                         [&] { clamp(bytes, 256, std::nullopt); });
+  const Tensor ints = from_vector<int32_t>({-5, 5}, {2});
+  expect_equal(clamp(ints, int64_t{-1} << 40, int64_t{1} << 32), Ref{{2}, {-5, 5}});
+  // A floating bound promotes, as before.
+  const Tensor promoted = clamp(ints, std::nullopt, 2.5);
+  EXPECT_EQ(promoted.dtype(), DType::kF32);
+  expect_equal(promoted, Ref{{2}, {-5, 2.5}});
+}
+
 }  // namespace
 }  // namespace ts
