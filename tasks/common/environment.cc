@@ -19,6 +19,7 @@
 #include "absl/strings/str_split.h"
 #include "base/build_info.h"
 #include "tensor/cpu/openblas.h"
+#include "tensor/cpu/parallel.h"
 #include "tensor/cuda/device.h"
 
 namespace ts::tasks {
@@ -116,6 +117,7 @@ Environment describe_environment(const Device& device) {
   e.cpu_logical_cores = static_cast<int>(std::thread::hardware_concurrency());
   cpu_set_t set;
   e.cpu_usable_cores = ::sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : e.cpu_logical_cores;
+  e.cpu_threads = cpu::num_threads();
   e.device = device.to_string();
   e.gpu_count = cuda::device_count();
   e.gpu_name = "none";
@@ -144,6 +146,7 @@ Json Environment::to_json() const {
   j["openblas_core"] = openblas_core;
   j["cpu_logical_cores"] = cpu_logical_cores;
   j["cpu_usable_cores"] = cpu_usable_cores;
+  j["cpu_threads"] = cpu_threads;
   j["device"] = device;
   j["gpu_count"] = gpu_count;
   j["gpu_name"] = gpu_name;

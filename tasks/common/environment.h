@@ -34,7 +34,11 @@ struct Environment {
   std::string openblas_core;     // the kernels OpenBLAS runs (tensor/cpu/openblas.h)
   int cpu_logical_cores = 0;
   int cpu_usable_cores = 0;  // in this process's affinity mask
-  std::string device;        // the selected one: "cpu", "cuda:0"
+  // The CPU ops' threads (OMP_NUM_THREADS, else the usable cores): oneDNN's
+  // and OpenBLAS's sums split by thread, so a CPU run's bits repeat on as
+  // many threads only.
+  int cpu_threads = 0;
+  std::string device;  // the selected one: "cpu", "cuda:0"
   int gpu_count = 0;
   std::string gpu_name;  // of the selected device; "none" on the CPU
   std::string cuda_runtime;

@@ -41,6 +41,7 @@
 #include "tasks/common/step_times.h"
 #include "tasks/common/stop_signals.h"
 #include "tasks/common/time_to_target.h"
+#include "tensor/cpu/parallel.h"
 #include "tensor/ops.h"
 #include "tensor/random.h"
 
@@ -340,6 +341,12 @@ absl::Status Trainer::absorb() {
       if (!taken.ok()) break;
     }
   }
+  // Out of the C library's buffer (about 85 losses) at once: TensorBoard
+  // shows them as they are read, and a checkpoint, which follows a reading,
+  // never holds steps that the event file lacks (after a crash the resumed
+  // session's start drops what the file holds past the checkpoint, so
+  // steps before it that never reached the file were lost).
+  if (taken.ok() && p.events != nullptr) taken = p.events->flush();
   RETURN_IF_ERROR(agree(std::move(taken), "taking in its training losses"));
   if (p.ddp != nullptr) {
     ASSIGN_OR_RETURN(const absl::Duration wait, p.ddp->communication_wait_time());
@@ -564,6 +571,7 @@ absl::Status Trainer::write_checkpoint(const nn::NamedTensors& ranks_state) {
   state_.set_epoch_seconds(epoch_seconds_before_ + (now() - epoch_session_start_));
   *state_.mutable_shape() = run_shape();
   state_.set_config(config_.SerializeAsString());
+  state_.set_cpu_threads(cpu::num_threads());
   state_.clear_ddp_bucket_order();
   if (p.ddp != nullptr) {
     if (const std::optional<std::vector<int>> order = p.ddp->bucket_fill_order()) {
@@ -676,6 +684,13 @@ absl::Status Trainer::restore() {
   }));
   if (absl::Status s = recipe_.load_state(*recipe_state); !s.ok()) return in_context(s);
   default_generator().set_state({state_.generator().seed(), state_.generator().offset()});
+  if (leader() && device_.is_cpu() && state_.cpu_threads() != 0 && state_.cpu_threads() != cpu::num_threads()) {
+    p.progress.message(absl::StrCat(
+        "note: resuming on ", cpu::num_threads(), " CPU threads; the checkpoint was written on ", state_.cpu_threads(),
+        ": the run goes on, but its bits will not repeat the "
+        "uninterrupted run's (oneDNN's and OpenBLAS's sums split by thread; OMP_NUM_THREADS "
+        "sets the count)"));
+  }
   elapsed_before_ = state_.elapsed_seconds();
   epoch_seconds_before_ = state_.epoch_seconds();
   resumed_ = true;

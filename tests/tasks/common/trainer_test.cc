@@ -17,6 +17,7 @@
 #include <cmath>
 #include <csignal>
 #include <cstdio>
+#include <filesystem>
 #include <functional>
 #include <limits>
 #include <string>
@@ -85,6 +86,7 @@ class LineRecipe final : public Recipe {
   const TrainingData& data() const override { return no_data ? empty_ : data_; }
   std::shared_ptr<nn::Module> model() const override { return linear_; }
   autograd::Variable loss(absl::Span<const Tensor> batch) override {
+    if (before_step) before_step();
     if (steps_run == fail_at_step) throw_error(absl::StatusCode::kAborted, "simulated crash");
     ++steps_run;
     const autograd::Variable loss =
@@ -118,7 +120,8 @@ class LineRecipe final : public Recipe {
   int64_t fail_at_step = -1;  // this recipe's step at which loss() throws
   int64_t nan_at_step = -1;   // ... at which its loss is NaN
   double lr_factor_value = 1;
-  bool no_data = false;  // data() gives neither datasets nor batch sources
+  bool no_data = false;               // data() gives neither datasets nor batch sources
+  std::function<void()> before_step;  // called as each step starts
 
  private:
   TrainingData data_, empty_;
@@ -692,6 +695,72 @@ TEST_F(TrainerTest, ReportAndEventsHoldTheRun) {
   for (size_t i = 1; i < seconds.size(); ++i) {
     EXPECT_NEAR(loss_walls[i] - loss_walls[0], seconds[i] - seconds[0], 1e-5) << "step " << i + 1;
   }
+}
+
+// What a checkpoint holds the event file holds too, whenever the process
+// dies: a resumed session starts TensorBoard's curves after the checkpoint,
+// so a loss still in the C library's buffer when the first died (a kill -9,
+// an OOM) would be lost for good.
+TEST_F(TrainerTest, TheEventFileHoldsEveryStepACheckpointHolds) {
+  TaskConfig c = config("events_flushed");
+  c.set_epochs(2);
+  auto line = recipe();
+  const std::string checkpoint = join_path(c.checkpoint_dir(), "run_state.ckpt");
+  int checked = 0;
+  line->before_step = [&] {
+    if (!std::filesystem::exists(checkpoint)) return;
+    ASSERT_OK_AND_ASSIGN(RunCheckpoint saved, load_run_state(checkpoint));
+    ASSERT_OK_AND_ASSIGN(auto records, event_records(c));
+    int64_t last_loss_step = 0;
+    for (const std::string& record : records) {
+      tensorboard::Event e;
+      ASSERT_TRUE(e.ParseFromString(record));
+      if (e.has_summary() && e.summary().value(0).tag() == "train/loss") last_loss_step = e.step();
+    }
+    EXPECT_GE(last_loss_step, saved.state.global_step()) << "step " << line->steps_run + 1;
+    ++checked;
+  };
+  ASSERT_OK(trainer(c, *line)->run().status());
+  EXPECT_GT(checked, 10);
+}
+
+// The checkpoint keeps the CPU ops' thread count, and a CPU run resumed on
+// another says that its bits will not repeat the uninterrupted run's.
+TEST_F(TrainerTest, ResumingOnAnotherCpuThreadCountIsSaid) {
+  TaskConfig c = config("threads");
+  c.set_checkpoint_interval_minutes(0);  // epoch ends only
+  c.set_max_steps(10);
+  auto first = recipe();
+  const auto first_trainer = trainer(c, *first);
+  ASSERT_OK(first_trainer->run().status());
+  ASSERT_OK_AND_ASSIGN(Json report, read_report(first_trainer->report_path()));
+  const int threads = static_cast<int>(report.find("environment")->find("cpu_threads")->as_int());
+  EXPECT_GE(threads, 1);
+  const std::string path = join_path(c.checkpoint_dir(), "run_state.ckpt");
+  ASSERT_OK_AND_ASSIGN(RunCheckpoint saved, load_run_state(path));
+  EXPECT_EQ(saved.state.cpu_threads(), threads);
+  c.set_resume(true);
+  c.set_max_steps(20);
+  {
+    auto same = recipe();
+    ASSERT_OK(trainer(c, *same)->run().status());
+    EXPECT_EQ(log().find("CPU threads"), std::string::npos) << log();
+  }
+  // As if written on one thread more.
+  ASSERT_OK_AND_ASSIGN(saved, load_run_state(path));
+  RunState state = saved.state;
+  state.set_cpu_threads(threads + 1);
+  const StateBlobs blobs(saved.blobs.begin(), saved.blobs.end());
+  ASSERT_OK(save_run_state(path, state, blobs));
+  c.set_max_steps(30);
+  auto other = recipe();
+  ASSERT_OK(trainer(c, *other)->run().status());
+  EXPECT_NE(log().find(absl::StrCat("note: resuming on ", threads, " CPU threads; the checkpoint was written on ",
+                                    threads + 1,
+                                    ": the run goes on, but its bits will not repeat the uninterrupted "
+                                    "run's")),
+            std::string::npos)
+      << log();
 }
 
 TEST_F(TrainerTest, ShownThroughputLeavesOutTheWarmUpAsTheReportDoes) {
