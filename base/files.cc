@@ -258,6 +258,13 @@ std::string join_path(absl::string_view dir, absl::string_view name) {
   return absl::StrCat(dir, "/", name);
 }
 
+std::string default_cache_dir() {
+  const char* xdg = std::getenv("XDG_CACHE_HOME");
+  if (xdg != nullptr && *xdg != '\0') return join_path(xdg, "trainstack");
+  const char* home = std::getenv("HOME");
+  return join_path(home != nullptr && *home != '\0' ? home : "/tmp", ".cache/trainstack");
+}
+
 std::string user_path(const std::string& path) {
   const char* user_dir = std::getenv("BUILD_WORKING_DIRECTORY");
   if (path.empty() || path[0] == '/' || user_dir == nullptr || *user_dir == '\0') return path;

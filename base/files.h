@@ -102,6 +102,11 @@ std::string join_path(absl::string_view dir, absl::string_view name);
 // is taken from; otherwise the path as it is.
 std::string user_path(const std::string& path);
 
+// Where the tasks build their default data once for every run of the
+// machine's user: $XDG_CACHE_HOME/trainstack, else ~/.cache/trainstack
+// (/tmp/.cache/trainstack without a HOME).
+std::string default_cache_dir();
+
 // The failed system call's errno as a Status: "<what> <path>: <reason>",
 // kNotFound for ENOENT, kPermissionDenied for EACCES/EPERM, else kInternal.
 absl::Status errno_error(absl::string_view what, absl::string_view path);

@@ -3,7 +3,7 @@
 // L2 term of 2.5e-6, reduce-on-plateau). Reads any LIBSVM file pair with
 // --data_path=DIR (train.libsvm, test.libsvm; the epsilon set on a cluster);
 // by default Fashion-MNIST as the binary problem of fashion_libsvm.h,
-// written as LIBSVM under the output directory on first use; with
+// written as LIBSVM into the cache directory on first use; with
 // --synthetic a learnable set of epsilon's shapes.
 #include <cmath>
 #include <filesystem>
@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "autograd/ops.h"
 #include "base/error.h"
+#include "base/files.h"
 #include "base/status_macros.h"
 #include "data/readers/idx.h"
 #include "data/readers/libsvm.h"
@@ -29,21 +30,31 @@
 namespace ts::tasks {
 namespace {
 
-// The default LIBSVM files, made from Fashion-MNIST once. Only rank 0
-// writes them; the write is atomic, and other ranks wait for the file.
-absl::StatusOr<std::string> default_libsvm_dir(const TaskContext& task) {
-  const std::string dir = absl::StrCat(task.config.output_dir(), "/data/fashion_upper_body");
+// Writes the default LIBSVM files that `dir` lacks, from Fashion-MNIST.
+// Each write is atomic, so a run that finds a file finds all of it.
+absl::Status write_missing_libsvm(const std::string& dir) {
   for (const bool train : {true, false}) {
-    const std::string path = absl::StrCat(dir, train ? "/train.libsvm" : "/test.libsvm");
+    const std::string path = join_path(dir, train ? "train.libsvm" : "test.libsvm");
     if (std::filesystem::exists(path)) continue;
-    if (task.rank == 0) {
-      std::filesystem::create_directories(dir);
-      ASSIGN_OR_RETURN(std::unique_ptr<data::IdxImageDataset> images, data::open_mnist(data::kFashionMnistDir, train));
-      RETURN_IF_ERROR(write_upper_body_libsvm(*images, path));
-    }
+    RETURN_IF_ERROR(make_dirs(dir));
+    ASSIGN_OR_RETURN(std::unique_ptr<data::IdxImageDataset> images, data::open_mnist(data::kFashionMnistDir, train));
+    RETURN_IF_ERROR(write_upper_body_libsvm(*images, path));
   }
+  return absl::OkStatus();
+}
+
+// The default LIBSVM files, made from Fashion-MNIST once per cache (not per
+// output_dir: 380 MB a run). Rank 0 writes them while the others wait; a
+// rank that still lacks them then, its cache being another machine's own
+// disk, writes its own.
+absl::StatusOr<std::string> default_libsvm_dir(const TaskContext& task) {
+  const std::string& cache_dir = task.config.GetExtension(logreg).cache_dir();
+  const std::string dir =
+      join_path(cache_dir.empty() ? default_cache_dir() : user_path(cache_dir), "fashion_upper_body");
+  if (task.rank == 0) RETURN_IF_ERROR(write_missing_libsvm(dir));
   // synchronize(): NCCL's wait() only orders streams; the files must exist.
   if (task.comm != nullptr) RETURN_IF_ERROR(task.comm->barrier().synchronize());
+  if (task.rank != 0) RETURN_IF_ERROR(write_missing_libsvm(dir));
   return dir;
 }
 

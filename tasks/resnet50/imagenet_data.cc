@@ -1,6 +1,5 @@
 #include "tasks/resnet50/imagenet_data.h"
 
-#include <cstdlib>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -41,13 +40,6 @@ absl::StatusOr<ImageNetData> synthetic_data(const TaskConfig& config, const ResN
 
 }  // namespace
 
-std::string default_cache_dir() {
-  const char* xdg = std::getenv("XDG_CACHE_HOME");
-  if (xdg != nullptr && *xdg != '\0') return join_path(xdg, "trainstack");
-  const char* home = std::getenv("HOME");
-  return join_path(home != nullptr && *home != '\0' ? home : "/tmp", ".cache/trainstack");
-}
-
 absl::StatusOr<ImageNetData> open_imagenet_data(const TaskConfig& config) {
   const ResNet50Config& r = config.GetExtension(resnet50);
   if (r.image_size() < 8 || r.eval_resize() < r.image_size() || !(r.min_crop_scale() > 0 && r.min_crop_scale() <= 1)) {
@@ -67,8 +59,8 @@ absl::StatusOr<ImageNetData> open_imagenet_data(const TaskConfig& config) {
     corpus::JpegFolderOptions options;
     options.size = r.jpeg_size();
     options.limit_per_class = r.jpeg_limit_per_class();
-    ASSIGN_OR_RETURN(root,
-                     corpus::cached_jpeg_folder(r.cache_dir().empty() ? default_cache_dir() : r.cache_dir(), options));
+    ASSIGN_OR_RETURN(root, corpus::cached_jpeg_folder(
+                               r.cache_dir().empty() ? default_cache_dir() : user_path(r.cache_dir()), options));
   } else if (root.empty()) {
     return absl::InvalidArgumentError("resnet50: dataset IMAGE_FOLDER needs --data_path=DIR (DIR/train, DIR/val)");
   }

@@ -29,8 +29,4 @@ struct ImageNetData {
 
 absl::StatusOr<ImageNetData> open_imagenet_data(const TaskConfig& config);
 
-// Where FASHION_MNIST_JPEG is built when cache_dir is "": $XDG_CACHE_HOME
-// or ~/.cache, then trainstack/.
-std::string default_cache_dir();
-
 }  // namespace ts::tasks

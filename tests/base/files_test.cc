@@ -91,6 +91,21 @@ TEST(FilesTest, UserPathsAreTakenFromBazelRunsWorkingDirectory) {
   unsetenv("BUILD_WORKING_DIRECTORY");
 }
 
+// The cache the tasks build their default data in follows the XDG rule.
+TEST(FilesTest, DefaultCacheDirIsXdgCacheHomesOrHomes) {
+  const char* home = std::getenv("HOME");
+  const std::string saved_home = home != nullptr ? home : "";
+  setenv("XDG_CACHE_HOME", "/xdg", 1);
+  setenv("HOME", "/home/me", 1);
+  EXPECT_EQ(default_cache_dir(), "/xdg/trainstack");
+  setenv("XDG_CACHE_HOME", "", 1);
+  EXPECT_EQ(default_cache_dir(), "/home/me/.cache/trainstack");
+  unsetenv("XDG_CACHE_HOME");
+  unsetenv("HOME");
+  EXPECT_EQ(default_cache_dir(), "/tmp/.cache/trainstack");
+  if (home != nullptr) setenv("HOME", saved_home.c_str(), 1);
+}
+
 TEST(FilesTest, AtomicWriteReplacesAndLeavesNoTempFile) {
   const std::string dir = join_path(::testing::TempDir(), "files_test/a/b");
   ASSERT_OK(make_dirs(dir));

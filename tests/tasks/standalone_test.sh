@@ -5,7 +5,8 @@
 # overrides the default; with output to a file the log holds plain lines (no
 # carriage returns, no escape codes, whatever TERM says); and a bad flag or
 # config file ends with a one-line error naming it and exit status 1, also a
-# baseline report that rank 0 of two cannot read.
+# baseline report that rank 0 of two cannot read. logreg's default data is
+# written once into the cache, not into each run's output directory.
 #   standalone_test.sh LOGREG RESNET20 LSTM_LM RESNET50
 set -uo pipefail
 logreg_src=$1 resnet20_src=$2 lstm_lm_src=$3 resnet50_src=$4
@@ -13,6 +14,7 @@ logreg_src=$1 resnet20_src=$2 lstm_lm_src=$3 resnet50_src=$4
 dir=$(mktemp -d "${TEST_TMPDIR:-/tmp}/standalone.XXXXXX")
 cp "$logreg_src" "$resnet20_src" "$lstm_lm_src" "$resnet50_src" "$dir/"
 cd "$dir"
+export XDG_CACHE_HOME="$dir/cache"
 failed=0
 fail() { echo "FAIL: $*"; failed=1; }
 
@@ -28,6 +30,8 @@ check_plain_log logreg.log
 grep -q "epoch 1/1 done" logreg.log || fail "logreg.log has no epoch line"
 [ -s output/report.json ] || fail "no output/report.json"
 grep -q '"name": "logreg"' output/report.json || fail "the report's config is not logreg's default"
+[ -s cache/trainstack/fashion_upper_body/train.libsvm ] || fail "logreg's default data is not in the cache"
+[ -e output/data ] && fail "logreg wrote its default data into output/"
 
 echo "== logreg, synthetic data of epsilon's shapes, 5 steps"
 ./logreg --synthetic --max_steps=5 --output_dir=outlr >logreg_synthetic.log 2>&1 || fail "logreg --synthetic exited with $?"
@@ -125,6 +129,13 @@ if command -v mpirun >/dev/null; then
   cat mpi.log
   check_plain_log mpi.log
   python3 -c "import json,sys; sys.exit(json.load(open('out_mpi/report.json'))['world']['size'] != 2)" || fail "the mpirun report is not from 2 ranks"
+
+  echo "== logreg's default data where rank 1's cache is not rank 0's (another machine's disk): rank 1 writes its own"
+  mpirun --oversubscribe -np 1 ./logreg --max_steps=2 --output_dir=out_caches : \
+    -np 1 env XDG_CACHE_HOME="$dir/cache1" ./logreg --max_steps=2 --output_dir=out_caches >caches.log 2>&1 ||
+    fail "mpirun logreg with two caches exited with $?"
+  [ -s cache1/trainstack/fashion_upper_body/test.libsvm ] || { cat caches.log; fail "rank 1 did not write its cache"; }
+  rm -rf cache1
 
   echo "== lstm_lm as 2 ranks (DDP over MPI, each reading its rows of the stream)"
   mpirun --oversubscribe -np 2 ./lstm_lm --max_steps=3 --batch_size=4 --set='hidden_size=16,embedding_size=8' \
