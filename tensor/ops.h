@@ -143,7 +143,9 @@ Tensor where(const Tensor& cond, const Scalar& a, const Tensor& b);
 // x with value where mask (bool, broadcastable to x) is true.
 Tensor masked_fill(const Tensor& x, const Tensor& mask, const Scalar& value);
 // Bounds x to [min, max]; either bound may be absent. NaN stays NaN. min >
-// max is an error (PyTorch gives max everywhere).
+// max is an error (PyTorch gives max everywhere). On an integer tensor, as
+// PyTorch: an integer bound past its dtype's range on the side it cannot bind
+// is dropped, one past the other side is an error.
 Tensor clamp(const Tensor& x, std::optional<Scalar> min, std::optional<Scalar> max);
 
 // ---- Gradients of the elementwise ops, for autograd: one fused kernel each.

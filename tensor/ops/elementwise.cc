@@ -205,21 +205,21 @@ namespace {
 // An integer bound past an integer tensor's range would wrap when the
 // kernel stores it in the tensor's dtype (u8 max 256 clamping to 0). As
 // PyTorch does: a bound on the side it cannot bind (max above the range, min
-// below it) is dropped, and one past the other side is an error.
+// below it) is dropped, and one past the other side is an error. A floating
+// bound makes the result floating, where every bound fits.
 void fit_integer_bounds(DType dtype, std::optional<Scalar>& min, std::optional<Scalar>& max) {
+  if ((min && min->is_floating()) || (max && max->is_floating())) return;
   visit_dtype_as<Half, BFloat16>(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
       // In long double, which holds every int64 and the bounds exactly.
       constexpr long double lowest = std::numeric_limits<T>::lowest(), highest = std::numeric_limits<T>::max();
-      // (A floating bound promotes the result to a floating dtype.)
-      const auto integer = [](const std::optional<Scalar>& s) { return s && !s->is_floating(); };
       const auto value = [](const Scalar& s) { return static_cast<long double>(s.to_int64()); };
-      if (integer(min) && value(*min) < lowest) min.reset();
-      if (integer(max) && value(*max) > highest) max.reset();
-      TS_CHECK(!integer(min) || value(*min) <= highest, "clamp: min ", min->to_string(), " is above the range of ",
+      if (min && value(*min) < lowest) min.reset();
+      if (max && value(*max) > highest) max.reset();
+      TS_CHECK(!min || value(*min) <= highest, "clamp: min ", min->to_string(), " is above the range of ",
                dtype_name(dtype));
-      TS_CHECK(!integer(max) || value(*max) >= lowest, "clamp: max ", max->to_string(), " is below the range of ",
+      TS_CHECK(!max || value(*max) >= lowest, "clamp: max ", max->to_string(), " is below the range of ",
                dtype_name(dtype));
     }
   });
@@ -230,10 +230,19 @@ void fit_integer_bounds(DType dtype, std::optional<Scalar>& min, std::optional<S
 Tensor clamp(const Tensor& x, std::optional<Scalar> min, std::optional<Scalar> max) {
   check_defined("clamp", x);
   TS_CHECK(min || max, "clamp: needs a min or a max");
-  TS_CHECK(!min || !max || min->to_double() <= max->to_double(), "clamp: min ", min->to_string(), " exceeds max ",
-           max->to_string());
+  // Integers compared as integers: as doubles, INT64_MAX - 1 equals INT64_MAX.
+  const auto ordered = [](const Scalar& lo, const Scalar& hi) {
+    return lo.is_floating() || hi.is_floating() ? lo.to_double() <= hi.to_double() : lo.to_int64() <= hi.to_int64();
+  };
+  TS_CHECK(!min || !max || ordered(*min, *max), "clamp: min ", min->to_string(), " exceeds max ", max->to_string());
   fit_integer_bounds(x.dtype(), min, max);
+  if (!min && !max) return clone(x);  // a new tensor, as every other call gives
   Tensor result = x;
+  // A floating bound makes the result floating before either applies: an
+  // integer min applied first would be stored in x's integer dtype.
+  for (const std::optional<Scalar>& bound : {min, max}) {
+    if (bound && bound->is_floating()) result = to(result, promote_with_scalar(result.dtype(), *bound));
+  }
   if (min) result = maximum(result, *min);
   if (max) result = minimum(result, *max);
   return result;

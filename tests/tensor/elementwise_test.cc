@@ -235,7 +235,7 @@ TEST_F(ElementwiseTest, DivGradientInTheDenominatorAtExtremes) {
   const Tensor a = from_vector<float>({0.f, 1e30f, 3.f}, {3});
   const Tensor b = from_vector<float>({1e-23f, 1e20f, 2.f}, {3});
   const Tensor db = binary_grad(BinaryOp::kDiv, 1, ones({3}), a, b, Tensor());
-  expect_close(db, Ref{{3}, {0, -1e-10, -0.75}}, 1e-6);
+  expect_close(db, Ref{{3}, {0, -1e-10, -0.75}}, 1e-6, /*floor=*/1e-30);
 }
 
 // An integer bound past the dtype's range does not wrap into it (u8 max 256
@@ -246,17 +246,26 @@ TEST_F(ElementwiseTest, ClampIntegerBoundsPastTheRange) {
   expect_equal(clamp(bytes, std::nullopt, 256), Ref{{2}, {5, 200}});
   expect_equal(clamp(bytes, -1, std::nullopt), Ref{{2}, {5, 200}});
   expect_equal(clamp(bytes, -1, 100), Ref{{2}, {5, 100}});
-  EXPECT_EQ(clamp(bytes, -1, 256).dtype(), DType::kU8);
+  const Tensor unbound = clamp(bytes, -1, 256);
+  EXPECT_EQ(unbound.dtype(), DType::kU8);
+  expect_equal(unbound, Ref{{2}, {5, 200}});
+  EXPECT_NE(unbound.raw_data(), bytes.raw_data()) << "a new tensor, not the input";
   testing::expect_throws(absl::StatusCode::kInvalidArgument, {"clamp: max -1 is below the range of u8"},
                          [&] { clamp(bytes, std::nullopt, -1); });
   testing::expect_throws(absl::StatusCode::kInvalidArgument, {"clamp: min 256 is above the range of u8"},
                          [&] { clamp(bytes, 256, std::nullopt); });
   const Tensor ints = from_vector<int32_t>({-5, 5}, {2});
   expect_equal(clamp(ints, int64_t{-1} << 40, int64_t{1} << 32), Ref{{2}, {-5, 5}});
-  // A floating bound promotes, as before.
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  testing::expect_throws(absl::StatusCode::kInvalidArgument, {"clamp: min 9223372036854775807 exceeds max"},
+                         [&] { clamp(to(ints, DType::kI64), kMax, kMax - 1); });
+  // A floating bound promotes, as before, and then the other bound, integer
+  // or not, is no longer held to the input's range.
   const Tensor promoted = clamp(ints, std::nullopt, 2.5);
   EXPECT_EQ(promoted.dtype(), DType::kF32);
   expect_equal(promoted, Ref{{2}, {-5, 2.5}});
+  expect_equal(clamp(bytes, -3.5, -1), Ref{{2}, {-1, -1}});
+  expect_equal(clamp(bytes, 300, 300.5), Ref{{2}, {300, 300}});
 }
 
 }  // namespace
