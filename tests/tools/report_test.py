@@ -223,7 +223,8 @@ class TimeToTargetTest(unittest.TestCase):
 
     def test_times_to_different_targets_do_not(self):
         a, b = copy.deepcopy(TASK), copy.deepcopy(TASK)
-        a["config"], b["config"] = {"name": "lstm_lm"}, {"name": "logreg"}
+        a["config"] = {"name": "my run", "[ts.tasks.lstm_lm]": {"bptt": 70}}
+        b["config"] = {"name": "my run", "[ts.tasks.logreg]": {"l2": 0.0}}
         a["time_to_target"] = {"metric": "perplexity", "target": 175, "minimize": True, "seconds": 800.0,
                                "epoch": 4, "best": 145.0}
         b["time_to_target"].update(seconds=0.9, epoch=3, best=0.95)
@@ -236,6 +237,18 @@ class TimeToTargetTest(unittest.TestCase):
         for name, va, vb in (("seconds", "800", "0.9"), ("at epoch", "4", "3"), ("best", "145", "0.95")):
             self.assertRegex(result.stdout, rf"\n  {name} +{va} +{vb}\n")
         self.assertNotIn("perplexity <= 175 (s)", result.stdout)
+
+    def test_renamed_runs_of_one_task_and_a_run_without_a_target(self):
+        a, b = copy.deepcopy(TASK), copy.deepcopy(TASK)
+        a["config"] = {"name": "resnet20", "[ts.tasks.resnet20]": {"depth": 20}}
+        b["config"] = {"name": "resnet20-lr0.2", "[ts.tasks.resnet20]": {"depth": 20}}
+        a["time_to_target"]["seconds"] = 10.0
+        b["time_to_target"] = None
+        result, _ = run_diff(a, b)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertNotIn("note:", result.stdout)
+        self.assertRegex(result.stdout, r"\n  accuracy >= 0.6 \(s\) +10 +- +changed\n")
+        self.assertNotIn("\n  target ", result.stdout)
 
 
 class DdpBenchSetupTest(unittest.TestCase):

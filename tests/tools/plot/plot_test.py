@@ -365,6 +365,14 @@ class SeriesTest(unittest.TestCase):
         reports[1].data["config"]["batch_size"] = 32
         with self.assertRaisesRegex(plot.InputError, "config.batch_size 32 in the line 'allreduce'"):
             plot.neighbor_scaling_figure(reports)
+        reports[1].data["config"]["batch_size"] = reports[0].data["config"]["batch_size"]
+        reports[1].data["config"]["dtype"] = "bf16"
+        with self.assertRaisesRegex(plot.InputError, "config.dtype bf16 in the line 'allreduce', where .* has None"):
+            plot.neighbor_scaling_figure(reports)
+        # How long each was timed, or on which GPU, may differ.
+        del reports[1].data["config"]["dtype"]
+        reports[1].data["config"].update(num_iters=50, device="cuda:1")
+        plot.neighbor_scaling_figure(reports)
 
     def test_lines_with_a_one_rank_run_or_a_named_baseline_have_no_note(self):
         figure = plot.neighbor_scaling_figure([plot.load(p) for p in NEIGHBOR_BENCH[1:4] + NEIGHBOR_BENCH[4:]])
