@@ -46,15 +46,22 @@ absl::Status write_missing_libsvm(const std::string& dir) {
 // The default LIBSVM files, made from Fashion-MNIST once per cache (not per
 // output_dir: 380 MB a run). Rank 0 writes them while the others wait; a
 // rank that still lacks them then, its cache being another machine's own
-// disk, writes its own.
+// disk, writes its own. The folder's version changes with what
+// write_upper_body_libsvm writes, so that no run reads an older form.
 absl::StatusOr<std::string> default_libsvm_dir(const TaskContext& task) {
   const std::string& cache_dir = task.config.GetExtension(logreg).cache_dir();
   const std::string dir =
-      join_path(cache_dir.empty() ? default_cache_dir() : user_path(cache_dir), "fashion_upper_body");
-  if (task.rank == 0) RETURN_IF_ERROR(write_missing_libsvm(dir));
+      join_path(cache_dir.empty() ? default_cache_dir() : user_path(cache_dir), "fashion_upper_body_v1");
+  const auto write = [&] {
+    absl::Status s = write_missing_libsvm(dir);
+    if (s.ok()) return s;
+    return absl::Status(s.code(), absl::StrCat("writing the default data into the cache (--set=cache_dir=DIR, or ",
+                                               "XDG_CACHE_HOME, to choose another): ", s.message()));
+  };
+  if (task.rank == 0) RETURN_IF_ERROR(write());
   // synchronize(): NCCL's wait() only orders streams; the files must exist.
   if (task.comm != nullptr) RETURN_IF_ERROR(task.comm->barrier().synchronize());
-  if (task.rank != 0) RETURN_IF_ERROR(write_missing_libsvm(dir));
+  if (task.rank != 0) RETURN_IF_ERROR(write());
   return dir;
 }
 

@@ -94,7 +94,8 @@ TEST(FilesTest, UserPathsAreTakenFromBazelRunsWorkingDirectory) {
 // The cache the tasks build their default data in follows the XDG rule.
 TEST(FilesTest, DefaultCacheDirIsXdgCacheHomesOrHomes) {
   const char* home = std::getenv("HOME");
-  const std::string saved_home = home != nullptr ? home : "";
+  const char* xdg = std::getenv("XDG_CACHE_HOME");
+  const std::string saved_home = home != nullptr ? home : "", saved_xdg = xdg != nullptr ? xdg : "";
   setenv("XDG_CACHE_HOME", "/xdg", 1);
   setenv("HOME", "/home/me", 1);
   EXPECT_EQ(default_cache_dir(), "/xdg/trainstack");
@@ -104,6 +105,7 @@ TEST(FilesTest, DefaultCacheDirIsXdgCacheHomesOrHomes) {
   unsetenv("HOME");
   EXPECT_EQ(default_cache_dir(), "/tmp/.cache/trainstack");
   if (home != nullptr) setenv("HOME", saved_home.c_str(), 1);
+  if (xdg != nullptr) setenv("XDG_CACHE_HOME", saved_xdg.c_str(), 1);
 }
 
 TEST(FilesTest, AtomicWriteReplacesAndLeavesNoTempFile) {

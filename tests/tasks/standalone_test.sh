@@ -30,8 +30,15 @@ check_plain_log logreg.log
 grep -q "epoch 1/1 done" logreg.log || fail "logreg.log has no epoch line"
 [ -s output/report.json ] || fail "no output/report.json"
 grep -q '"name": "logreg"' output/report.json || fail "the report's config is not logreg's default"
-[ -s cache/trainstack/fashion_upper_body/train.libsvm ] || fail "logreg's default data is not in the cache"
+[ -s cache/trainstack/fashion_upper_body_v1/train.libsvm ] || fail "logreg's default data is not in the cache"
 [ -e output/data ] && fail "logreg wrote its default data into output/"
+
+echo "== logreg with a cache it cannot write: the error names the cache and how to choose another"
+XDG_CACHE_HOME=/dev/null ./logreg --max_steps=1 --output_dir=out_nocache >nocache.log 2>&1
+rc=$?
+[ "$rc" = 1 ] || fail "logreg with an unwritable cache: exit status $rc, want 1"
+grep -q "writing the default data into the cache (--set=cache_dir=DIR, or XDG_CACHE_HOME, to choose another): .*/dev/null/trainstack" nocache.log ||
+  { cat nocache.log; fail "the error does not name the cache"; }
 
 echo "== logreg, synthetic data of epsilon's shapes, 5 steps"
 ./logreg --synthetic --max_steps=5 --output_dir=outlr >logreg_synthetic.log 2>&1 || fail "logreg --synthetic exited with $?"
@@ -72,7 +79,7 @@ grep -q '"unit": "tokens"' outlm/report.json || fail "the lstm_lm report does no
 grep -q 'fortunes (/usr/share/games/fortunes)' outlm/report.json || fail "the lstm_lm report does not name its data"
 
 echo "== resnet50, its default data (Fashion-MNIST as JPEGs, built in a cache), f16 mixed precision, 2 steps"
-XDG_CACHE_HOME="$dir/cache" ./resnet50 --max_steps=2 --batch_size=4 --dtype=f16 --num_workers=1 \
+./resnet50 --max_steps=2 --batch_size=4 --dtype=f16 --num_workers=1 \
   --set='image_size=32,eval_resize=32,jpeg_size=32,jpeg_limit_per_class=2' --output_dir=out50 >resnet50.log 2>&1 ||
   fail "resnet50 exited with $?"
 cat resnet50.log
@@ -134,7 +141,7 @@ if command -v mpirun >/dev/null; then
   mpirun --oversubscribe -np 1 ./logreg --max_steps=2 --output_dir=out_caches : \
     -np 1 env XDG_CACHE_HOME="$dir/cache1" ./logreg --max_steps=2 --output_dir=out_caches >caches.log 2>&1 ||
     fail "mpirun logreg with two caches exited with $?"
-  [ -s cache1/trainstack/fashion_upper_body/test.libsvm ] || { cat caches.log; fail "rank 1 did not write its cache"; }
+  [ -s cache1/trainstack/fashion_upper_body_v1/test.libsvm ] || { cat caches.log; fail "rank 1 did not write its cache"; }
   rm -rf cache1
 
   echo "== lstm_lm as 2 ranks (DDP over MPI, each reading its rows of the stream)"
