@@ -17,13 +17,11 @@ int64_t megabytes_to_bytes(double mb) { return static_cast<int64_t>(std::llround
 
 absl::StatusOr<std::unique_ptr<GradientReducer>> GradientReducer::create(std::vector<NamedParameter> parameters,
                                                                          Communicator* comm, ReducerOptions options) {
-  // At most 1 TiB: megabytes_to_bytes would wrap past 8e12 MB (inf made a
-  // bucket of every parameter).
-  const auto in_range = [](double mb) { return mb > 0 && mb <= 1 << 20; };
+  const auto in_range = [](double mb) { return mb > 0 && mb <= static_cast<double>(kMaxBucketCapMb); };
   if (!in_range(options.bucket_cap_mb) || !in_range(options.first_bucket_cap_mb)) {
     return absl::InvalidArgumentError(absl::StrCat("DDP: bucket_cap_mb (", options.bucket_cap_mb,
                                                    ") and first_bucket_cap_mb (", options.first_bucket_cap_mb,
-                                                   ") must be in (0, 1048576]"));
+                                                   ") must be in (0, ", kMaxBucketCapMb, "]"));
   }
   if (options.wire_dtype && !is_floating(*options.wire_dtype)) {
     return absl::InvalidArgumentError(absl::StrCat("DDP: gradients cannot travel as ", dtype_name(*options.wire_dtype),

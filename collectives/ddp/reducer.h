@@ -15,6 +15,7 @@
 // of backward.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -32,7 +33,12 @@
 
 namespace ts::collectives::ddp {
 
+// The largest bucket_cap_mb (1 TiB): megabytes become bytes in int64, which
+// wraps past 8e12 MB (and inf made a bucket of every parameter).
+inline constexpr int64_t kMaxBucketCapMb = int64_t{1} << 20;
+
 struct ReducerOptions {
+  // Each in (0, kMaxBucketCapMb].
   double bucket_cap_mb = 25;
   double first_bucket_cap_mb = 1;
   // Gradients travel in this floating dtype and are averaged back into the

@@ -685,11 +685,10 @@ absl::Status Trainer::restore() {
   if (absl::Status s = recipe_.load_state(*recipe_state); !s.ok()) return in_context(s);
   default_generator().set_state({state_.generator().seed(), state_.generator().offset()});
   if (leader() && device_.is_cpu() && state_.cpu_threads() != 0 && state_.cpu_threads() != cpu::num_threads()) {
-    p.progress.message(absl::StrCat(
-        "note: resuming on ", cpu::num_threads(), " CPU threads; the checkpoint was written on ", state_.cpu_threads(),
-        ": the run goes on, but its bits will not repeat the "
-        "uninterrupted run's (oneDNN's and OpenBLAS's sums split by thread; OMP_NUM_THREADS "
-        "sets the count)"));
+    p.progress.message(absl::StrCat("note: resuming on ", cpu::num_threads(),
+                                    " CPU threads; the checkpoint was written on ", state_.cpu_threads(),
+                                    ": the run goes on, but its bits will not repeat the uninterrupted run's ",
+                                    "(oneDNN's and OpenBLAS's sums split by thread; OMP_NUM_THREADS sets the count)"));
   }
   elapsed_before_ = state_.elapsed_seconds();
   epoch_seconds_before_ = state_.epoch_seconds();

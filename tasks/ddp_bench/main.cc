@@ -107,8 +107,8 @@ absl::StatusOr<Settings> settings_from_flags() {
   if (s.batch_size < 1) return invalid("batch_size", s.batch_size, ">= 1");
   if (s.iterations < 1) return invalid("iterations", s.iterations, ">= 1");
   if (s.warmup_iterations < 0) return invalid("warmup_iterations", s.warmup_iterations, ">= 0");
-  if (!(s.bucket_cap_mb > 0 && s.bucket_cap_mb <= 1 << 20)) {
-    return invalid("bucket_cap_mb", s.bucket_cap_mb, "in (0, 1048576]");
+  if (!(s.bucket_cap_mb > 0 && s.bucket_cap_mb <= static_cast<double>(collectives::ddp::kMaxBucketCapMb))) {
+    return invalid("bucket_cap_mb", s.bucket_cap_mb, absl::StrCat("in (0, ", collectives::ddp::kMaxBucketCapMb, "]"));
   }
   if (s.image_size < 32) return invalid("image_size", s.image_size, ">= 32");
   // Every target is class 1, as in PyTorch's script.
