@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <thread>
 #include <utility>
 
@@ -9,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "base/error.h"
+#include "base/status_macros.h"
 #include "collectives/mpi/mpi_runtime.h"
 
 namespace ts::collectives::mpi {
@@ -69,6 +71,15 @@ struct Engine::Op {
   std::vector<Round> rounds;
   size_t next_round = 0;
   std::vector<MPI_Request> requests;
+  // Of the current round: how many requests post() made, and per receive
+  // the index of its request in `requests` (-1 until its message arrived).
+  size_t posted_requests = 0;
+  std::vector<int> receive_requests;
+  int unmatched_receives = 0;
+  // A point-to-point message of another length, received into `drained`:
+  // fails the operation when its round ends.
+  absl::Status wrong_length;
+  std::vector<std::unique_ptr<char[]>> drained;
   Clock::time_point start;
   Clock::time_point deadline;
   bool finished = false;
@@ -221,7 +232,9 @@ void Engine::progress_locked() {
 void Engine::progress_op_locked(Op& op, bool housekeeping, bool collectives_blocked) {
   if (op.finished) return;
   if (!broken_.ok()) {
-    fail_locked(op, absl::Status(broken_.code(), absl::StrCat(op.info.description(), ": ", broken_.message())));
+    // Another operation's failure (maybe one started later) aborted it.
+    fail_locked(op, absl::Status(broken_.code(), absl::StrCat(op.info.description(),
+                                                              ": the communicator was aborted: ", broken_.message())));
     return;
   }
   if (op.deferred) {
@@ -229,34 +242,32 @@ void Engine::progress_op_locked(Op& op, bool housekeeping, bool collectives_bloc
     if (op.deferred && housekeeping && Clock::now() > op.deadline) on_timeout_locked(op);
     return;
   }
-  const Round& posted = op.rounds[op.next_round - 1];
-  // Statuses only for a round whose received sizes are checked, in a buffer
-  // kept from poll to poll (this runs in the wait's spin loop).
-  const bool counted = !posted.received_bytes.empty();
-  if (counted) statuses_.resize(op.requests.size());
+  if (absl::Status s = match_receives_locked(op); !s.ok()) {
+    abort_locked(std::move(s), /*tell_peers=*/true);
+    fail_locked(op, broken_);
+    return;
+  }
+  // The round cannot end before every receive has its message (and
+  // MPI_Improbe ran MPI's progress engine for the sends).
+  if (op.unmatched_receives > 0) {
+    if (housekeeping && Clock::now() > op.deadline) on_timeout_locked(op);
+    return;
+  }
   int complete = 0;
-  const int rc = MPI_Testall(static_cast<int>(op.requests.size()), op.requests.data(), &complete,
-                             counted ? statuses_.data() : MPI_STATUSES_IGNORE);
+  const int rc = MPI_Testall(static_cast<int>(op.requests.size()), op.requests.data(), &complete, MPI_STATUSES_IGNORE);
   if (rc != MPI_SUCCESS) {
-    absl::Status error = check(rc, "MPI_Testall");
-    abort_locked(absl::UnavailableError(absl::StrCat(op.info.description(), ": ", error.message())),
+    abort_locked(absl::UnavailableError(absl::StrCat(op.info.description(), ": ", check(rc, "MPI_Testall").message())),
                  /*tell_peers=*/true);
     fail_locked(op, broken_);
     return;
   }
   if (complete) {
     op.requests.clear();
-    for (size_t i = 0; counted && i < statuses_.size() && i < posted.received_bytes.size(); ++i) {
-      int count = 0;
-      MPI_Get_count(&statuses_[i], MPI_BYTE, &count);
-      if (posted.received_bytes[i] >= 0 && count != posted.received_bytes[i]) {
-        fail_locked(op, absl::InvalidArgumentError(absl::StrCat(
-                            op.info.description(), ": ", i < posted.labels.size() ? posted.labels[i] : "a receive",
-                            " got ", count, " bytes where ", posted.received_bytes[i],
-                            " were expected (the peer sent a tensor of another size)")));
-        return;
-      }
+    if (!op.wrong_length.ok()) {
+      fail_locked(op, op.wrong_length);
+      return;
     }
+    const Round& posted = op.rounds[op.next_round - 1];
     absl::Status status = posted.then ? ts::capture(posted.then) : absl::OkStatus();
     if (!status.ok()) {
       fail_locked(op, std::move(status));
@@ -278,12 +289,61 @@ void Engine::advance_locked(Op& op, bool collectives_blocked) {
   op.deferred = collectives_blocked && op.rounds[op.next_round].posts_mpi_collective;
   if (op.deferred) return;
   const Round& round = op.rounds[op.next_round++];
-  absl::Status posted = ts::capture([&] { return round.post(op.requests); });
+  absl::Status posted = round.post ? ts::capture([&] { return round.post(op.requests); }) : absl::OkStatus();
+  op.posted_requests = op.requests.size();
+  op.receive_requests.assign(round.receives.size(), -1);
+  op.unmatched_receives = static_cast<int>(round.receives.size());
   if (!posted.ok()) {
     abort_locked(absl::Status(posted.code(), absl::StrCat(op.info.description(), ": ", posted.message())),
                  /*tell_peers=*/true);
     fail_locked(op, broken_);
   }
+}
+
+absl::Status Engine::match_receives_locked(Op& op) {
+  if (op.unmatched_receives == 0) return absl::OkStatus();
+  const Round& round = op.rounds[op.next_round - 1];
+  for (size_t j = 0; j < round.receives.size(); ++j) {
+    if (op.receive_requests[j] >= 0) continue;
+    const Receive& r = round.receives[j];
+    const auto same_source = [&](size_t k) {
+      return op.receive_requests[k] < 0 && round.receives[k].peer == r.peer && round.receives[k].tag == r.tag &&
+             round.receives[k].comm == r.comm;
+    };
+    bool earlier_waits = false;
+    for (size_t k = 0; k < j && !earlier_waits; ++k) earlier_waits = same_source(k);
+    if (earlier_waits) continue;
+    int arrived = 0;
+    MPI_Message message;
+    MPI_Status status;
+    RETURN_IF_ERROR(check(MPI_Improbe(r.peer, r.tag, r.comm, &arrived, &message, &status), "MPI_Improbe"));
+    if (!arrived) continue;
+    int count = 0;
+    MPI_Get_count(&status, MPI_BYTE, &count);
+    char* into = r.data;
+    if (count != r.bytes) {
+      const size_t label = op.posted_requests + j;
+      const std::string error = absl::StrCat(
+          op.info.description(), ": ",
+          label < round.labels.size() ? round.labels[label] : absl::StrCat("the receive from rank ", r.peer), " got ",
+          count, " bytes where ", r.bytes, " were expected (",
+          op.info.sequence >= 0 ? "the ranks passed tensors of different sizes or dtypes to this collective; "
+                                  "TS_COLLECTIVES_DEBUG=1 names each rank's call"
+                                : "the peer sent a tensor of another size",
+          ")");
+      // The message stays unreceived: the communicator is aborted.
+      if (op.info.sequence >= 0) return absl::InvalidArgumentError(error);
+      if (op.wrong_length.ok()) op.wrong_length = absl::InvalidArgumentError(error);
+      op.drained.push_back(std::make_unique_for_overwrite<char[]>(static_cast<size_t>(count)));
+      into = op.drained.back().get();
+    }
+    MPI_Request request;
+    RETURN_IF_ERROR(check(MPI_Imrecv(into, count, MPI_BYTE, &message, &request), "MPI_Imrecv"));
+    op.receive_requests[j] = static_cast<int>(op.requests.size());
+    op.requests.push_back(request);
+    --op.unmatched_receives;
+  }
+  return absl::OkStatus();
 }
 
 void Engine::fail_locked(Op& op, absl::Status status) {
@@ -293,6 +353,7 @@ void Engine::fail_locked(Op& op, absl::Status status) {
   // those stay allocated (leaked) rather than be reused under it.
   if (!op.requests.empty()) {
     new std::vector<Round>(std::move(op.rounds));
+    new std::vector<std::unique_ptr<char[]>>(std::move(op.drained));
     auto* held = new std::vector<Tensor>(std::move(op.info.tensors));
     held->push_back(std::move(op.info.signature));
   }
@@ -307,11 +368,18 @@ void Engine::on_timeout_locked(Op& op) {
     why = diagnose_collective_locked(op);
   } else {
     const Round& round = op.rounds[op.next_round - 1];
+    const auto done = [&](int request) {
+      int complete = 0;
+      MPI_Test(&op.requests[static_cast<size_t>(request)], &complete, MPI_STATUS_IGNORE);
+      return complete != 0;
+    };
     std::vector<std::string> pending;
-    for (size_t i = 0; i < op.requests.size() && i < round.labels.size(); ++i) {
-      int done = 0;
-      MPI_Test(&op.requests[i], &done, MPI_STATUS_IGNORE);
-      if (!done) pending.push_back(round.labels[i]);
+    for (size_t i = 0; i < op.posted_requests && i < round.labels.size(); ++i) {
+      if (!done(static_cast<int>(i))) pending.push_back(round.labels[i]);
+    }
+    for (size_t j = 0; j < round.receives.size() && op.posted_requests + j < round.labels.size(); ++j) {
+      const int request = op.receive_requests[j];
+      if (request < 0 || !done(request)) pending.push_back(round.labels[op.posted_requests + j]);
     }
     why = absl::StrCat("still waiting to ", absl::StrJoin(pending, ", "),
                        " (that rank exited, hangs, or has not posted the matching call)");

@@ -23,18 +23,39 @@
 
 namespace ts::collectives::mpi {
 
-// One step of an operation: post() starts MPI requests (appending them);
+// One message a round receives: `bytes` (> 0) into `data` from `peer`.
+struct Receive {
+  char* data;
+  int64_t bytes;
+  int peer;
+  int tag;
+  MPI_Comm comm;
+};
+
+// One step of an operation: post() starts MPI requests (sends, MPI
+// collective calls; appending them) and the engine receives `receives`;
 // once all of them complete, then() runs (a local reduction, a check), and
 // the next round is posted. An error from then() fails the operation but
 // leaves the communicator usable (nothing is left in flight). Both run on
 // whichever thread polls the engine, maybe in a wait() on another operation:
 // an exception one throws (a tensor op's ts::Error) counts as its failed
 // Status instead of escaping into that caller.
+//
+// The engine probes each receive's message (MPI_Improbe) before receiving
+// it, so a message of another length never reaches `data`: Open MPI 4.1.4
+// writes a longer message sent by rendezvous (over 4 KiB on shared memory)
+// past the end of the receive buffer before it reports MPI_ERR_TRUNCATE,
+// and completes a shorter one without a word. Such a message fails the
+// operation, naming the receive; a collective's aborts the communicator
+// (its ranks passed tensors of different sizes and are rounds apart), a
+// point-to-point one is received into a buffer of its own first, so that
+// the peer's send completes and the communicator stays usable.
 struct Round {
   std::function<absl::Status(std::vector<MPI_Request>&)> post;
   std::function<absl::Status()> then;
-  // What each posted request waits for ("recv from rank 2"), for timeout
-  // messages of point-to-point operations; may be empty.
+  // What each request post() makes and then each receive waits for ("recv
+  // f32[3] from rank 2"), for the errors of point-to-point operations; may
+  // be empty.
   std::vector<std::string> labels;
   // post() calls an MPI collective (MPI_Ibcast, MPI_Iallgather, ...) on the
   // communicator, which every rank must call in the same order: such rounds
@@ -42,10 +63,8 @@ struct Round {
   // every earlier operation has posted all of its own. Point-to-point rounds
   // (matched by tag) are posted as soon as they can be.
   bool posts_mpi_collective = false;
-  // Per posted request, point-to-point rounds only: the bytes a receive
-  // must get (-1 for a send). A shorter message completes a receive without
-  // error in MPI; the engine fails the operation instead, naming the label.
-  std::vector<int64_t> received_bytes;
+  // Messages from one peer with one tag are received in this order.
+  std::vector<Receive> receives;
 };
 
 struct OpInfo {
@@ -118,6 +137,10 @@ class Engine : public std::enable_shared_from_this<Engine> {
   // collective and `collectives_blocked` (an earlier op has such calls left
   // to post): then op waits, deferred, for a later poll.
   void advance_locked(Op& op, bool collectives_blocked);
+  // Receives each message of op's round that has arrived and whose earlier
+  // messages (same peer and tag) are received. An error (a collective's
+  // message of another length) is to abort the communicator.
+  absl::Status match_receives_locked(Op& op);
   void fail_locked(Op& op, absl::Status status);
   void on_timeout_locked(Op& op);
   std::string diagnose_collective_locked(const Op& op);
@@ -138,7 +161,6 @@ class Engine : public std::enable_shared_from_this<Engine> {
 
   std::mutex mu_;
   std::vector<std::shared_ptr<Op>> active_;
-  std::vector<MPI_Status> statuses_;  // progress_op_locked's, for checked receives
   int64_t progress_calls_ = 0;
   absl::Status broken_;  // set once the communicator was aborted
   std::unique_ptr<ControlMessage> incoming_;

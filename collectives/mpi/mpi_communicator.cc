@@ -252,21 +252,27 @@ Work MpiCommunicator::exchange(absl::Span<const PeerTransfer> transfers) {
   MPI_Comm comm = p2p_comm_;
   round.post = [copy, comm](std::vector<MPI_Request>& requests) -> absl::Status {
     for (const PeerTransfer& t : copy) {
-      RETURN_IF_ERROR(post_bytes(requests, t.kind == PeerTransfer::Kind::kSend, bytes_of(t.tensor), nbytes(t.tensor),
-                                 t.peer, /*tag=*/0, comm));
+      if (t.kind == PeerTransfer::Kind::kSend) {
+        RETURN_IF_ERROR(post_sends(requests, bytes_of(t.tensor), nbytes(t.tensor), t.peer, /*tag=*/0, comm));
+      }
     }
     return absl::OkStatus();
   };
-  // One label and size per request post_bytes makes (messages of at most
-  // kMaxMessageBytes; none for empty tensors).
+  // Labels as Round says: one per message sent, then one per message
+  // received (messages of at most kMaxMessageBytes; none for empty tensors).
+  std::vector<std::string> receive_labels;
   for (size_t i = 0; i < copy.size(); ++i) {
-    const int64_t bytes = nbytes(copy[i].tensor);
-    const bool send = copy[i].kind == PeerTransfer::Kind::kSend;
-    for (int64_t at = 0; at < bytes; at += kMaxMessageBytes) {
-      round.labels.push_back(parts[i]);
-      round.received_bytes.push_back(send ? -1 : std::min(kMaxMessageBytes, bytes - at));
+    const PeerTransfer& t = copy[i];
+    if (t.kind == PeerTransfer::Kind::kSend) {
+      round.labels.insert(round.labels.end(), static_cast<size_t>(message_count(nbytes(t.tensor))), parts[i]);
+    } else {
+      for (const Receive& r : receives_of(bytes_of(t.tensor), nbytes(t.tensor), t.peer, /*tag=*/0, comm)) {
+        round.receives.push_back(r);
+        receive_labels.push_back(parts[i]);
+      }
     }
   }
+  round.labels.insert(round.labels.end(), receive_labels.begin(), receive_labels.end());
   std::vector<Round> rounds;
   rounds.push_back(std::move(round));
   return engine_->start(std::move(info), std::move(rounds));

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <climits>
 
+#include "base/status_macros.h"
 #include "collectives/mpi/mpi_runtime.h"
 #include "collectives/mpi/reduce_kernels.h"
 
@@ -19,26 +20,37 @@ constexpr int64_t kMaxEagerPieces = 4;
 
 int mod(int64_t a, int n) { return static_cast<int>(((a % n) + n) % n); }
 
-// Appends Isend/Irecv of [data, data + bytes) in messages of at most
+// Appends Isends of [data, data + bytes) in messages of at most
 // `max_bytes`; empty transfers post nothing (both sides agree on lengths).
-absl::Status post_segments(std::vector<MPI_Request>& requests, bool send, char* data, int64_t bytes, int peer, int tag,
+absl::Status send_segments(std::vector<MPI_Request>& requests, const char* data, int64_t bytes, int peer, int tag,
                            MPI_Comm comm, int64_t max_bytes) {
   for (int64_t at = 0; at < bytes; at += max_bytes) {
     const int count = static_cast<int>(std::min(max_bytes, bytes - at));
     MPI_Request request;
-    const int rc = send ? MPI_Isend(data + at, count, MPI_BYTE, peer, tag, comm, &request)
-                        : MPI_Irecv(data + at, count, MPI_BYTE, peer, tag, comm, &request);
-    if (rc != MPI_SUCCESS) return check(rc, send ? "MPI_Isend" : "MPI_Irecv");
+    RETURN_IF_ERROR(check(MPI_Isend(data + at, count, MPI_BYTE, peer, tag, comm, &request), "MPI_Isend"));
     requests.push_back(request);
   }
   return absl::OkStatus();
 }
 
+// The receives matching send_segments' messages.
+std::vector<Receive> receive_segments(char* data, int64_t bytes, int peer, int tag, MPI_Comm comm, int64_t max_bytes) {
+  std::vector<Receive> receives;
+  for (int64_t at = 0; at < bytes; at += max_bytes) {
+    receives.push_back(Receive{data + at, std::min(max_bytes, bytes - at), peer, tag, comm});
+  }
+  return receives;
+}
+
 }  // namespace
 
-absl::Status post_bytes(std::vector<MPI_Request>& requests, bool send, char* data, int64_t bytes, int peer, int tag,
+absl::Status post_sends(std::vector<MPI_Request>& requests, const char* data, int64_t bytes, int peer, int tag,
                         MPI_Comm comm) {
-  return post_segments(requests, send, data, bytes, peer, tag, comm, kMaxMessageBytes);
+  return send_segments(requests, data, bytes, peer, tag, comm, kMaxMessageBytes);
+}
+
+std::vector<Receive> receives_of(char* data, int64_t bytes, int peer, int tag, MPI_Comm comm) {
+  return receive_segments(data, bytes, peer, tag, comm, kMaxMessageBytes);
 }
 
 int64_t RingBuffer::chunk_offset(int chunk) const {
@@ -73,20 +85,16 @@ void ring_reduce_scatter(const RingBuffer& b, ReduceOp op, int owned, std::vecto
       const int64_t recv_n = std::clamp<int64_t>(recv_len - at, 0, segment);
       char* send_ptr = b.chunk_data(send_chunk) + at * item;
       char* recv_dst = b.chunk_data(recv_chunk) + at * item;
-      rounds.push_back(Round{[=](std::vector<MPI_Request>& requests) -> absl::Status {
-                               if (absl::Status s = post_segments(requests, false, scratch.get(), recv_n * item, left,
-                                                                  b.tag, b.comm, kMaxMessageBytes);
-                                   !s.ok()) {
-                                 return s;
-                               }
-                               return post_segments(requests, true, send_ptr, send_n * item, right, b.tag, b.comm,
-                                                    kMaxMessageBytes);
+      rounds.push_back(Round{[=](std::vector<MPI_Request>& requests) {
+                               return post_sends(requests, send_ptr, send_n * item, right, b.tag, b.comm);
                              },
                              [=]() -> absl::Status {
                                reduce_into(recv_dst, recv_dst, scratch.get(), recv_n, b.dtype, op);
                                return absl::OkStatus();
                              },
-                             {}});
+                             {},
+                             /*posts_mpi_collective=*/false,
+                             receives_of(scratch.get(), recv_n * item, left, b.tag, b.comm)});
     }
   }
 }
@@ -104,17 +112,13 @@ void ring_allgather(const RingBuffer& b, int owned, std::vector<Round>& rounds) 
     char* recv_ptr = b.chunk_data(recv_chunk);
     const int64_t send_bytes = b.chunk_length(send_chunk) * item;
     const int64_t recv_bytes = b.chunk_length(recv_chunk) * item;
-    rounds.push_back(
-        Round{[=](std::vector<MPI_Request>& requests) -> absl::Status {
-                if (absl::Status s =
-                        post_segments(requests, false, recv_ptr, recv_bytes, left, b.tag, b.comm, kMaxMessageBytes);
-                    !s.ok()) {
-                  return s;
-                }
-                return post_segments(requests, true, send_ptr, send_bytes, right, b.tag, b.comm, kMaxMessageBytes);
-              },
-              nullptr,
-              {}});
+    rounds.push_back(Round{[=](std::vector<MPI_Request>& requests) {
+                             return post_sends(requests, send_ptr, send_bytes, right, b.tag, b.comm);
+                           },
+                           nullptr,
+                           {},
+                           /*posts_mpi_collective=*/false,
+                           receives_of(recv_ptr, recv_bytes, left, b.tag, b.comm)});
   }
 }
 
@@ -128,19 +132,16 @@ void recursive_doubling_allreduce(const RingBuffer& b, ReduceOp op, absl::Span<c
     const int partner = b.rank ^ mask;
     const int64_t eager = eager_bytes_by_peer[partner];
     const int64_t piece = eager > 0 && bytes <= kMaxEagerPieces * eager ? eager : kMaxMessageBytes;
-    rounds.push_back(Round{[=](std::vector<MPI_Request>& requests) -> absl::Status {
-                             if (absl::Status s = post_segments(requests, false, scratch.get(), bytes, partner, b.tag,
-                                                                b.comm, piece);
-                                 !s.ok()) {
-                               return s;
-                             }
-                             return post_segments(requests, true, b.data, bytes, partner, b.tag, b.comm, piece);
+    rounds.push_back(Round{[=](std::vector<MPI_Request>& requests) {
+                             return send_segments(requests, b.data, bytes, partner, b.tag, b.comm, piece);
                            },
                            [=]() -> absl::Status {
                              reduce_into(b.data, b.data, scratch.get(), b.numel, b.dtype, op);
                              return absl::OkStatus();
                            },
-                           {}});
+                           {},
+                           /*posts_mpi_collective=*/false,
+                           receive_segments(scratch.get(), bytes, partner, b.tag, b.comm, piece)});
   }
 }
 

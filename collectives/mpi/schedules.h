@@ -61,10 +61,14 @@ void ring_allgather(const RingBuffer& buffer, int owned, std::vector<Round>& rou
 // size: a few eager messages finish sooner than one rendezvous.
 void recursive_doubling_allreduce(const RingBuffer& buffer, ReduceOp op, absl::Span<const int64_t> eager_bytes_by_peer,
                                   std::vector<Round>& rounds);
-// Appends Isend (send) or Irecv of [data, data + bytes) with `peer`, split
-// into messages MPI's int counts allow; nothing for zero bytes.
-absl::Status post_bytes(std::vector<MPI_Request>& requests, bool send, char* data, int64_t bytes, int peer, int tag,
+// Appends Isends of [data, data + bytes) to `peer`, split into messages
+// MPI's int counts allow; nothing for zero bytes.
+// How many messages post_sends splits `bytes` into.
+inline int64_t message_count(int64_t bytes) { return (bytes + kMaxMessageBytes - 1) / kMaxMessageBytes; }
+absl::Status post_sends(std::vector<MPI_Request>& requests, const char* data, int64_t bytes, int peer, int tag,
                         MPI_Comm comm);
+// The receives of what post_sends sends.
+std::vector<Receive> receives_of(char* data, int64_t bytes, int peer, int tag, MPI_Comm comm);
 // `data` (bytes) from `root` to everyone, in messages MPI's int counts allow.
 void segmented_broadcast(MPI_Comm comm, char* data, int64_t bytes, int root, std::vector<Round>& rounds);
 

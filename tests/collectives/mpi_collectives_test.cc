@@ -320,6 +320,25 @@ TEST(MpiCollectives, SendRecvAroundTheRing) {
     expect_error(world().recv(longer, 0).wait(), absl::StatusCode::kInvalidArgument,
                  {"recv f64[5] on cpu from rank 0 got 24 bytes where 40 were expected"});
   }
+  // So is a longer one, without touching the memory past the receiving
+  // tensor: Open MPI writes a message sent by rendezvous (over 4 KiB here)
+  // past the receive buffer's end. The communicator works on.
+  Tensor message = full({20000}, Scalar(1.5), {DType::kF64});
+  if (world().rank() == 0) ASSERT_OK(world().send(message, 1).wait());
+  if (world().rank() == 1) {
+    Tensor buffer = zeros({20000}, {DType::kF64});
+    Tensor shorter = buffer.narrow(0, 0, 5000);
+    expect_error(world().recv(shorter, 0).wait(), absl::StatusCode::kInvalidArgument,
+                 {"recv f64[5000] on cpu from rank 0 got 160000 bytes where 40000 were expected",
+                  "the peer sent a tensor of another size"});
+    expect_equal(buffer.narrow(0, 5000, 15000), ref_of(zeros({15000}, {DType::kF64})), "past the receiving tensor");
+  }
+  if (world().rank() == 0) ASSERT_OK(world().send(x, 1).wait());
+  if (world().rank() == 1) {
+    Tensor y = zeros({3}, {DType::kF64});
+    ASSERT_OK(world().recv(y, 0).wait());
+    expect_equal(y, ref_of(x), "recv after the failed one");
+  }
 }
 
 TEST(MpiCollectives, AsyncHandlesCompleteInAnyOrder) {

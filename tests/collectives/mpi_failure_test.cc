@@ -149,6 +149,57 @@ TEST(MpiFailure, ClosingWithAnOperationNoPeerPostsAbortsWithinSeconds) {
   }
 }
 
+// Rank 0 passes another tensor than the others, without the debug check:
+// every rank fails within seconds, not at its deadline, and the rank that
+// saw it names the receive and the likely cause. MPI fails a longer message
+// with a bare MPI_ERR_IN_STATUS and completes a shorter one quietly: rank 0
+// of 7 against 9 floats had returned OK with garbage in its last 2.
+TEST(MpiFailure, TensorsOfDifferentSizesFailOnEveryRank) {
+  struct Case {
+    int64_t numel_on_rank_0, numel;
+    DType dtype_on_rank_0;
+  };
+  // Recursive doubling (small), the ring (large), f16 against f32.
+  for (const Case c : {Case{7, 9, DType::kF32}, Case{9, 7, DType::kF32}, Case{300000, 300001, DType::kF32},
+                       Case{100000, 100000, DType::kF16}}) {
+    const std::string what =
+        absl::StrCat(dtype_name(c.dtype_on_rank_0), "[", c.numel_on_rank_0, "] on rank 0 against f32[", c.numel, "]");
+    CommunicatorOptions options;
+    options.timeout = absl::Seconds(60);
+    std::unique_ptr<mpi::MpiCommunicator> comm = *mpi::MpiCommunicator::create(options);
+    const bool first = comm->rank() == 0;
+    Tensor t = ones({first ? c.numel_on_rank_0 : c.numel}, {first ? c.dtype_on_rank_0 : DType::kF32});
+    const absl::Time start = absl::Now();
+    const absl::Status status = comm->allreduce(t, ReduceOp::kSum).wait();
+    EXPECT_LT(absl::Now() - start, kFailWithin) << what;
+    // The rank that saw it, or one that heard its abort.
+    EXPECT_TRUE(status.code() == absl::StatusCode::kInvalidArgument || status.code() == absl::StatusCode::kAborted)
+        << what << ": " << status;
+    expect_error(status, status.code(),
+                 {"allreduce(sum) #0", "the receive from rank", " bytes",
+                  "the ranks passed tensors of different sizes or dtypes"});
+    ASSERT_OK(world().barrier().wait());
+  }
+}
+
+// A point-to-point exchange whose peer never posts its side times out
+// naming each transfer still waiting: the send (too large to go eagerly)
+// and the receive (its message never came).
+TEST(MpiFailure, ExchangeTimeoutNamesTheTransfersStillWaiting) {
+  std::unique_ptr<mpi::MpiCommunicator> comm = short_timeout_comm();
+  if (comm->rank() == 0) {
+    Tensor out = ones({100000});
+    Tensor in = zeros({5});
+    const PeerTransfer transfers[] = {{PeerTransfer::Kind::kSend, out, 1}, {PeerTransfer::Kind::kRecv, in, 1}};
+    const absl::Time start = absl::Now();
+    expect_error(
+        comm->exchange(transfers).wait(), absl::StatusCode::kDeadlineExceeded,
+        {"timed out after", "still waiting to send f32[100000] on cpu to rank 1, recv f32[5] on cpu from rank 1"});
+    EXPECT_LT(absl::Now() - start, kFailWithin);
+  }
+  ASSERT_OK(world().barrier().wait());
+}
+
 TEST(MpiFailure, ExitedRankIsNamed) {
   std::unique_ptr<mpi::MpiCommunicator> comm = short_timeout_comm();
   ASSERT_OK(comm->barrier().wait());
