@@ -57,7 +57,7 @@ struct Round {
   // f32[3] from rank 2"), for the errors of point-to-point operations; may
   // be empty.
   std::vector<std::string> labels;
-  // post() calls an MPI collective (MPI_Ibcast, MPI_Iallgather, ...) on the
+  // post() calls an MPI collective (MPI_Ibarrier, MPI_Iallgather) on the
   // communicator, which every rank must call in the same order: such rounds
   // are posted in the order of their operations' start, each only after
   // every earlier operation has posted all of its own. Point-to-point rounds

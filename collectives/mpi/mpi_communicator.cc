@@ -180,14 +180,13 @@ Work MpiCommunicator::allreduce(const Tensor& tensor, ReduceOp op) {
 
 Work MpiCommunicator::broadcast(const Tensor& tensor, int root) {
   std::string name = absl::StrCat("broadcast(root ", root, ")");
-  // Its place, refused or not (see allreduce), for the debug check's
-  // sequence; the MPI_Ibcast itself pairs by call order, so a broadcast
-  // refused on one rank only is caught by TS_COLLECTIVES_DEBUG=1 alone.
-  const int64_t sequence = sequence_++;
+  const int64_t sequence = sequence_++;  // its place, refused or not (see allreduce)
   if (absl::Status s = check_tensor(name, tensor, Device::cpu()); !s.ok()) return Work::failed(s);
   if (absl::Status s = check_peer(name, root, world_size_, "root"); !s.ok()) return Work::failed(s);
   std::vector<Round> rounds;
-  if (world_size_ > 1) segmented_broadcast(collective_comm_, bytes_of(tensor), nbytes(tensor), root, rounds);
+  binomial_broadcast(RingBuffer{collective_comm_, tag_for(sequence), rank_, world_size_, bytes_of(tensor),
+                                tensor.numel(), tensor.dtype()},
+                     root, rounds);
   return start_collective(std::move(name), tensor, sequence, std::move(rounds));
 }
 
@@ -305,9 +304,10 @@ absl::StatusOr<std::unique_ptr<Communicator>> MpiCommunicator::split(int color, 
   std::vector<int> all(world_size_);
   for (int r = 0; r < world_size_; ++r) all[r] = colors.data<int32_t>()[2 * r];
   RETURN_IF_ERROR(check_split_colors(all));
-  // The allgather is point-to-point: an earlier broadcast of several rounds
-  // may not have posted all its MPI_Ibcast calls yet, and MPI_Comm_split
-  // before them on one rank and after them on another hangs both.
+  // The allgather is point-to-point: an earlier barrier or debug check may
+  // not have made its MPI collective call yet (MPI_Ibarrier,
+  // MPI_Iallgather), and MPI_Comm_split before it on one rank and after it
+  // on another hangs both.
   engine_->post_pending_collective_calls();
   RETURN_IF_ERROR(engine_->health());
   MPI_Comm out;

@@ -145,23 +145,32 @@ void recursive_doubling_allreduce(const RingBuffer& b, ReduceOp op, absl::Span<c
   }
 }
 
-void segmented_broadcast(MPI_Comm comm, char* data, int64_t bytes, int root, std::vector<Round>& rounds) {
-  for (int64_t at = 0; at < bytes; at += kMaxMessageBytes) {
-    const int count = static_cast<int>(std::min(kMaxMessageBytes, bytes - at));
-    rounds.push_back(Round{[=](std::vector<MPI_Request>& requests) -> absl::Status {
-                             MPI_Request request;
-                             if (absl::Status s =
-                                     check(MPI_Ibcast(data + at, count, MPI_BYTE, root, comm, &request), "MPI_Ibcast");
-                                 !s.ok()) {
-                               return s;
-                             }
-                             requests.push_back(request);
-                             return absl::OkStatus();
-                           },
-                           nullptr,
-                           {},
-                           /*posts_mpi_collective=*/true});
+void binomial_broadcast(const RingBuffer& b, int root, std::vector<Round>& rounds) {
+  const int p = b.world_size;
+  const int64_t bytes = b.numel * dtype_size(b.dtype);
+  if (p == 1 || bytes == 0) return;
+  // Ranks relative to the root: v receives from v minus its highest bit,
+  // then sends to v + m for every power of two m above that bit.
+  const int v = mod(int64_t{b.rank} - root, p);
+  int m = 1;
+  while (m <= v) m <<= 1;  // the first power of two above v
+  if (v > 0) {
+    const int parent = mod(int64_t{v} - m / 2 + root, p);
+    rounds.push_back(
+        Round{nullptr, nullptr, {}, /*posts_mpi_collective=*/false, receives_of(b.data, bytes, parent, b.tag, b.comm)});
   }
+  std::vector<int> children;
+  for (; v + m < p; m <<= 1) children.push_back(mod(int64_t{v} + m + root, p));
+  if (children.empty()) return;
+  // The largest subtree first: it has the most sends still to make.
+  std::reverse(children.begin(), children.end());
+  rounds.push_back(Round{[b, bytes, children](std::vector<MPI_Request>& requests) -> absl::Status {
+                           for (const int child : children) {
+                             RETURN_IF_ERROR(post_sends(requests, b.data, bytes, child, b.tag, b.comm));
+                           }
+                           return absl::OkStatus();
+                         },
+                         nullptr});
 }
 
 }  // namespace ts::collectives::mpi

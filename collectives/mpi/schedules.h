@@ -1,8 +1,8 @@
 // The MPI backend's collective algorithms, as schedules of rounds for the
 // engine: ring reduce-scatter and allgather (bandwidth-optimal; allreduce is
 // one then the other, reducing each received segment while it is in cache),
-// recursive doubling for small allreduces on power-of-two worlds, and
-// segmented broadcast. All move bytes with nonblocking point-to-point calls,
+// recursive doubling for small allreduces on power-of-two worlds, and a
+// binomial-tree broadcast. All move bytes with nonblocking point-to-point calls,
 // so every step can be timed out.
 #pragma once
 
@@ -19,9 +19,9 @@
 
 namespace ts::collectives::mpi {
 
-// A contiguous buffer split into world_size chunks for the ring: chunk c
-// holds elements [offset(c), offset(c) + length(c)), sizes differing by at
-// most one.
+// A collective's contiguous buffer on this rank, and the ring's view of it:
+// world_size chunks, chunk c holding elements [offset(c), offset(c) +
+// length(c)), sizes differing by at most one.
 struct RingBuffer {
   MPI_Comm comm;
   int tag;
@@ -42,7 +42,7 @@ struct RingBuffer {
 // elements: 256 KiB segments gave 0.98-1.11 of MPI_Allreduce's bandwidth,
 // 1 MiB 0.85-0.89, 4 MiB 0.70; 64 KiB to 512 KiB were alike.)
 inline constexpr int64_t kSegmentBytes = 256 << 10;
-// Messages beyond this many bytes are split (MPI counts are int): post_bytes
+// Messages beyond this many bytes are split (MPI counts are int): post_sends
 // posts one request per such piece.
 inline constexpr int64_t kMaxMessageBytes = int64_t{1} << 30;
 // Allreduces up to this size use recursive doubling when the world size is
@@ -69,7 +69,9 @@ absl::Status post_sends(std::vector<MPI_Request>& requests, const char* data, in
                         MPI_Comm comm);
 // The receives of what post_sends sends.
 std::vector<Receive> receives_of(char* data, int64_t bytes, int peer, int tag, MPI_Comm comm);
-// `data` (bytes) from `root` to everyone, in messages MPI's int counts allow.
-void segmented_broadcast(MPI_Comm comm, char* data, int64_t bytes, int root, std::vector<Round>& rounds);
+// The root's buffer to every rank down a binomial tree (ceil(log2 p) message
+// times): a rank receives it whole from its parent, then sends it to each
+// of its children.
+void binomial_broadcast(const RingBuffer& buffer, int root, std::vector<Round>& rounds);
 
 }  // namespace ts::collectives::mpi

@@ -397,10 +397,9 @@ TEST(MpiCollectives, SplitByParity) {
   EXPECT_EQ(item<int64_t>(t.select(0, 2)), expected);
 }
 
-// A split while a broadcast of two rounds (past 1 GiB, MPI's int count) is
-// in flight: MPI_Comm_split waits until the broadcast's second MPI_Ibcast is
-// posted on every rank. Called before it on one rank and after it on
-// another, it hung both.
+// A split while a broadcast of two messages (past 1 GiB, MPI's int count)
+// is in flight. When broadcasts were MPI_Ibcast calls, a split called
+// before the second one on one rank and after it on another hung both.
 TEST(MpiCollectives, SplitAfterABroadcastOfSeveralRounds) {
   constexpr int64_t kBytes = (int64_t{1} << 30) + 4096;
   Tensor big = full({kBytes}, Scalar(world().rank() == 0 ? 7 : 0), {DType::kU8});
@@ -454,10 +453,10 @@ TEST(MpiCollectives, DebugModeReportsTheFirstMismatch) {
 }
 
 // In debug mode every collective first allgathers the call's signature, and
-// a broadcast's MPI_Ibcast follows when that completes, which is at another
-// moment on each rank. Broadcasts started together must still reach MPI in
-// one order on every rank (they used to cross: a truncation error, or data
-// swapped between same-sized tensors).
+// a broadcast's messages follow when that completes, which is at another
+// moment on each rank. Broadcasts started together must still pair up
+// alike on every rank (as MPI_Ibcast calls they used to cross: a truncation
+// error, or data swapped between same-sized tensors).
 TEST(MpiCollectives, DebugModeKeepsConcurrentBroadcastsInOrder) {
   CommunicatorOptions options;
   options.debug = true;

@@ -182,6 +182,33 @@ TEST(MpiFailure, TensorsOfDifferentSizesFailOnEveryRank) {
   }
 }
 
+// The same for a broadcast, but for the root: its sends may be done before
+// any receiver looks. Open MPI's MPI_Ibcast, which broadcasts were before,
+// gave the receivers a bare MPI_ERR_IN_STATUS and corrupted the heap (the
+// next MPI_Ibarrier aborted in malloc).
+TEST(MpiFailure, BroadcastsOfDifferentSizesFailOnEveryOtherRank) {
+  struct Case {
+    int64_t numel_on_root, numel;
+  };
+  for (const Case c : {Case{2, 1}, Case{1, 2}, Case{200000, 100000}}) {
+    const std::string what = absl::StrCat("f32[", c.numel_on_root, "] on the root against f32[", c.numel, "]");
+    CommunicatorOptions options;
+    options.timeout = absl::Seconds(60);
+    std::unique_ptr<mpi::MpiCommunicator> comm = *mpi::MpiCommunicator::create(options);
+    Tensor t = ones({comm->rank() == 0 ? c.numel_on_root : c.numel});
+    const absl::Time start = absl::Now();
+    const absl::Status status = comm->broadcast(t, 0).wait();
+    EXPECT_LT(absl::Now() - start, kFailWithin) << what;
+    if (comm->rank() != 0 || !status.ok()) {
+      EXPECT_TRUE(status.code() == absl::StatusCode::kInvalidArgument || status.code() == absl::StatusCode::kAborted)
+          << what << ": " << status;
+      expect_error(status, status.code(),
+                   {"broadcast(root 0) #0", "the ranks passed tensors of different sizes or dtypes"});
+    }
+    ASSERT_OK(world().barrier().wait());
+  }
+}
+
 // A point-to-point exchange whose peer never posts its side times out
 // naming each transfer still waiting: the send (too large to go eagerly)
 // and the receive (its message never came).
