@@ -29,7 +29,8 @@ constexpr absl::string_view kWhereFields[] = {
 }  // namespace
 
 std::string config_differences(const TaskConfig& then_given, const TaskConfig& now_given,
-                               absl::Span<const absl::string_view> ignored) {
+                               absl::Span<const absl::string_view> ignored,
+                               absl::Span<const absl::string_view> ignored_in_tasks) {
   // A config that chooses no optimizer trains with SGD's defaults
   // (configured_lr, make_optimizer): it is that config.
   TaskConfig then = then_given, now = now_given;
@@ -44,11 +45,22 @@ std::string config_differences(const TaskConfig& then_given, const TaskConfig& n
     TS_CHECK(field != nullptr, "config_differences: TaskConfig has no field ", name);
     differencer.IgnoreField(field);
   }
+  const google::protobuf::Reflection* reflection = then.GetReflection();
+  for (const TaskConfig* c : {&then, &now}) {
+    std::vector<const google::protobuf::FieldDescriptor*> present;
+    reflection->ListFields(*c, &present);
+    for (const google::protobuf::FieldDescriptor* extension : present) {
+      if (!extension->is_extension() || extension->message_type() == nullptr) continue;
+      for (const absl::string_view name : ignored_in_tasks) {
+        const google::protobuf::FieldDescriptor* field = extension->message_type()->FindFieldByName(std::string(name));
+        if (field != nullptr) differencer.IgnoreField(field);
+      }
+    }
+  }
   std::vector<std::string> lines;
   // A oneof that chose another member (sgd -> adam) is that change alone:
   // compared member by member, two members at their defaults are
   // equivalent, and others would read as their fields' changes.
-  const google::protobuf::Reflection* reflection = then.GetReflection();
   for (int k = 0; k < descriptor->oneof_decl_count(); ++k) {
     const google::protobuf::OneofDescriptor* oneof = descriptor->oneof_decl(k);
     const google::protobuf::FieldDescriptor* a = reflection->GetOneofFieldDescriptor(then, oneof);
@@ -82,8 +94,8 @@ absl::Status check_ranks_share_config(collectives::Communicator& comm, const Dev
   ASSIGN_OR_RETURN(const std::string theirs, collectives::broadcast_bytes(comm, device, config.SerializeAsString()));
   TaskConfig rank0;
   const bool parsed = rank0.ParseFromString(theirs);
-  const std::string differences =
-      parsed ? config_differences(rank0, config, kWhereFields) : "rank 0's config does not parse here";
+  const std::string differences = parsed ? config_differences(rank0, config, kWhereFields, kTaskWhereFields)
+                                         : "rank 0's config does not parse here";
   return vote_on_differences(comm, device, differences, "config");
 }
 

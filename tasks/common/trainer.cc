@@ -642,11 +642,13 @@ absl::Status Trainer::restore() {
     if (!saved.ParseFromString(state_.config())) {
       return in_context(absl::DataLossError("the checkpoint's config does not parse"));
     }
-    if (const std::string differences = config_differences(saved, config_, kMayChangeOnResume); !differences.empty()) {
+    if (const std::string differences = config_differences(saved, config_, kMayChangeOnResume, kTaskWhereFields);
+        !differences.empty()) {
       return in_context(absl::FailedPreconditionError(absl::StrCat(
           "the checkpoint was written by a run of another config (", differences,
           "); a run resumes with the config it was written with, changing only where it runs and for how long (",
-          absl::StrJoin(kMayChangeOnResume, ", "), "): start a new run, in another checkpoint_dir, to change more")));
+          absl::StrJoin(kMayChangeOnResume, ", "), "; a task's ", absl::StrJoin(kTaskWhereFields, ", "),
+          "): start a new run, in another checkpoint_dir, to change more")));
     }
   }
   const auto blob = [&](const char* key) -> absl::StatusOr<nn::NamedTensors> {

@@ -35,6 +35,21 @@ TEST(ConfigDiffTest, UnsetAndDefaultAgreeAndIgnoredFieldsAreLeftOut) {
   EXPECT_EQ(config_differences(a, b, {"epochs"}), "output_dir: \"output\" -> \"elsewhere\"");
 }
 
+// A task's fields named in ignored_in_tasks are left out too (a cache on
+// each node's own disk), whichever extension holds them.
+TEST(ConfigDiffTest, TaskFieldsNamedAsIgnoredAreLeftOut) {
+  TaskConfig a;
+  a.MutableExtension(testing::toy)->set_cache_dir("/scratch/node1");
+  TaskConfig b;
+  b.MutableExtension(testing::toy)->set_cache_dir("/scratch/node2");
+  EXPECT_EQ(config_differences(a, b, {}), "(ts.tasks.testing.toy).cache_dir: \"/scratch/node1\" -> \"/scratch/node2\"");
+  EXPECT_EQ(config_differences(a, b, {}, kTaskWhereFields), "");
+  EXPECT_EQ(config_differences(TaskConfig(), b, {}, kTaskWhereFields), "");
+  // Only those: another field of the same extension still counts.
+  b.MutableExtension(testing::toy)->set_depth(56);
+  EXPECT_EQ(config_differences(a, b, {}, kTaskWhereFields), "(ts.tasks.testing.toy).depth: 20 -> 56");
+}
+
 // Another member of the optimizer oneof is that change, even with both at
 // their defaults (member by member they would be equivalent).
 TEST(ConfigDiffTest, AnotherOptimizerIsNamedAsSuch) {

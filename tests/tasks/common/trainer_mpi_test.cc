@@ -36,6 +36,7 @@
 #include "tensor/ops.h"
 #include "tensor/random.h"
 #include "tests/collectives/mpi_testing.h"
+#include "tests/tasks/common/test_task.pb.h"
 #include "tests/tensor/testing.h"
 
 namespace ts::tasks {
@@ -355,6 +356,7 @@ TEST_F(TrainerFailureAcrossRanks, RanksGivenAnotherConfigAreRefusedOnEveryRank) 
   collectives::Communicator& world = collectives::mpitest::world();
   TaskConfig config = one_epoch("another_config");
   config.set_checkpoint_dir(dir(absl::StrCat("rank_", rank())));
+  config.MutableExtension(testing::toy)->set_cache_dir(dir(absl::StrCat("cache_", rank())));
   if (rank() == 1) config.set_warmup_steps(TaskConfig().warmup_steps());
   EXPECT_OK(check_ranks_share_config(world, Device::cpu(), config));
   if (rank() == 1) config.mutable_sgd()->set_lr(0.2);
