@@ -200,6 +200,25 @@ class CompareTest(unittest.TestCase):
         self.assertRegex(result.stdout, r"BM_Slow +0 ns +120 us +\+inf% +0\.\d+ +slower")
         self.assertIn("significantly slower by more than 5%:\n  //tests/x:x_benchmark BM_Slow\n", result.stdout)
 
+    def test_equal_medians_are_no_change_however_small_p(self):
+        # 9 repetitions a side, the new ones lower at the tails but with the
+        # base's median: the U test finds them different (p < 0.05), yet a
+        # median that did not move is no faster.
+        def with_times(report, times):
+            report = copy.deepcopy(report)
+            template = next(r for r in report["targets"]["//tests/x:x_benchmark"] if r["name"] == "BM_Same")
+            report["targets"]["//tests/x:x_benchmark"] = [
+                dict(template, repetitions=len(times), repetition_index=i, real_time=t, cpu_time=t)
+                for i, t in enumerate(times)]
+            return report
+        fixture = load_fixture("base.json")
+        with tempfile.TemporaryDirectory() as d:
+            base = write_json(d, "base.json", with_times(fixture, [10] * 5 + [20] * 4))
+            new = write_json(d, "new.json", with_times(fixture, [1] * 4 + [10] * 5))
+            result = run_tool("compare", base, new)
+        self.assertEqual(result.returncode, 0, result.stdout)
+        self.assertRegex(result.stdout, r"BM_Same +10 us +10 us +\+0\.0% +0\.0[0-4]\d* +~")
+
     def test_fewer_than_9_repetitions_warn(self):
         result = run_tool("compare", os.path.join(HERE, "base.json"), os.path.join(HERE, "new.json"))
         self.assertIn("warning: 5 repetitions per side at the fewest: results unreliable (9+ recommended",
