@@ -222,6 +222,7 @@ void Engine::progress_locked() {
   // Whether an op before this one (in start order) has MPI collective calls
   // left to post.
   bool collectives_blocked = false;
+  waiting_sources_.clear();
   for (const std::shared_ptr<Op>& op : active_) {
     progress_op_locked(*op, housekeeping, collectives_blocked);
     if (!op->finished && op->collective_calls_left()) collectives_blocked = true;
@@ -306,18 +307,16 @@ absl::Status Engine::match_receives_locked(Op& op) {
   for (size_t j = 0; j < round.receives.size(); ++j) {
     if (op.receive_requests[j] >= 0) continue;
     const Receive& r = round.receives[j];
-    const auto same_source = [&](size_t k) {
-      return op.receive_requests[k] < 0 && round.receives[k].peer == r.peer && round.receives[k].tag == r.tag &&
-             round.receives[k].comm == r.comm;
-    };
-    bool earlier_waits = false;
-    for (size_t k = 0; k < j && !earlier_waits; ++k) earlier_waits = same_source(k);
-    if (earlier_waits) continue;
+    const Source source{r.comm, r.peer, r.tag};
+    if (std::find(waiting_sources_.begin(), waiting_sources_.end(), source) != waiting_sources_.end()) continue;
     int arrived = 0;
     MPI_Message message;
     MPI_Status status;
     RETURN_IF_ERROR(check(MPI_Improbe(r.peer, r.tag, r.comm, &arrived, &message, &status), "MPI_Improbe"));
-    if (!arrived) continue;
+    if (!arrived) {
+      waiting_sources_.push_back(source);
+      continue;
+    }
     int count = 0;
     MPI_Get_count(&status, MPI_BYTE, &count);
     char* into = r.data;

@@ -23,7 +23,7 @@
 
 namespace ts::collectives::mpi {
 
-// One message a round receives: `bytes` (> 0) into `data` from `peer`.
+// One message a round receives: `bytes` (maybe 0) into `data` from `peer`.
 struct Receive {
   char* data;
   int64_t bytes;
@@ -137,9 +137,12 @@ class Engine : public std::enable_shared_from_this<Engine> {
   // collective and `collectives_blocked` (an earlier op has such calls left
   // to post): then op waits, deferred, for a later poll.
   void advance_locked(Op& op, bool collectives_blocked);
-  // Receives each message of op's round that has arrived and whose earlier
-  // messages (same peer and tag) are received. An error (a collective's
-  // message of another length) is to abort the communicator.
+  // Receives each message of op's round that has arrived, unless a receive
+  // from the same source (communicator, peer, tag) still waits before it,
+  // in this op or an earlier one (waiting_sources_): messages from one
+  // source match receives in the order they were started, as pre-posted
+  // MPI_Irecvs would. An error (a collective's message of another length)
+  // is to abort the communicator.
   absl::Status match_receives_locked(Op& op);
   void fail_locked(Op& op, absl::Status status);
   void on_timeout_locked(Op& op);
@@ -161,6 +164,15 @@ class Engine : public std::enable_shared_from_this<Engine> {
 
   std::mutex mu_;
   std::vector<std::shared_ptr<Op>> active_;
+  // Sources with a receive still unmatched, found so far in this progress
+  // pass (in start order); kept from pass to pass for its capacity.
+  struct Source {
+    MPI_Comm comm;
+    int peer;
+    int tag;
+    bool operator==(const Source&) const = default;
+  };
+  std::vector<Source> waiting_sources_;
   int64_t progress_calls_ = 0;
   absl::Status broken_;  // set once the communicator was aborted
   std::unique_ptr<ControlMessage> incoming_;

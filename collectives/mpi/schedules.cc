@@ -20,15 +20,31 @@ constexpr int64_t kMaxEagerPieces = 4;
 
 int mod(int64_t a, int n) { return static_cast<int>(((a % n) + n) % n); }
 
-// Appends Isends of [data, data + bytes) in messages of at most
-// `max_bytes`; empty transfers post nothing (both sides agree on lengths).
+// The messages a transfer of `bytes` goes in: as many of `max_bytes` as
+// fit, then the rest, sent even when empty after a full one, so that the
+// lengths tell any two sizes apart (a receiver of one full piece would
+// otherwise take the first of a longer transfer's pieces for all of it, its
+// probe seeing the length it expects). None for zero bytes: both sides
+// agree on that.
+std::vector<int64_t> piece_sizes(int64_t bytes, int64_t max_bytes) {
+  std::vector<int64_t> sizes;
+  if (bytes == 0) return sizes;
+  for (int64_t at = 0;; at += max_bytes) {
+    sizes.push_back(std::min(max_bytes, bytes - at));
+    if (sizes.back() < max_bytes) return sizes;
+  }
+}
+
+// Appends Isends of [data, data + bytes) in piece_sizes' messages.
 absl::Status send_segments(std::vector<MPI_Request>& requests, const char* data, int64_t bytes, int peer, int tag,
                            MPI_Comm comm, int64_t max_bytes) {
-  for (int64_t at = 0; at < bytes; at += max_bytes) {
-    const int count = static_cast<int>(std::min(max_bytes, bytes - at));
+  int64_t at = 0;
+  for (const int64_t size : piece_sizes(bytes, max_bytes)) {
     MPI_Request request;
-    RETURN_IF_ERROR(check(MPI_Isend(data + at, count, MPI_BYTE, peer, tag, comm, &request), "MPI_Isend"));
+    RETURN_IF_ERROR(
+        check(MPI_Isend(data + at, static_cast<int>(size), MPI_BYTE, peer, tag, comm, &request), "MPI_Isend"));
     requests.push_back(request);
+    at += size;
   }
   return absl::OkStatus();
 }
@@ -36,8 +52,10 @@ absl::Status send_segments(std::vector<MPI_Request>& requests, const char* data,
 // The receives matching send_segments' messages.
 std::vector<Receive> receive_segments(char* data, int64_t bytes, int peer, int tag, MPI_Comm comm, int64_t max_bytes) {
   std::vector<Receive> receives;
-  for (int64_t at = 0; at < bytes; at += max_bytes) {
-    receives.push_back(Receive{data + at, std::min(max_bytes, bytes - at), peer, tag, comm});
+  int64_t at = 0;
+  for (const int64_t size : piece_sizes(bytes, max_bytes)) {
+    receives.push_back(Receive{data + at, size, peer, tag, comm});
+    at += size;
   }
   return receives;
 }
