@@ -294,6 +294,9 @@ void Engine::advance_locked(Op& op, bool collectives_blocked) {
   op.posted_requests = op.requests.size();
   op.receive_requests.assign(round.receives.size(), -1);
   op.unmatched_receives = static_cast<int>(round.receives.size());
+  // Posted in the middle of a progress pass, its receives come before those
+  // of later operations, which this pass may probe yet.
+  for (const Receive& r : round.receives) waiting_sources_.push_back(Source{r.comm, r.peer, r.tag});
   if (!posted.ok()) {
     abort_locked(absl::Status(posted.code(), absl::StrCat(op.info.description(), ": ", posted.message())),
                  /*tell_peers=*/true);

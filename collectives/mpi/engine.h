@@ -165,7 +165,8 @@ class Engine : public std::enable_shared_from_this<Engine> {
   std::mutex mu_;
   std::vector<std::shared_ptr<Op>> active_;
   // Sources with a receive still unmatched, found so far in this progress
-  // pass (in start order); kept from pass to pass for its capacity.
+  // pass (in start order) or posted during it; kept from pass to pass for
+  // its capacity.
   struct Source {
     MPI_Comm comm;
     int peer;

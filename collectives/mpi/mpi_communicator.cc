@@ -164,7 +164,9 @@ Work MpiCommunicator::allreduce(const Tensor& tensor, ReduceOp op) {
   const RingBuffer buffer{collective_comm_, tag_for(sequence), rank_,         world_size_,
                           bytes_of(tensor), tensor.numel(),    tensor.dtype()};
   std::vector<Round> rounds;
-  if (world_size_ > 1 && tensor.numel() > 0) {
+  // An empty tensor too: its (empty) messages tell a rank whose tensor is
+  // not empty that they differ.
+  if (world_size_ > 1) {
     if (op == ReduceOp::kAvg) rounds.push_back(prescale_round(buffer.data, buffer.numel, buffer.dtype, world_size_));
     const ReduceOp reduce = op == ReduceOp::kAvg ? ReduceOp::kSum : op;
     if (nbytes(tensor) <= kSmallAllreduceBytes && is_power_of_two(world_size_)) {
@@ -258,7 +260,8 @@ Work MpiCommunicator::exchange(absl::Span<const PeerTransfer> transfers) {
     return absl::OkStatus();
   };
   // Labels as Round says: one per message sent, then one per message
-  // received (messages of at most kMaxMessageBytes; none for empty tensors).
+  // received (messages of at most kMaxMessageBytes; one, empty, for an
+  // empty tensor).
   std::vector<std::string> receive_labels;
   for (size_t i = 0; i < copy.size(); ++i) {
     const PeerTransfer& t = copy[i];

@@ -21,14 +21,13 @@ constexpr int64_t kMaxEagerPieces = 4;
 int mod(int64_t a, int n) { return static_cast<int>(((a % n) + n) % n); }
 
 // The messages a transfer of `bytes` goes in: as many of `max_bytes` as
-// fit, then the rest, sent even when empty after a full one, so that the
-// lengths tell any two sizes apart (a receiver of one full piece would
-// otherwise take the first of a longer transfer's pieces for all of it, its
-// probe seeing the length it expects). None for zero bytes: both sides
-// agree on that.
+// fit, then the rest, sent even when empty, so that the lengths tell any
+// two sizes apart (a receiver of one full piece would otherwise take the
+// first of a longer transfer's pieces for all of it, its probe seeing the
+// length it expects; one of no bytes that posted nothing would leave a
+// peer's message to the next receive).
 std::vector<int64_t> piece_sizes(int64_t bytes, int64_t max_bytes) {
   std::vector<int64_t> sizes;
-  if (bytes == 0) return sizes;
   for (int64_t at = 0;; at += max_bytes) {
     sizes.push_back(std::min(max_bytes, bytes - at));
     if (sizes.back() < max_bytes) return sizes;
@@ -98,21 +97,27 @@ void ring_reduce_scatter(const RingBuffer& b, ReduceOp op, int owned, std::vecto
     const int recv_chunk = mod(int64_t{owned} - 2 - k, p);
     const int64_t send_len = b.chunk_length(send_chunk);
     const int64_t recv_len = b.chunk_length(recv_chunk);
-    for (int64_t at = 0; at < std::max(send_len, recv_len); at += segment) {
+    // A chunk's first segment goes even when the chunk is empty (fewer
+    // elements than ranks), so that a rank whose chunk is not gets a wrong
+    // length, not nothing; past it, only what a chunk holds.
+    for (int64_t at = 0; at == 0 || at < std::max(send_len, recv_len); at += segment) {
       const int64_t send_n = std::clamp<int64_t>(send_len - at, 0, segment);
       const int64_t recv_n = std::clamp<int64_t>(recv_len - at, 0, segment);
       char* send_ptr = b.chunk_data(send_chunk) + at * item;
       char* recv_dst = b.chunk_data(recv_chunk) + at * item;
-      rounds.push_back(Round{[=](std::vector<MPI_Request>& requests) {
-                               return post_sends(requests, send_ptr, send_n * item, right, b.tag, b.comm);
-                             },
-                             [=]() -> absl::Status {
-                               reduce_into(recv_dst, recv_dst, scratch.get(), recv_n, b.dtype, op);
-                               return absl::OkStatus();
-                             },
-                             {},
-                             /*posts_mpi_collective=*/false,
-                             receives_of(scratch.get(), recv_n * item, left, b.tag, b.comm)});
+      const bool sends = at == 0 || send_n > 0;
+      const bool receives = at == 0 || recv_n > 0;
+      rounds.push_back(
+          Round{[=](std::vector<MPI_Request>& requests) {
+                  return sends ? post_sends(requests, send_ptr, send_n * item, right, b.tag, b.comm) : absl::OkStatus();
+                },
+                [=]() -> absl::Status {
+                  reduce_into(recv_dst, recv_dst, scratch.get(), recv_n, b.dtype, op);
+                  return absl::OkStatus();
+                },
+                {},
+                /*posts_mpi_collective=*/false,
+                receives ? receives_of(scratch.get(), recv_n * item, left, b.tag, b.comm) : std::vector<Receive>()});
     }
   }
 }
@@ -166,7 +171,7 @@ void recursive_doubling_allreduce(const RingBuffer& b, ReduceOp op, absl::Span<c
 void binomial_broadcast(const RingBuffer& b, int root, std::vector<Round>& rounds) {
   const int p = b.world_size;
   const int64_t bytes = b.numel * dtype_size(b.dtype);
-  if (p == 1 || bytes == 0) return;
+  if (p == 1) return;
   // Ranks relative to the root: v receives from v minus its highest bit,
   // then sends to v + m for every power of two m above that bit.
   const int v = mod(int64_t{b.rank} - root, p);

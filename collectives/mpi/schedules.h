@@ -61,11 +61,11 @@ void ring_allgather(const RingBuffer& buffer, int owned, std::vector<Round>& rou
 // size: a few eager messages finish sooner than one rendezvous.
 void recursive_doubling_allreduce(const RingBuffer& buffer, ReduceOp op, absl::Span<const int64_t> eager_bytes_by_peer,
                                   std::vector<Round>& rounds);
-// How many messages post_sends splits `bytes` into (an empty one after a
-// last full one: see piece_sizes in schedules.cc).
-inline int64_t message_count(int64_t bytes) { return bytes == 0 ? 0 : bytes / kMaxMessageBytes + 1; }
+// How many messages post_sends splits `bytes` into: the full ones and the
+// rest, even empty (see piece_sizes in schedules.cc).
+inline int64_t message_count(int64_t bytes) { return bytes / kMaxMessageBytes + 1; }
 // Appends Isends of [data, data + bytes) to `peer`, split into messages
-// MPI's int counts allow; nothing for zero bytes.
+// MPI's int counts allow; one empty message for zero bytes.
 absl::Status post_sends(std::vector<MPI_Request>& requests, const char* data, int64_t bytes, int peer, int tag,
                         MPI_Comm comm);
 // The receives of what post_sends sends.

@@ -333,11 +333,19 @@ TEST(MpiCollectives, SendRecvAroundTheRing) {
                   "the peer sent a tensor of another size"});
     expect_equal(buffer.narrow(0, 5000, 15000), ref_of(zeros({15000}, {DType::kF64})), "past the receiving tensor");
   }
+  // And a message for an empty tensor: before, it posted no receive, and
+  // the peer's message went to the next one.
+  if (world().rank() == 0) ASSERT_OK(world().send(x, 1).wait());
+  if (world().rank() == 1) {
+    Tensor none = zeros({0}, {DType::kF64});
+    expect_error(world().recv(none, 0).wait(), absl::StatusCode::kInvalidArgument,
+                 {"recv f64[0] on cpu from rank 0 got 24 bytes where 0 were expected"});
+  }
   if (world().rank() == 0) ASSERT_OK(world().send(x, 1).wait());
   if (world().rank() == 1) {
     Tensor y = zeros({3}, {DType::kF64});
     ASSERT_OK(world().recv(y, 0).wait());
-    expect_equal(y, ref_of(x), "recv after the failed one");
+    expect_equal(y, ref_of(x), "recv after the failed ones");
   }
 }
 
