@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <climits>
 
+#include "absl/container/inlined_vector.h"
 #include "base/status_macros.h"
 #include "collectives/mpi/mpi_runtime.h"
 #include "collectives/mpi/reduce_kernels.h"
@@ -20,54 +21,67 @@ constexpr int64_t kMaxEagerPieces = 4;
 
 int mod(int64_t a, int n) { return static_cast<int>(((a % n) + n) % n); }
 
+// Message lengths of one transfer: inline, since rounds hold them (a small
+// allreduce's eager pieces and their empty end at the most).
+using Pieces = absl::InlinedVector<int64_t, kMaxEagerPieces + 1>;
+
 // The messages a transfer of `bytes` goes in: as many of `max_bytes` as
 // fit, then the rest, sent even when empty, so that the lengths tell any
 // two sizes apart (a receiver of one full piece would otherwise take the
 // first of a longer transfer's pieces for all of it, its probe seeing the
 // length it expects; one of no bytes that posted nothing would leave a
 // peer's message to the next receive).
-std::vector<int64_t> piece_sizes(int64_t bytes, int64_t max_bytes) {
-  std::vector<int64_t> sizes;
+Pieces piece_sizes(int64_t bytes, int64_t max_bytes) {
+  Pieces sizes;
   for (int64_t at = 0;; at += max_bytes) {
     sizes.push_back(std::min(max_bytes, bytes - at));
     if (sizes.back() < max_bytes) return sizes;
   }
 }
 
-// Appends Isends of [data, data + bytes) in piece_sizes' messages.
-absl::Status send_segments(std::vector<MPI_Request>& requests, const char* data, int64_t bytes, int peer, int tag,
-                           MPI_Comm comm, int64_t max_bytes) {
-  int64_t at = 0;
-  for (const int64_t size : piece_sizes(bytes, max_bytes)) {
+// Appends Isends of consecutive messages of `pieces` bytes from `data`.
+absl::Status send_pieces(std::vector<MPI_Request>& requests, const char* data, const Pieces& pieces, int peer, int tag,
+                         MPI_Comm comm) {
+  for (const int64_t size : pieces) {
     MPI_Request request;
-    RETURN_IF_ERROR(
-        check(MPI_Isend(data + at, static_cast<int>(size), MPI_BYTE, peer, tag, comm, &request), "MPI_Isend"));
+    RETURN_IF_ERROR(check(MPI_Isend(data, static_cast<int>(size), MPI_BYTE, peer, tag, comm, &request), "MPI_Isend"));
     requests.push_back(request);
-    at += size;
+    data += size;
   }
   return absl::OkStatus();
 }
 
-// The receives matching send_segments' messages.
-std::vector<Receive> receive_segments(char* data, int64_t bytes, int peer, int tag, MPI_Comm comm, int64_t max_bytes) {
+// The receives of send_pieces' messages, into `data`.
+std::vector<Receive> receive_pieces(char* data, const Pieces& pieces, int peer, int tag, MPI_Comm comm) {
   std::vector<Receive> receives;
-  int64_t at = 0;
-  for (const int64_t size : piece_sizes(bytes, max_bytes)) {
-    receives.push_back(Receive{data + at, size, peer, tag, comm});
-    at += size;
+  for (const int64_t size : pieces) {
+    receives.push_back(Receive{data, size, peer, tag, comm});
+    data += size;
   }
   return receives;
+}
+
+// The messages of a ring step's chunk of `bytes` that its round `i` carries,
+// the chunk going in rounds of `segment` bytes: piece_sizes' piece i, and
+// with the last piece of data the empty one after it, if there is one.
+Pieces step_pieces(int64_t bytes, int64_t i, int64_t segment) {
+  const Pieces pieces = piece_sizes(bytes, segment);
+  const auto data_pieces = static_cast<int64_t>(std::max<size_t>(1, (bytes + segment - 1) / segment));
+  Pieces mine;
+  if (i < data_pieces) mine.push_back(pieces[static_cast<size_t>(i)]);
+  if (i == data_pieces - 1 && static_cast<int64_t>(pieces.size()) > data_pieces) mine.push_back(pieces.back());
+  return mine;
 }
 
 }  // namespace
 
 absl::Status post_sends(std::vector<MPI_Request>& requests, const char* data, int64_t bytes, int peer, int tag,
                         MPI_Comm comm) {
-  return send_segments(requests, data, bytes, peer, tag, comm, kMaxMessageBytes);
+  return send_pieces(requests, data, piece_sizes(bytes, kMaxMessageBytes), peer, tag, comm);
 }
 
 std::vector<Receive> receives_of(char* data, int64_t bytes, int peer, int tag, MPI_Comm comm) {
-  return receive_segments(data, bytes, peer, tag, comm, kMaxMessageBytes);
+  return receive_pieces(data, piece_sizes(bytes, kMaxMessageBytes), peer, tag, comm);
 }
 
 int64_t RingBuffer::chunk_offset(int chunk) const {
@@ -97,19 +111,19 @@ void ring_reduce_scatter(const RingBuffer& b, ReduceOp op, int owned, std::vecto
     const int recv_chunk = mod(int64_t{owned} - 2 - k, p);
     const int64_t send_len = b.chunk_length(send_chunk);
     const int64_t recv_len = b.chunk_length(recv_chunk);
-    // A chunk's first segment goes even when the chunk is empty (fewer
-    // elements than ranks), so that a rank whose chunk is not gets a wrong
-    // length, not nothing; past it, only what a chunk holds.
-    for (int64_t at = 0; at == 0 || at < std::max(send_len, recv_len); at += segment) {
-      const int64_t send_n = std::clamp<int64_t>(send_len - at, 0, segment);
+    // Each chunk's messages over the step are piece_sizes(its bytes,
+    // segment bytes): an empty chunk (fewer elements than ranks) sends one
+    // empty message, a last full segment one more after it, so that a rank
+    // whose chunk has another length gets a wrong one, not nothing.
+    for (int64_t i = 0; i == 0 || i * segment < std::max(send_len, recv_len); ++i) {
+      const int64_t at = i * segment;
       const int64_t recv_n = std::clamp<int64_t>(recv_len - at, 0, segment);
-      char* send_ptr = b.chunk_data(send_chunk) + at * item;
-      char* recv_dst = b.chunk_data(recv_chunk) + at * item;
-      const bool sends = at == 0 || send_n > 0;
-      const bool receives = at == 0 || recv_n > 0;
+      const char* send_ptr = b.chunk_data(send_chunk) + std::min(at, send_len) * item;
+      char* recv_dst = b.chunk_data(recv_chunk) + std::min(at, recv_len) * item;
       rounds.push_back(
           Round{[=](std::vector<MPI_Request>& requests) {
-                  return sends ? post_sends(requests, send_ptr, send_n * item, right, b.tag, b.comm) : absl::OkStatus();
+                  return send_pieces(requests, send_ptr, step_pieces(send_len * item, i, segment * item), right, b.tag,
+                                     b.comm);
                 },
                 [=]() -> absl::Status {
                   reduce_into(recv_dst, recv_dst, scratch.get(), recv_n, b.dtype, op);
@@ -117,7 +131,7 @@ void ring_reduce_scatter(const RingBuffer& b, ReduceOp op, int owned, std::vecto
                 },
                 {},
                 /*posts_mpi_collective=*/false,
-                receives ? receives_of(scratch.get(), recv_n * item, left, b.tag, b.comm) : std::vector<Receive>()});
+                receive_pieces(scratch.get(), step_pieces(recv_len * item, i, segment * item), left, b.tag, b.comm)});
     }
   }
 }
@@ -155,8 +169,9 @@ void recursive_doubling_allreduce(const RingBuffer& b, ReduceOp op, absl::Span<c
     const int partner = b.rank ^ mask;
     const int64_t eager = eager_bytes_by_peer[partner];
     const int64_t piece = eager > 0 && bytes <= kMaxEagerPieces * eager ? eager : kMaxMessageBytes;
+    const Pieces pieces = piece_sizes(bytes, piece);
     rounds.push_back(Round{[=](std::vector<MPI_Request>& requests) {
-                             return send_segments(requests, b.data, bytes, partner, b.tag, b.comm, piece);
+                             return send_pieces(requests, b.data, pieces, partner, b.tag, b.comm);
                            },
                            [=]() -> absl::Status {
                              reduce_into(b.data, b.data, scratch.get(), b.numel, b.dtype, op);
@@ -164,7 +179,7 @@ void recursive_doubling_allreduce(const RingBuffer& b, ReduceOp op, absl::Span<c
                            },
                            {},
                            /*posts_mpi_collective=*/false,
-                           receive_segments(scratch.get(), bytes, partner, b.tag, b.comm, piece)});
+                           receive_pieces(scratch.get(), pieces, partner, b.tag, b.comm)});
   }
 }
 
