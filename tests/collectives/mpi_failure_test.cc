@@ -166,13 +166,16 @@ TEST(MpiFailure, TensorsOfDifferentSizesFailOnEveryRank) {
   // ring (large; on 3 ranks small too, where 1 element against 2 leaves
   // some chunks empty on one side only), an empty tensor, f16 against f32.
   const int64_t piece = mpi::shared_memory_eager_bytes() / 4;
-  // Ring chunks of exactly one segment against one segment and an element.
+  // Ring chunks of exactly one segment against one segment and an element,
+  // and against two segments (the smaller rank had taken the larger one's
+  // second segment for its allgather's message).
   constexpr int64_t kSegmentFloats = mpi::kSegmentBytes / 4;
   ASSERT_GT(piece, 0) << "Open MPI's shared-memory eager limit was not found through MPI_T";
   for (const Case c :
        {Case{7, 9, DType::kF32}, Case{9, 7, DType::kF32}, Case{piece, 2 * piece, DType::kF32},
         Case{2 * piece, piece, DType::kF32}, Case{300000, 300001, DType::kF32},
-        Case{2 * kSegmentFloats, 2 * kSegmentFloats + 2, DType::kF32}, Case{1, 2, DType::kF32}, Case{2, 1, DType::kF32},
+        Case{2 * kSegmentFloats, 2 * kSegmentFloats + 2, DType::kF32},
+        Case{2 * kSegmentFloats, 4 * kSegmentFloats, DType::kF32}, Case{1, 2, DType::kF32}, Case{2, 1, DType::kF32},
         Case{0, 5, DType::kF32}, Case{5, 0, DType::kF32}, Case{100000, 100000, DType::kF16}}) {
     const std::string what =
         absl::StrCat(dtype_name(c.dtype_on_rank_0), "[", c.numel_on_rank_0, "] on rank 0 against f32[", c.numel, "]");
