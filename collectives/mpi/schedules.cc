@@ -63,13 +63,16 @@ std::vector<Receive> receive_pieces(char* data, const Pieces& pieces, int peer, 
 
 // The messages of a ring step's chunk of `bytes` that its round `i` carries,
 // the chunk going in rounds of `segment` bytes: piece_sizes' piece i, and
-// with the last piece of data the empty one after it, if there is one.
+// with the last full piece the empty one after it. Computed for the one
+// round (each round posts its own; a whole list per round was quadratic in
+// a step's segments).
 Pieces step_pieces(int64_t bytes, int64_t i, int64_t segment) {
-  const Pieces pieces = piece_sizes(bytes, segment);
-  const auto data_pieces = static_cast<int64_t>(std::max<size_t>(1, (bytes + segment - 1) / segment));
+  const int64_t full = bytes / segment;
+  const int64_t rest = bytes % segment;
   Pieces mine;
-  if (i < data_pieces) mine.push_back(pieces[static_cast<size_t>(i)]);
-  if (i == data_pieces - 1 && static_cast<int64_t>(pieces.size()) > data_pieces) mine.push_back(pieces.back());
+  if (i < full) mine.push_back(segment);
+  if (i == full && (rest > 0 || full == 0)) mine.push_back(rest);
+  if (i == full - 1 && rest == 0) mine.push_back(0);
   return mine;
 }
 
